@@ -1,0 +1,86 @@
+/**
+ * The seam between the HTTP service and the tread models.
+ *
+ * The service validates the upload (magic bytes, size, decodability, pixel
+ * limits) before calling `analyze`; the analyzer decodes again at the size its
+ * models need. Everything in `Analysis` is computed from the image: the
+ * service adds `processingTimeMs` and `disclaimer` itself.
+ */
+
+export const WEAR_CLASSES = ['new', 'good', 'medium', 'worn', 'critical'] as const;
+export type Wear = (typeof WEAR_CLASSES)[number];
+
+/** Wear band of a depth (SPEC §2): the reported class is always the band of the reported depth. */
+export function wearForDepth(depthMm: number): Wear {
+  if (depthMm >= 7.0) return 'new';
+  if (depthMm >= 5.0) return 'good';
+  if (depthMm >= 3.0) return 'medium';
+  if (depthMm >= 1.6) return 'worn';
+  return 'critical';
+}
+
+/** SPEC §2: clamp((depth - 1.6) / (8.0 - 1.6) * 100, 0, 100), integer. */
+export function treadHealthIndex(depthMm: number): number {
+  return Math.round(Math.min(100, Math.max(0, ((depthMm - 1.6) / (8.0 - 1.6)) * 100)));
+}
+
+export const MM_PER_32ND = 0.79375;
+
+export interface GrooveDepth {
+  /** 0-based index of the main groove, left to right in the analysed frame. */
+  index: number;
+  depthMm: number;
+}
+
+/** A located feature, in the uploaded image's pixel coordinates (EXIF orientation applied). */
+export interface AnalysisPoint {
+  kind: 'twi' | 'groove' | (string & {});
+  x: number;
+  y: number;
+  [extra: string]: unknown;
+}
+
+export interface Analysis {
+  wear: Wear;
+  confidence: number;
+  estimatedDepthMm: number;
+  depthRangeMm: { min: number; max: number };
+  treadHealthIndex: number;
+  isPreliminary: boolean;
+  modelAlignment: number;
+  twiConsensusCount: number;
+  modelVersion: string;
+  /** Additive: the estimate in 32nds of an inch, rounded to a whole 32nd. */
+  depth32nds: number;
+  /** Additive: per-main-groove depths when the models resolve them. */
+  grooves?: GrooveDepth[];
+}
+
+export interface VerboseExtras {
+  /** Named PNG data URLs (`data:image/png;base64,...`), at least `depthHeatmap` and `mask`. */
+  overlays: Record<string, string>;
+  points: AnalysisPoint[];
+}
+
+export interface AnalyzeRequest {
+  /** The uploaded bytes, already known to be JPEG, PNG or WebP and decodable. */
+  image: Buffer;
+  verbose: boolean;
+}
+
+export interface AnalyzeOutcome {
+  analysis: Analysis;
+  /** Present when `verbose` was requested. */
+  verbose?: VerboseExtras;
+}
+
+export interface Analyzer {
+  readonly modelVersion: string;
+  /**
+   * Throws AppError NO_TIRE_DETECTED when the image shows no tire tread,
+   * IMAGE_UNREADABLE when the bytes cannot be decoded, MODEL_UNAVAILABLE
+   * when the models could not be loaded.
+   */
+  analyze(request: AnalyzeRequest): Promise<AnalyzeOutcome>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,105 @@
+/**
+ * What the HTTP layer asks of the domain. Implementations live beside this file
+ * and are wired by createCore (src/core/core.ts); tests may pass fakes.
+ */
+import type { Account, ApiKeyRecord, Caller, RedeemedLicense, ScanRecord, ScanResult, TirePosition } from '../types.js';
+import type { VerboseExtras, Wear } from '../analysis/analyzer.js';
+
+/** Values for the X-RateLimit-* headers; limit/remaining null means unlimited (pro). */
+export interface RateLimitState {
+  limit: number | null;
+  remaining: number | null;
+  /** When the current window ends (next UTC midnight / first of next month). */
+  resetAt: Date;
+}
+
+export interface AuthService {
+  /** AppError VALIDATION_ERROR (bad email, password < 8), CONFLICT (email taken). */
+  register(email: string, password: string): Promise<Account>;
+  /** AppError INVALID_CREDENTIALS, TOO_MANY_ATTEMPTS (throttled, with Retry-After). */
+  login(email: string, password: string, ip: string): Promise<{ token: string; account: Account; expiresAt: Date }>;
+  logout(token: string): Promise<void>;
+  /** AppError INVALID_SESSION when unknown or expired. */
+  authenticateSession(token: string, ip: string): Promise<Caller & { kind: 'account' }>;
+  /** AppError INVALID_API_KEY when malformed, unknown or revoked; records last use. */
+  authenticateKey(key: string, ip: string): Promise<Caller & { kind: 'account' }>;
+}
+
+export interface ApiKeyService {
+  /** The only time the secret is returned. */
+  create(accountId: string, name: string): Promise<{ key: string; record: ApiKeyRecord }>;
+  list(accountId: string): Promise<ApiKeyRecord[]>;
+  /** AppError NOT_FOUND when not the account's or already revoked. */
+  revoke(accountId: string, id: string): Promise<void>;
+}
+
+export interface AccountSummary {
+  account: Account;
+  plan: 'free' | 'pro';
+  proExpiresAt: Date | null;
+  allowance: { limit: number | null; used: number; remaining: number | null; resetAt: Date };
+  packCredit: number;
+  licenses: RedeemedLicense[];
+}
+
+export interface AccountService {
+  summary(accountId: string): Promise<AccountSummary>;
+}
+
+export interface LicenseService {
+  /** AppError LICENSE_INVALID (malformed, forged, wrong key), LICENSE_EXPIRED, LICENSE_ALREADY_REDEEMED. */
+  redeem(accountId: string, code: string): Promise<{ license: RedeemedLicense; account: Account }>;
+}
+
+export interface AnalyzeCommand {
+  caller: Caller;
+  image: Buffer;
+  verbose: boolean;
+  vehicle: string | null;
+  position: TirePosition | null;
+  idempotencyKey: string | null;
+  /** When the upload was received (processingTimeMs counts from here). */
+  receivedAt: number;
+}
+
+export interface AnalyzeResponse {
+  status: number;
+  body: { success: true; data: { scanId: string; result: ScanResult & Partial<VerboseExtras> } };
+  /** X-RateLimit-* (and Idempotent-Replayed on replays). */
+  headers: Record<string, string>;
+}
+
+export interface ScanQuery {
+  vehicle?: string;
+  wear?: Wear;
+  from?: Date;
+  to?: Date;
+  cursor?: string;
+  limit?: number;
+}
+
+export interface ScanService {
+  /**
+   * Validate the image (415/422 codes), meter (429 with headers), analyze, store
+   * image + thumbnail + result and charge in one commit; release the hold on any failure.
+   * Replays a stored response for a repeated Idempotency-Key.
+   */
+  analyze(command: AnalyzeCommand): Promise<AnalyzeResponse>;
+  /** Current X-RateLimit-* state of a caller without charging. */
+  rateLimit(caller: Caller): Promise<RateLimitState>;
+  /** NOT_FOUND / FORBIDDEN by SPEC §5 visibility rules. */
+  get(caller: Caller, scanId: string): Promise<ScanRecord>;
+  list(caller: Caller & { kind: 'account' }, query: ScanQuery): Promise<{ items: ScanRecord[]; nextCursor: string | null }>;
+  image(caller: Caller, scanId: string, variant: 'original' | 'thumbnail'): Promise<{ mime: string; data: Buffer }>;
+  delete(caller: Caller, scanId: string): Promise<void>;
+  setMeasurement(caller: Caller, scanId: string, measurementMm: number | null): Promise<ScanRecord>;
+  exportCsv(caller: Caller & { kind: 'account' }, query: Omit<ScanQuery, 'cursor' | 'limit'>): Promise<string>;
+}
+
+export interface Services {
+  auth: AuthService;
+  apiKeys: ApiKeyService;
+  accounts: AccountService;
+  licenses: LicenseService;
+  scans: ScanService;
+}

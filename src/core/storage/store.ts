@@ -1,0 +1,159 @@
+/**
+ * The storage port. Two implementations: SQLite (embedded default, better-sqlite3,
+ * WAL) and PostgreSQL (hub mode). Both must pass the same conformance tests
+ * (test/storage/conformance.ts), so every method is async and every rule that
+ * needs atomicity is stated here and enforced inside the implementation.
+ */
+import type {
+  Account,
+  AccountWithSecret,
+  ApiKeyRecord,
+  IdempotencyRecord,
+  RedeemedLicense,
+  ScanRecord,
+  Session,
+  TirePosition,
+} from '../types.js';
+import type { Wear } from '../analysis/analyzer.js';
+
+export interface AccountStore {
+  /** Throws AppError CONFLICT when the (case-folded) email exists. */
+  create(input: { id: string; email: string; passwordHash: string; createdAt: Date }): Promise<Account>;
+  findByEmail(email: string): Promise<AccountWithSecret | null>;
+  findById(id: string): Promise<Account | null>;
+}
+
+export interface SessionStore {
+  create(session: Session): Promise<void>;
+  find(tokenHash: string): Promise<Session | null>;
+  delete(tokenHash: string): Promise<void>;
+  deleteExpired(now: Date): Promise<number>;
+}
+
+export interface ApiKeyStore {
+  create(record: ApiKeyRecord): Promise<void>;
+  findByHash(hash: string): Promise<ApiKeyRecord | null>;
+  listForAccount(accountId: string): Promise<ApiKeyRecord[]>;
+  /** Returns false when no such key belongs to the account (or it was already revoked). */
+  revoke(accountId: string, id: string, at: Date): Promise<boolean>;
+  touch(id: string, at: Date): Promise<void>;
+}
+
+/** A unit of allowance held while one analysis runs. */
+export interface Reservation {
+  id: string;
+  /** What will be charged on commit: the windowed allowance, a pack scan, or nothing (pro). */
+  source: 'allowance' | 'pack' | 'unmetered';
+  subject: string;
+  window: string;
+}
+
+export interface ReserveRequest {
+  id: string;
+  /** `ip:<address>` for anonymous callers, `acct:<id>` for accounts. */
+  subject: string;
+  /** e.g. `day:2026-11-21` or `month:2026-11` (UTC). */
+  window: string;
+  /** The windowed allowance (3 anonymous, 10 free). */
+  limit: number;
+  /** When set, pack credit of this account is used once the allowance is spent. */
+  packAccountId: string | null;
+  /** Pro: always granted, source `unmetered`, still counted in `used` on commit for statistics. */
+  unmetered: boolean;
+  now: Date;
+}
+
+export interface UsageStore {
+  /**
+   * Atomically: grant `allowance` if used + held < limit for (subject, window);
+   * else `pack` if packAccountId's packCredit minus its held pack reservations > 0;
+   * else null. N concurrent calls against M units left grant exactly M.
+   */
+  reserve(request: ReserveRequest): Promise<Reservation | null>;
+  /** Give the unit back (the analysis failed). Idempotent. */
+  release(reservationId: string): Promise<void>;
+  /** Committed and held units of a window. */
+  usage(subject: string, window: string): Promise<{ used: number; held: number }>;
+  /** Drop holds created before `before` (left by a crash); returns how many. */
+  expireReservations(before: Date): Promise<number>;
+}
+
+export interface ScanFilter {
+  accountId: string;
+  /** Case-insensitive substring of the vehicle field. */
+  vehicle?: string;
+  wear?: Wear;
+  from?: Date;
+  to?: Date;
+  /** Opaque cursor from a previous page. */
+  cursor?: string;
+  limit: number;
+}
+
+export interface ScanPage {
+  items: ScanRecord[];
+  nextCursor: string | null;
+}
+
+export interface CommitScanInput {
+  scan: ScanRecord;
+  /** null for callers that were not metered through a reservation. */
+  reservation: Reservation | null;
+  /** When the request carried an Idempotency-Key: the response to store with it. */
+  idempotency: { callerKey: string; key: string; response: NonNullable<IdempotencyRecord['response']> } | null;
+}
+
+export interface ScanStore {
+  /**
+   * One transaction: charge the reservation (allowance `used` + 1, or pack credit - 1;
+   * `unmetered` adds to `used` only), drop the hold, insert the scan, complete the
+   * idempotency record. Either all of it happens or none.
+   */
+  commit(input: CommitScanInput): Promise<void>;
+  get(id: string): Promise<ScanRecord | null>;
+  list(filter: ScanFilter): Promise<ScanPage>;
+  /** Every live scan of an account matching the filter (no paging), oldest first, for CSV export. */
+  all(filter: Omit<ScanFilter, 'cursor' | 'limit'>): Promise<ScanRecord[]>;
+  /** Soft delete (keeps a tombstone for sync); returns false when absent or already deleted. */
+  markDeleted(id: string, at: Date): Promise<boolean>;
+  setMeasurement(id: string, measurementMm: number | null, at: Date): Promise<boolean>;
+}
+
+export interface LicenseStore {
+  /**
+   * One transaction: insert the redemption (AppError LICENSE_ALREADY_REDEEMED when the
+   * code id exists) and credit the account: pack adds `scans` to packCredit, pro sets
+   * proExpiresAt to the later of the current value and the license's.
+   */
+  redeem(license: RedeemedLicense): Promise<Account>;
+  listForAccount(accountId: string): Promise<RedeemedLicense[]>;
+}
+
+export interface IdempotencyStore {
+  /**
+   * Claim (callerKey, key). Records created before `expiredBefore` count as absent
+   * and are replaced. Returns the existing record when someone else holds it.
+   */
+  begin(record: Omit<IdempotencyRecord, 'response'>, expiredBefore: Date): Promise<
+    { claimed: true } | { claimed: false; existing: IdempotencyRecord }
+  >;
+  /** Forget an in-flight claim whose request failed, so a retry runs afresh. */
+  abandon(callerKey: string, key: string): Promise<void>;
+  deleteExpired(before: Date): Promise<number>;
+}
+
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres';
+  accounts: AccountStore;
+  sessions: SessionStore;
+  apiKeys: ApiKeyStore;
+  usage: UsageStore;
+  scans: ScanStore;
+  licenses: LicenseStore;
+  idempotency: IdempotencyStore;
+  /** Liveness for GET /health. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type { TirePosition };
