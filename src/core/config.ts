@@ -60,10 +60,32 @@ export function defaultConfig(root = ROOT): Config {
   };
 }
 
-/** Settings the desktop UI may change; persisted as `<dataDir>/settings.json`. */
-export type FileSettings = Partial<
-  Pick<Config, 'port' | 'host' | 'lanAccess' | 'allowedHosts' | 'sync' | 'analysisConcurrency' | 'analysisQueueLimit'>
->;
+const SERVER_SETTING_KEYS = [
+  'port',
+  'host',
+  'lanAccess',
+  'allowedHosts',
+  'sync',
+  'analysisConcurrency',
+  'analysisQueueLimit',
+] as const;
+
+/**
+ * Settings the desktop UI may change; persisted as `<dataDir>/settings.json`.
+ * Server keys feed Config; `ui` and `keepApiRunningInTray` are kept for the renderer and the shell.
+ */
+export type FileSettings = Partial<Pick<Config, (typeof SERVER_SETTING_KEYS)[number]>> & {
+  keepApiRunningInTray?: boolean;
+  ui?: { units?: 'mm' | '32nds'; legalMinimum?: '1.6mm' | '2/32in'; shopName?: string };
+};
+
+function serverSettings(file: FileSettings): Partial<Config> {
+  const picked: Partial<Config> = {};
+  for (const key of SERVER_SETTING_KEYS) {
+    if (file[key] !== undefined) Object.assign(picked, { [key]: file[key] });
+  }
+  return picked;
+}
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -123,7 +145,7 @@ export function loadConfig(env: Env, argv: readonly string[] = [], base: Config 
   const vars = { ...env, ...parseArgs(argv) };
   const dataDir = path.resolve(vars.TIREWEAR_DATA_DIR ?? base.dataDir);
   const file = readSettingsFile(dataDir);
-  const config: Config = { ...base, ...file, dataDir, imagesDir: path.join(dataDir, 'images') };
+  const config: Config = { ...base, ...serverSettings(file), dataDir, imagesDir: path.join(dataDir, 'images') };
 
   if (vars.TIREWEAR_HOST) config.host = vars.TIREWEAR_HOST;
   if (vars.TIREWEAR_PORT) config.port = int('TIREWEAR_PORT', vars.TIREWEAR_PORT, 0, 65535);

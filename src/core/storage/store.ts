@@ -117,6 +117,24 @@ export interface ScanStore {
   /** Soft delete (keeps a tombstone for sync); returns false when absent or already deleted. */
   markDeleted(id: string, at: Date): Promise<boolean>;
   setMeasurement(id: string, measurementMm: number | null, at: Date): Promise<boolean>;
+  /**
+   * Sync outbox: every commit, measurement and deletion gives the scan a new, strictly
+   * increasing change sequence. Returns scans whose latest change is after `afterSeq`,
+   * ascending by seq (deleted ones included as tombstones).
+   */
+  changesSince(afterSeq: number, limit: number): Promise<Array<{ seq: number; scan: ScanRecord }>>;
+  /**
+   * Hub side of sync: insert a scan pushed by a desktop (no charge), or merge it into
+   * the stored copy: immutable fields are kept, the measurement is last-writer-wins by
+   * measuredAt, a deletion wins over any edit. Idempotent. Returns the stored record.
+   */
+  upsertSynced(scan: ScanRecord): Promise<ScanRecord>;
+}
+
+/** Small key/value state (sync cursors, last errors) that must survive restarts. */
+export interface MetaStore {
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string): Promise<void>;
 }
 
 export interface LicenseStore {
@@ -151,6 +169,7 @@ export interface Store {
   scans: ScanStore;
   licenses: LicenseStore;
   idempotency: IdempotencyStore;
+  meta: MetaStore;
   /** Liveness for GET /health. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,0 +1,130 @@
+/**
+ * JSON shapes of /api/v1 as seen on the wire (dates are ISO 8601 strings).
+ * Shared by the HTTP layer (responses are built to these types) and the renderer.
+ * Every response is an envelope: { success: true, data } or { success: false, error }.
+ */
+
+export type WireWear = 'new' | 'good' | 'medium' | 'worn' | 'critical';
+export type WirePosition = 'FL' | 'FR' | 'RL' | 'RR' | 'SPARE';
+
+export interface ErrorEnvelope {
+  success: false;
+  error: { code: string; message: string };
+}
+export interface SuccessEnvelope<T> {
+  success: true;
+  data: T;
+}
+export type Envelope<T> = SuccessEnvelope<T> | ErrorEnvelope;
+
+export interface WireResult {
+  wear: WireWear;
+  confidence: number;
+  estimatedDepthMm: number;
+  depthRangeMm: { min: number; max: number };
+  treadHealthIndex: number;
+  isPreliminary: boolean;
+  modelAlignment: number;
+  twiConsensusCount: number;
+  processingTimeMs: number;
+  modelVersion: string;
+  disclaimer: string;
+  depth32nds: number;
+  grooves?: { index: number; depthMm: number }[];
+  /** verbose=1 only */
+  overlays?: Record<string, string>;
+  /** verbose=1 only */
+  points?: { kind: string; x: number; y: number; [extra: string]: unknown }[];
+}
+
+/** POST /analyze → data */
+export interface AnalyzeData {
+  scanId: string;
+  result: WireResult;
+}
+
+/** GET /scans/:scanId → data, and items of GET /scans */
+export interface WireScan {
+  scanId: string;
+  createdAt: string;
+  vehicle: string | null;
+  position: WirePosition | null;
+  result: WireResult;
+  image: { width: number; height: number; mime: string; url: string; thumbnailUrl: string };
+  measurementMm: number | null;
+  measuredAt: string | null;
+}
+
+/** GET /scans?vehicle=&wear=&from=&to=&cursor=&limit= → data */
+export interface ScanList {
+  items: WireScan[];
+  nextCursor: string | null;
+}
+
+/** POST /auth/register, POST /auth/login → data; GET /account → data.account */
+export interface WireAccount {
+  id: string;
+  email: string;
+  createdAt: string;
+}
+
+/** GET /account → data */
+export interface AccountData {
+  account: WireAccount;
+  plan: 'free' | 'pro';
+  proExpiresAt: string | null;
+  allowance: { limit: number | null; used: number; remaining: number | null; resetAt: string };
+  packCredit: number;
+  licenses: { codeId: string; kind: 'pack' | 'pro'; scans: number | null; expiresAt: string | null; redeemedAt: string }[];
+}
+
+/** GET /keys → data.items; POST /keys → data (with `key` shown once) */
+export interface WireApiKey {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+export interface CreatedApiKey extends WireApiKey {
+  key: string;
+}
+
+/** POST /licenses { code } → data */
+export interface RedeemData {
+  license: { codeId: string; kind: 'pack' | 'pro'; scans: number | null; expiresAt: string | null; redeemedAt: string };
+  account: AccountData;
+}
+
+/** GET /health → data */
+export interface HealthData {
+  status: 'ok' | 'degraded';
+  version: string;
+  modelVersion: string | null;
+  storage: 'sqlite' | 'postgres';
+  uptimeS: number;
+}
+
+/**
+ * GET /settings, PUT /settings (cookie session from loopback only) → data.
+ * port / lanAccess / host take effect at the next start (restartRequired tells).
+ */
+export interface SettingsData {
+  port: number;
+  lanAccess: boolean;
+  keepApiRunningInTray: boolean;
+  units: 'mm' | '32nds';
+  legalMinimum: '1.6mm' | '2/32in';
+  shopName: string;
+  restartRequired: boolean;
+}
+
+/** GET /sync/status → data (desktop side) */
+export interface SyncStatus {
+  linked: boolean;
+  hubUrl: string | null;
+  lastSyncAt: string | null;
+  pending: number;
+  lastError: string | null;
+}
