@@ -132,7 +132,9 @@ function parseArgs(argv: readonly string[]): Env {
     const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
     if (!match) throw new ConfigError(`unknown argument "${arg}"`);
     const name = `TIREWEAR_${match[1]!.replace(/-/g, '_').toUpperCase()}`;
-    out[name] = match[2] ?? argv[++i] ?? '';
+    const value = match[2] ?? argv[++i];
+    if (value === undefined) throw new ConfigError(`${arg} needs a value`);
+    out[name] = value;
   }
   return out;
 }
