@@ -1,0 +1,76 @@
+/** ImageStore on a directory. Hub instances may share one directory (e.g. a network mount). */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { AppError } from '../errors.js';
+import type { ImageStore } from './images.js';
+
+/** Segments of [A-Za-z0-9._-] not starting with a dot: no `..`, no hidden names clashing with temp files. */
+const KEY_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9._-]*(\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$/;
+
+/**
+ * Keys come from our own code, but they end up in file paths: anything that could leave the
+ * directory (absolute, `..`, backslashes, empty segments) is refused rather than normalised.
+ */
+export function assertImageKey(key: string): void {
+  if (key.length > 255 || !KEY_PATTERN.test(key)) {
+    throw new AppError('VALIDATION_ERROR', `Invalid image key "${key.slice(0, 80)}"`);
+  }
+}
+
+function isMissing(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException).code === 'ENOENT';
+}
+
+export function createFileImageStore(dir: string): ImageStore {
+  const root = path.resolve(dir);
+  const fileOf = (key: string): string => {
+    assertImageKey(key);
+    return path.join(root, ...key.split('/'));
+  };
+
+  return {
+    async put(key, data) {
+      const target = fileOf(key);
+      const folder = path.dirname(target);
+      await mkdir(folder, { recursive: true });
+      // Same directory as the target, so the rename is atomic: readers see the old file or the whole new one.
+      const temp = path.join(folder, `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+      const handle = await open(temp, 'wx');
+      try {
+        await handle.writeFile(data);
+        await handle.sync();
+      } catch (error) {
+        await handle.close();
+        await rm(temp, { force: true });
+        throw error;
+      }
+      await handle.close();
+      try {
+        await rename(temp, target);
+      } catch (error) {
+        await rm(temp, { force: true });
+        throw error;
+      }
+    },
+    async get(key) {
+      try {
+        return await readFile(fileOf(key));
+      } catch (error) {
+        if (isMissing(error)) throw new AppError('NOT_FOUND', 'Image not found');
+        throw error;
+      }
+    },
+    async delete(key) {
+      await rm(fileOf(key), { force: true });
+    },
+    async exists(key) {
+      try {
+        return (await stat(fileOf(key))).isFile();
+      } catch (error) {
+        if (isMissing(error)) return false;
+        throw error;
+      }
+    },
+  };
+}

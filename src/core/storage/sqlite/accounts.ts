@@ -1,0 +1,151 @@
+/** Accounts, cookie sessions and API keys. */
+import { AppError } from '../../errors.js';
+import type { Account, AccountWithSecret, ApiKeyRecord, Session } from '../../types.js';
+import type { AccountStore, ApiKeyStore, SessionStore } from '../store.js';
+import { type Db, fromMs, immediate, isUniqueViolation, run, toMs } from './db.js';
+
+interface AccountRow {
+  id: string;
+  email: string;
+  password_hash: string;
+  created_at: number;
+  pro_expires_at: number | null;
+  pack_credit: number;
+}
+
+export function accountFromRow(row: AccountRow): Account {
+  return {
+    id: row.id,
+    email: row.email,
+    createdAt: fromMs(row.created_at),
+    proExpiresAt: fromMs(row.pro_expires_at),
+    packCredit: row.pack_credit,
+  };
+}
+
+/** Reads one account inside an open transaction (licenses use it after crediting). */
+export function readAccount(db: Db, id: string): Account | null {
+  const row = db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
+  return row ? accountFromRow(row) : null;
+}
+
+/** Emails are stored case-folded so uniqueness and lookup ignore case. */
+function foldEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export function createAccountStore(db: Db): AccountStore {
+  const insert = db.prepare(
+    'INSERT INTO accounts (id, email, password_hash, created_at, pro_expires_at, pack_credit) VALUES (?, ?, ?, ?, NULL, 0)',
+  );
+  const byEmail = db.prepare('SELECT * FROM accounts WHERE email = ?');
+  return {
+    create: (input) =>
+      immediate(db, () => {
+        const email = foldEmail(input.email);
+        try {
+          insert.run(input.id, email, input.passwordHash, toMs(input.createdAt));
+        } catch (error) {
+          if (isUniqueViolation(error)) throw new AppError('CONFLICT', 'An account with this email already exists');
+          throw error;
+        }
+        return readAccount(db, input.id)!;
+      }),
+    findByEmail: (email) =>
+      run(() => {
+        const row = byEmail.get(foldEmail(email)) as AccountRow | undefined;
+        return row ? ({ ...accountFromRow(row), passwordHash: row.password_hash } satisfies AccountWithSecret) : null;
+      }),
+    findById: (id) => run(() => readAccount(db, id)),
+  };
+}
+
+interface SessionRow {
+  token_hash: string;
+  account_id: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export function createSessionStore(db: Db): SessionStore {
+  const insert = db.prepare('INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)');
+  const find = db.prepare('SELECT * FROM sessions WHERE token_hash = ?');
+  const remove = db.prepare('DELETE FROM sessions WHERE token_hash = ?');
+  const expire = db.prepare('DELETE FROM sessions WHERE expires_at <= ?');
+  return {
+    create: (s: Session) =>
+      run(() => {
+        insert.run(s.tokenHash, s.accountId, toMs(s.createdAt), toMs(s.expiresAt));
+      }),
+    find: (tokenHash) =>
+      run(() => {
+        const row = find.get(tokenHash) as SessionRow | undefined;
+        if (!row) return null;
+        return {
+          tokenHash: row.token_hash,
+          accountId: row.account_id,
+          createdAt: fromMs(row.created_at),
+          expiresAt: fromMs(row.expires_at),
+        };
+      }),
+    delete: (tokenHash) =>
+      run(() => {
+        remove.run(tokenHash);
+      }),
+    deleteExpired: (now) => run(() => expire.run(toMs(now)).changes),
+  };
+}
+
+interface ApiKeyRow {
+  id: string;
+  account_id: string;
+  name: string;
+  prefix: string;
+  hash: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+function apiKeyFromRow(row: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    prefix: row.prefix,
+    hash: row.hash,
+    createdAt: fromMs(row.created_at),
+    lastUsedAt: fromMs(row.last_used_at),
+    revokedAt: fromMs(row.revoked_at),
+  };
+}
+
+export function createApiKeyStore(db: Db): ApiKeyStore {
+  const insert = db.prepare(
+    `INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at, last_used_at, revoked_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const byHash = db.prepare('SELECT * FROM api_keys WHERE hash = ?');
+  const forAccount = db.prepare('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id');
+  const revoke = db.prepare(
+    'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL',
+  );
+  const touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+  return {
+    create: (r) =>
+      run(() => {
+        insert.run(r.id, r.accountId, r.name, r.prefix, r.hash, toMs(r.createdAt), toMs(r.lastUsedAt), toMs(r.revokedAt));
+      }),
+    findByHash: (hash) =>
+      run(() => {
+        const row = byHash.get(hash) as ApiKeyRow | undefined;
+        return row ? apiKeyFromRow(row) : null;
+      }),
+    listForAccount: (accountId) => run(() => (forAccount.all(accountId) as ApiKeyRow[]).map(apiKeyFromRow)),
+    revoke: (accountId, id, at) => run(() => revoke.run(toMs(at), id, accountId).changes > 0),
+    touch: (id, at) =>
+      run(() => {
+        touch.run(toMs(at), id);
+      }),
+  };
+}

@@ -1,0 +1,63 @@
+/** Shared plumbing for the SQLite store: date columns, transactions, error mapping. */
+import type Database from 'better-sqlite3';
+import { AppError } from '../../errors.js';
+
+export type Db = Database.Database;
+
+export function toMs(date: Date): number;
+export function toMs(date: Date | null): number | null;
+export function toMs(date: Date | null): number | null {
+  return date === null ? null : date.getTime();
+}
+
+export function fromMs(ms: number): Date;
+export function fromMs(ms: number | null): Date | null;
+export function fromMs(ms: number | null): Date | null {
+  return ms === null ? null : new Date(ms);
+}
+
+const UNAVAILABLE = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_FULL', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_READONLY']);
+
+function sqliteCode(error: unknown): string | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_') ? code : null;
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  const code = sqliteCode(error);
+  return code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/**
+ * A locked or full disk is the user's environment, not a bug: it becomes STORAGE_UNAVAILABLE (503)
+ * so the caller may retry. Other errors pass through unchanged.
+ */
+function mapError(error: unknown): unknown {
+  const code = sqliteCode(error);
+  const primary = code?.split('_').slice(0, 2).join('_');
+  if (primary !== undefined && UNAVAILABLE.has(primary)) {
+    return new AppError('STORAGE_UNAVAILABLE', 'The database is busy or unavailable; try again shortly', { cause: error });
+  }
+  return error;
+}
+
+/**
+ * Runs `fn` synchronously inside BEGIN IMMEDIATE: the write lock is taken before the first read,
+ * so a check-then-write is atomic across connections and processes, not only within this one.
+ */
+export function immediate<T>(db: Db, fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(db.transaction(fn).immediate());
+  } catch (error) {
+    return Promise.reject(mapError(error));
+  }
+}
+
+/** A single statement or read: already atomic, only needs the error mapping and the async shape. */
+export function run<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (error) {
+    return Promise.reject(mapError(error));
+  }
+}

@@ -1,0 +1,60 @@
+/** The embedded store: one SQLite file opened with better-sqlite3. */
+import Database from 'better-sqlite3';
+import { type Clock, systemClock } from '../../clock.js';
+import type { Store } from '../store.js';
+import { createAccountStore, createApiKeyStore, createSessionStore } from './accounts.js';
+import { run } from './db.js';
+import { createIdempotencyStore, createMetaStore } from './idempotency.js';
+import { createLicenseStore } from './licenses.js';
+import { migrate } from './migrate.js';
+import { createScanStore } from './scans.js';
+import { createUsageStore } from './usage.js';
+
+export { SchemaTooNewError } from './migrate.js';
+
+export interface SqliteStoreOptions {
+  file: string;
+  clock?: Clock;
+  /** How long a writer waits for another connection's lock before STORAGE_UNAVAILABLE. */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * WAL + synchronous=NORMAL: a committed transaction is in the WAL before commit returns, so a
+ * charged scan survives a crash or kill -9 of the app. Only a power loss or OS crash can drop
+ * the last few commits (the WAL is fsynced at checkpoints, not on every commit) — accepted
+ * for a shop desktop in exchange for a write path that does not fsync per scan.
+ */
+export function openSqliteStore(options: SqliteStoreOptions): Store {
+  const db = new Database(options.file);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+    migrate(db, options.file, options.clock ?? systemClock);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  const ping = db.prepare('SELECT 1');
+  return {
+    kind: 'sqlite',
+    accounts: createAccountStore(db),
+    sessions: createSessionStore(db),
+    apiKeys: createApiKeyStore(db),
+    usage: createUsageStore(db),
+    scans: createScanStore(db),
+    licenses: createLicenseStore(db),
+    idempotency: createIdempotencyStore(db),
+    meta: createMetaStore(db),
+    ping: () =>
+      run(() => {
+        ping.get();
+      }),
+    close: () =>
+      run(() => {
+        if (db.open) db.close();
+      }),
+  };
+}

@@ -1,0 +1,99 @@
+/** Mapping between ScanRecord and the `scans` table, and the list cursor. */
+import { AppError } from '../../errors.js';
+import type { ScanRecord } from '../../types.js';
+import { type Db, fromMs, toMs } from './db.js';
+
+export interface ScanRow {
+  id: string;
+  account_id: string | null;
+  api_key_id: string | null;
+  source: ScanRecord['source'];
+  created_at: number;
+  vehicle: string | null;
+  vehicle_folded: string | null;
+  position: ScanRecord['position'];
+  wear: string;
+  result: string;
+  image: string;
+  measurement_mm: number | null;
+  measured_at: number | null;
+  deleted_at: number | null;
+  change_seq: number;
+}
+
+export function scanFromRow(row: ScanRow): ScanRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    apiKeyId: row.api_key_id,
+    source: row.source,
+    createdAt: fromMs(row.created_at),
+    vehicle: row.vehicle,
+    position: row.position,
+    result: JSON.parse(row.result) as ScanRecord['result'],
+    image: JSON.parse(row.image) as ScanRecord['image'],
+    measurementMm: row.measurement_mm,
+    measuredAt: fromMs(row.measured_at),
+    deletedAt: fromMs(row.deleted_at),
+  };
+}
+
+/** JS case folding on both sides (stored column and needle) handles non-ASCII, unlike SQLite's lower(). */
+export function foldVehicle(vehicle: string): string {
+  return vehicle.toLowerCase();
+}
+
+/**
+ * The next change sequence. Scans are never hard-deleted and every write holds the
+ * database's write lock, so MAX + 1 is strictly increasing.
+ */
+export function nextSeq(db: Db): number {
+  const row = db.prepare('SELECT COALESCE(MAX(change_seq), 0) + 1 AS seq FROM scans').get() as { seq: number };
+  return row.seq;
+}
+
+export function insertScan(db: Db, scan: ScanRecord): void {
+  db.prepare(
+    `INSERT INTO scans (id, account_id, api_key_id, source, created_at, vehicle, vehicle_folded, position, wear,
+       result, image, measurement_mm, measured_at, deleted_at, change_seq)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    scan.id,
+    scan.accountId,
+    scan.apiKeyId,
+    scan.source,
+    toMs(scan.createdAt),
+    scan.vehicle,
+    scan.vehicle === null ? null : foldVehicle(scan.vehicle),
+    scan.position,
+    scan.result.wear,
+    JSON.stringify(scan.result),
+    JSON.stringify(scan.image),
+    scan.measurementMm,
+    toMs(scan.measuredAt),
+    toMs(scan.deletedAt),
+    nextSeq(db),
+  );
+}
+
+export function readScan(db: Db, id: string): ScanRecord | null {
+  const row = db.prepare('SELECT * FROM scans WHERE id = ?').get(id) as ScanRow | undefined;
+  return row ? scanFromRow(row) : null;
+}
+
+/** Position in the newest-first order: (createdAt, id) is unique, so inserts never shift a page boundary. */
+export interface CursorPosition {
+  createdAtMs: number;
+  id: string;
+}
+
+export function encodeCursor(position: CursorPosition): string {
+  return Buffer.from(`${position.createdAtMs}:${position.id}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): CursorPosition {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const match = /^(-?\d{1,16}):(.+)$/s.exec(text);
+  if (!match) throw new AppError('VALIDATION_ERROR', 'The cursor is not valid; start again from the first page');
+  return { createdAtMs: Number(match[1]), id: match[2]! };
+}

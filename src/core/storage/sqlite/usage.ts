@@ -1,0 +1,84 @@
+/**
+ * Metering. A reservation is a row in `reservations` (a hold); committing a scan turns the
+ * hold into a charge (see scans.ts). Every decision runs under BEGIN IMMEDIATE, so N callers
+ * racing for M units — in one process or several on the same file — get exactly M.
+ */
+import type { Reservation, UsageStore } from '../store.js';
+import { type Db, immediate, run, toMs } from './db.js';
+
+interface ReservationRow {
+  id: string;
+  source: Reservation['source'];
+  subject: string;
+  window: string;
+  pack_account_id: string | null;
+}
+
+/**
+ * `held` counts the holds that will add to `used` when committed (allowance and unmetered);
+ * pack holds draw on pack credit instead and are counted against it.
+ */
+const HELD_SQL = `SELECT COUNT(*) AS n FROM reservations
+  WHERE subject = ? AND window = ? AND source IN ('allowance', 'unmetered')`;
+
+export function createUsageStore(db: Db): UsageStore {
+  const used = db.prepare('SELECT used FROM usage_counters WHERE subject = ? AND window = ?');
+  const held = db.prepare(HELD_SQL);
+  const packCredit = db.prepare('SELECT pack_credit FROM accounts WHERE id = ?');
+  const packHeld = db.prepare("SELECT COUNT(*) AS n FROM reservations WHERE pack_account_id = ? AND source = 'pack'");
+  const insert = db.prepare(
+    'INSERT INTO reservations (id, source, subject, window, pack_account_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  const release = db.prepare('DELETE FROM reservations WHERE id = ?');
+  const expire = db.prepare('DELETE FROM reservations WHERE created_at < ?');
+
+  const usedOf = (subject: string, window: string): number =>
+    (used.get(subject, window) as { used: number } | undefined)?.used ?? 0;
+  const heldOf = (subject: string, window: string): number => (held.get(subject, window) as { n: number }).n;
+
+  return {
+    reserve: (request) =>
+      immediate(db, () => {
+        const grant = (source: Reservation['source'], packAccountId: string | null): Reservation => {
+          insert.run(request.id, source, request.subject, request.window, packAccountId, toMs(request.now));
+          return { id: request.id, source, subject: request.subject, window: request.window };
+        };
+        if (request.unmetered) return grant('unmetered', null);
+        if (usedOf(request.subject, request.window) + heldOf(request.subject, request.window) < request.limit) {
+          return grant('allowance', null);
+        }
+        if (request.packAccountId !== null) {
+          const credit = (packCredit.get(request.packAccountId) as { pack_credit: number } | undefined)?.pack_credit ?? 0;
+          const heldPack = (packHeld.get(request.packAccountId) as { n: number }).n;
+          if (credit - heldPack > 0) return grant('pack', request.packAccountId);
+        }
+        return null;
+      }),
+    release: (reservationId) =>
+      run(() => {
+        release.run(reservationId);
+      }),
+    usage: (subject, window) =>
+      run(() => db.transaction(() => ({ used: usedOf(subject, window), held: heldOf(subject, window) }))()),
+    expireReservations: (before) => run(() => expire.run(toMs(before)).changes),
+  };
+}
+
+/**
+ * Turns a hold into a charge inside the caller's transaction. Only a hold that still exists is
+ * charged: a reservation committed twice, or one already expired, is never charged again, and
+ * pack credit cannot go below zero.
+ */
+export function chargeReservation(db: Db, reservationId: string): void {
+  const row = db.prepare('SELECT * FROM reservations WHERE id = ?').get(reservationId) as ReservationRow | undefined;
+  if (!row) return;
+  db.prepare('DELETE FROM reservations WHERE id = ?').run(reservationId);
+  if (row.source === 'pack') {
+    db.prepare('UPDATE accounts SET pack_credit = pack_credit - 1 WHERE id = ? AND pack_credit > 0').run(row.pack_account_id);
+    return;
+  }
+  db.prepare(
+    `INSERT INTO usage_counters (subject, window, used) VALUES (?, ?, 1)
+     ON CONFLICT (subject, window) DO UPDATE SET used = used + 1`,
+  ).run(row.subject, row.window);
+}
