@@ -72,9 +72,15 @@ export interface UsageStore {
   reserve(request: ReserveRequest): Promise<Reservation | null>;
   /** Give the unit back (the analysis failed). Idempotent. */
   release(reservationId: string): Promise<void>;
-  /** Committed and held units of a window. */
+  /**
+   * Committed and held units of a window. `held` counts the holds that will add to `used`
+   * on commit (allowance and unmetered); pack holds count against pack credit instead.
+   */
   usage(subject: string, window: string): Promise<{ used: number; held: number }>;
-  /** Drop holds created before `before` (left by a crash); returns how many. */
+  /**
+   * Drop holds created before `before` (left by a crash); returns how many. A hold dropped
+   * here is no longer charged by a late commit, so pick a cutoff far beyond any analysis.
+   */
   expireReservations(before: Date): Promise<number>;
 }
 
@@ -83,9 +89,11 @@ export interface ScanFilter {
   /** Case-insensitive substring of the vehicle field. */
   vehicle?: string;
   wear?: Wear;
+  /** createdAt >= from (inclusive). */
   from?: Date;
+  /** createdAt <= to (inclusive): pass the end of the day for a date-only bound. */
   to?: Date;
-  /** Opaque cursor from a previous page. */
+  /** Opaque cursor from a previous page; a malformed one is AppError VALIDATION_ERROR. */
   cursor?: string;
   limit: number;
 }
@@ -107,15 +115,25 @@ export interface ScanStore {
   /**
    * One transaction: charge the reservation (allowance `used` + 1, or pack credit - 1;
    * `unmetered` adds to `used` only), drop the hold, insert the scan, complete the
-   * idempotency record. Either all of it happens or none.
+   * idempotency record. Either all of it happens or none (a duplicate scan id charges nothing).
+   * Only a hold that still exists is charged, so pack credit never goes below zero.
    */
   commit(input: CommitScanInput): Promise<void>;
+  /**
+   * Any stored scan, soft-deleted ones included (with deletedAt set): the service answers
+   * NOT_FOUND for those, sync needs them as tombstones.
+   */
   get(id: string): Promise<ScanRecord | null>;
+  /** Live scans only, newest first (createdAt, then id, descending); the cursor is stable under inserts. */
   list(filter: ScanFilter): Promise<ScanPage>;
   /** Every live scan of an account matching the filter (no paging), oldest first, for CSV export. */
   all(filter: Omit<ScanFilter, 'cursor' | 'limit'>): Promise<ScanRecord[]>;
   /** Soft delete (keeps a tombstone for sync); returns false when absent or already deleted. */
   markDeleted(id: string, at: Date): Promise<boolean>;
+  /**
+   * Sets (or with null clears) the gauge reading; measuredAt becomes `at` either way so a
+   * clear also wins last-writer-wins merges. False when absent or deleted.
+   */
   setMeasurement(id: string, measurementMm: number | null, at: Date): Promise<boolean>;
   /**
    * Sync outbox: every commit, measurement and deletion gives the scan a new, strictly
@@ -126,7 +144,9 @@ export interface ScanStore {
   /**
    * Hub side of sync: insert a scan pushed by a desktop (no charge), or merge it into
    * the stored copy: immutable fields are kept, the measurement is last-writer-wins by
-   * measuredAt, a deletion wins over any edit. Idempotent. Returns the stored record.
+   * measuredAt (a tie keeps the stored one), a deletion wins over any edit (a tombstone is
+   * final; later edits are ignored). Idempotent: a merge that changes nothing takes no new
+   * change sequence. Returns the stored record.
    */
   upsertSynced(scan: ScanRecord): Promise<ScanRecord>;
 }
@@ -140,7 +160,8 @@ export interface MetaStore {
 export interface LicenseStore {
   /**
    * One transaction: insert the redemption (AppError LICENSE_ALREADY_REDEEMED when the
-   * code id exists) and credit the account: pack adds `scans` to packCredit, pro sets
+   * code id exists, NOT_FOUND when the account does not) and credit the account: pack adds
+   * `scans` to packCredit, pro sets
    * proExpiresAt to the later of the current value and the license's.
    */
   redeem(license: RedeemedLicense): Promise<Account>;
