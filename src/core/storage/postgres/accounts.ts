@@ -1,0 +1,216 @@
+/** Accounts, sessions, API keys and license redemptions on PostgreSQL. */
+import { AppError } from '../../errors.js';
+import type { Account, AccountWithSecret, ApiKeyRecord, RedeemedLicense, Session } from '../../types.js';
+import type { AccountStore, ApiKeyStore, LicenseStore, SessionStore } from '../store.js';
+import type { Db } from './db.js';
+
+const UNIQUE_VIOLATION = '23505';
+
+/** Emails are stored case-folded so uniqueness and lookup ignore case. */
+function foldEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+interface AccountRow {
+  id: string;
+  email: string;
+  password_hash: string;
+  created_at: Date;
+  pro_expires_at: Date | null;
+  pack_credit: number;
+}
+
+function toAccount(row: AccountRow): Account {
+  return {
+    id: row.id,
+    email: row.email,
+    createdAt: row.created_at,
+    proExpiresAt: row.pro_expires_at,
+    packCredit: row.pack_credit,
+  };
+}
+
+export function accountStore(db: Db): AccountStore {
+  return {
+    async create({ id, email, passwordHash, createdAt }) {
+      try {
+        const [row] = await db.query<AccountRow>(
+          'INSERT INTO accounts (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING *',
+          [id, foldEmail(email), passwordHash, createdAt],
+        );
+        return toAccount(row!);
+      } catch (error) {
+        if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
+          throw new AppError('CONFLICT', 'An account with this email already exists');
+        }
+        throw error;
+      }
+    },
+    async findByEmail(email): Promise<AccountWithSecret | null> {
+      const [row] = await db.query<AccountRow>('SELECT * FROM accounts WHERE email = $1', [foldEmail(email)]);
+      return row ? { ...toAccount(row), passwordHash: row.password_hash } : null;
+    },
+    async findById(id) {
+      const [row] = await db.query<AccountRow>('SELECT * FROM accounts WHERE id = $1', [id]);
+      return row ? toAccount(row) : null;
+    },
+  };
+}
+
+interface SessionRow {
+  token_hash: string;
+  account_id: string;
+  created_at: Date;
+  expires_at: Date;
+}
+
+export function sessionStore(db: Db): SessionStore {
+  return {
+    async create(session: Session) {
+      await db.query('INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES ($1, $2, $3, $4)', [
+        session.tokenHash,
+        session.accountId,
+        session.createdAt,
+        session.expiresAt,
+      ]);
+    },
+    async find(tokenHash) {
+      const [row] = await db.query<SessionRow>('SELECT * FROM sessions WHERE token_hash = $1', [tokenHash]);
+      return row
+        ? { tokenHash: row.token_hash, accountId: row.account_id, createdAt: row.created_at, expiresAt: row.expires_at }
+        : null;
+    },
+    async delete(tokenHash) {
+      await db.query('DELETE FROM sessions WHERE token_hash = $1', [tokenHash]);
+    },
+    async deleteExpired(now) {
+      const rows = await db.query('DELETE FROM sessions WHERE expires_at <= $1 RETURNING token_hash', [now]);
+      return rows.length;
+    },
+  };
+}
+
+interface ApiKeyRow {
+  id: string;
+  account_id: string;
+  name: string;
+  prefix: string;
+  hash: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+function toApiKey(row: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    prefix: row.prefix,
+    hash: row.hash,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+export function apiKeyStore(db: Db): ApiKeyStore {
+  return {
+    async create(record) {
+      await db.query(
+        `INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at, last_used_at, revoked_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [
+          record.id,
+          record.accountId,
+          record.name,
+          record.prefix,
+          record.hash,
+          record.createdAt,
+          record.lastUsedAt,
+          record.revokedAt,
+        ],
+      );
+    },
+    async findByHash(hash) {
+      const [row] = await db.query<ApiKeyRow>('SELECT * FROM api_keys WHERE hash = $1', [hash]);
+      return row ? toApiKey(row) : null;
+    },
+    async listForAccount(accountId) {
+      const rows = await db.query<ApiKeyRow>(
+        'SELECT * FROM api_keys WHERE account_id = $1 ORDER BY created_at, id',
+        [accountId],
+      );
+      return rows.map(toApiKey);
+    },
+    async revoke(accountId, id, at) {
+      const rows = await db.query(
+        'UPDATE api_keys SET revoked_at = $3 WHERE account_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING id',
+        [accountId, id, at],
+      );
+      return rows.length === 1;
+    },
+    async touch(id, at) {
+      await db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [id, at]);
+    },
+  };
+}
+
+interface LicenseRow {
+  code_id: string;
+  account_id: string;
+  kind: 'pack' | 'pro';
+  scans: number | null;
+  expires_at: Date | null;
+  redeemed_at: Date;
+}
+
+function toLicense(row: LicenseRow): RedeemedLicense {
+  return {
+    codeId: row.code_id,
+    accountId: row.account_id,
+    kind: row.kind,
+    scans: row.scans,
+    expiresAt: row.expires_at,
+    redeemedAt: row.redeemed_at,
+  };
+}
+
+export function licenseStore(db: Db): LicenseStore {
+  return {
+    redeem(license) {
+      return db.transaction(async (tx) => {
+        const owner = await tx.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [license.accountId]);
+        if (owner.length === 0) throw new AppError('NOT_FOUND', 'Account not found');
+        const inserted = await tx.query(
+          `INSERT INTO licenses (code_id, account_id, kind, scans, expires_at, redeemed_at)
+           VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (code_id) DO NOTHING RETURNING code_id`,
+          [license.codeId, license.accountId, license.kind, license.scans, license.expiresAt, license.redeemedAt],
+        );
+        if (inserted.length === 0) {
+          throw new AppError('LICENSE_ALREADY_REDEEMED', 'This license code has already been redeemed');
+        }
+        if (license.kind === 'pack') {
+          await tx.query('UPDATE accounts SET pack_credit = pack_credit + $2 WHERE id = $1', [
+            license.accountId,
+            license.scans ?? 0,
+          ]);
+        } else if (license.expiresAt !== null) {
+          await tx.query('UPDATE accounts SET pro_expires_at = GREATEST(pro_expires_at, $2) WHERE id = $1', [
+            license.accountId,
+            license.expiresAt,
+          ]);
+        }
+        const [row] = await tx.query<AccountRow>('SELECT * FROM accounts WHERE id = $1', [license.accountId]);
+        return toAccount(row!);
+      });
+    },
+    async listForAccount(accountId) {
+      const rows = await db.query<LicenseRow>(
+        'SELECT * FROM licenses WHERE account_id = $1 ORDER BY redeemed_at, code_id',
+        [accountId],
+      );
+      return rows.map(toLicense);
+    },
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * PostgreSQL schema, as numbered migrations. Hub instances start at the same time
+ * behind a load balancer, so the runner takes a session advisory lock: one instance
+ * applies what is missing while the others wait, then find nothing left to do.
+ */
+import type { Pool } from 'pg';
+
+interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    sql: `
+      CREATE TABLE accounts (
+        id text PRIMARY KEY,
+        email text NOT NULL UNIQUE,
+        password_hash text NOT NULL,
+        created_at timestamptz NOT NULL,
+        pro_expires_at timestamptz,
+        pack_credit integer NOT NULL DEFAULT 0 CHECK (pack_credit >= 0)
+      );
+      CREATE TABLE sessions (
+        token_hash text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(id),
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX sessions_expires ON sessions (expires_at);
+      CREATE TABLE api_keys (
+        id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(id),
+        name text NOT NULL,
+        prefix text NOT NULL,
+        hash text NOT NULL UNIQUE,
+        created_at timestamptz NOT NULL,
+        last_used_at timestamptz,
+        revoked_at timestamptz
+      );
+      CREATE INDEX api_keys_account ON api_keys (account_id, created_at);
+      CREATE TABLE usage_counters (
+        subject text NOT NULL,
+        "window" text NOT NULL,
+        used integer NOT NULL DEFAULT 0,
+        PRIMARY KEY (subject, "window")
+      );
+      CREATE TABLE reservations (
+        id text PRIMARY KEY,
+        source text NOT NULL CHECK (source IN ('allowance', 'pack', 'unmetered')),
+        subject text NOT NULL,
+        "window" text NOT NULL,
+        pack_account_id text,
+        created_at timestamptz NOT NULL
+      );
+      CREATE INDEX reservations_subject ON reservations (subject, "window");
+      CREATE INDEX reservations_pack ON reservations (pack_account_id) WHERE source = 'pack';
+      CREATE SEQUENCE scan_change_seq;
+      CREATE TABLE scans (
+        id text COLLATE "C" PRIMARY KEY,
+        account_id text,
+        api_key_id text,
+        source text NOT NULL,
+        created_at timestamptz NOT NULL,
+        vehicle text,
+        vehicle_folded text,
+        position text,
+        wear text NOT NULL,
+        result jsonb NOT NULL,
+        image jsonb NOT NULL,
+        measurement_mm double precision,
+        measured_at timestamptz,
+        deleted_at timestamptz,
+        change_seq bigint NOT NULL
+      );
+      CREATE INDEX scans_account_created ON scans (account_id, created_at DESC, id DESC);
+      CREATE INDEX scans_change_seq ON scans (change_seq);
+      CREATE TABLE licenses (
+        code_id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(id),
+        kind text NOT NULL CHECK (kind IN ('pack', 'pro')),
+        scans integer,
+        expires_at timestamptz,
+        redeemed_at timestamptz NOT NULL
+      );
+      CREATE INDEX licenses_account ON licenses (account_id, redeemed_at);
+      CREATE TABLE idempotency (
+        caller_key text NOT NULL,
+        key text NOT NULL,
+        request_hash text NOT NULL,
+        created_at timestamptz NOT NULL,
+        response jsonb,
+        PRIMARY KEY (caller_key, key)
+      );
+      CREATE INDEX idempotency_created ON idempotency (created_at);
+      CREATE TABLE meta (
+        key text PRIMARY KEY,
+        value text NOT NULL
+      );
+    `,
+  },
+];
+
+/** Any 64-bit constant works; this one spells "TIREWEAR" loosely and is only ours. */
+const MIGRATION_LOCK = 7_146_908_217;
+
+export async function migrate(pool: Pool): Promise<number[]> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+      );
+      const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
+      const done = new Set(rows.map((row) => row.version));
+      const applied: number[] = [];
+      for (const migration of MIGRATIONS) {
+        if (done.has(migration.version)) continue;
+        await client.query('BEGIN');
+        try {
+          await client.query(migration.sql);
+          await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+            migration.version,
+            migration.name,
+          ]);
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK');
+          throw error;
+        }
+        applied.push(migration.version);
+      }
+      return applied;
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,236 @@
+/**
+ * Scans on PostgreSQL: the commit that charges and stores in one transaction,
+ * keyset paging, and the sync outbox. Every change takes the next value of
+ * scan_change_seq under a transaction-scoped advisory lock held to COMMIT, so
+ * sequence numbers become visible in order and a reader of changesSince never
+ * skips a change that commits late.
+ */
+import { AppError } from '../../errors.js';
+import type { ScanRecord, ScanResult, ScanSource, StoredImageInfo, TirePosition } from '../../types.js';
+import type { ScanFilter, ScanStore } from '../store.js';
+import { num, type Db, type Queryable } from './db.js';
+
+const CHANGE_LOCK = 7_146_908_218;
+
+interface ScanRow {
+  id: string;
+  account_id: string | null;
+  api_key_id: string | null;
+  source: ScanSource;
+  created_at: Date;
+  vehicle: string | null;
+  position: TirePosition | null;
+  result: ScanResult;
+  image: StoredImageInfo;
+  measurement_mm: number | null;
+  measured_at: Date | null;
+  deleted_at: Date | null;
+  change_seq: string;
+}
+
+function toScan(row: ScanRow): ScanRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    apiKeyId: row.api_key_id,
+    source: row.source,
+    createdAt: row.created_at,
+    vehicle: row.vehicle,
+    position: row.position,
+    result: row.result,
+    image: row.image,
+    measurementMm: row.measurement_mm,
+    measuredAt: row.measured_at,
+    deletedAt: row.deleted_at,
+  };
+}
+
+async function nextSeq(tx: Queryable): Promise<number> {
+  await tx.query('SELECT pg_advisory_xact_lock($1)', [CHANGE_LOCK]);
+  const [row] = await tx.query<{ seq: string }>(`SELECT nextval('scan_change_seq') AS seq`);
+  return num(row!.seq);
+}
+
+async function insertScan(tx: Queryable, scan: ScanRecord, onConflictNothing: boolean): Promise<boolean> {
+  const seq = await nextSeq(tx);
+  const rows = await tx.query(
+    `INSERT INTO scans (id, account_id, api_key_id, source, created_at, vehicle, vehicle_folded, position, wear,
+                        result, image, measurement_mm, measured_at, deleted_at, change_seq)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+     ${onConflictNothing ? 'ON CONFLICT (id) DO NOTHING' : ''} RETURNING id`,
+    [
+      scan.id,
+      scan.accountId,
+      scan.apiKeyId,
+      scan.source,
+      scan.createdAt,
+      scan.vehicle,
+      scan.vehicle === null ? null : scan.vehicle.toLowerCase(),
+      scan.position,
+      scan.result.wear,
+      JSON.stringify(scan.result),
+      JSON.stringify(scan.image),
+      scan.measurementMm,
+      scan.measuredAt,
+      scan.deletedAt,
+      seq,
+    ],
+  );
+  return rows.length === 1;
+}
+
+/**
+ * Turn a hold into a charge. Only a hold that still exists is charged: a reservation
+ * committed twice, or one already expired, is never charged again.
+ */
+async function charge(tx: Queryable, reservationId: string): Promise<void> {
+  const [held] = await tx.query<{ source: string; subject: string; window: string; pack_account_id: string | null }>(
+    'DELETE FROM reservations WHERE id = $1 RETURNING source, subject, "window", pack_account_id',
+    [reservationId],
+  );
+  if (!held) return;
+  if (held.source === 'pack') {
+    await tx.query('UPDATE accounts SET pack_credit = pack_credit - 1 WHERE id = $1 AND pack_credit > 0', [
+      held.pack_account_id,
+    ]);
+    return;
+  }
+  await tx.query(
+    `INSERT INTO usage_counters (subject, "window", used) VALUES ($1, $2, 1)
+     ON CONFLICT (subject, "window") DO UPDATE SET used = usage_counters.used + 1`,
+    [held.subject, held.window],
+  );
+}
+
+function encodeCursor(scan: ScanRecord): string {
+  return Buffer.from(`${scan.createdAt.getTime()}:${scan.id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { at: Date; id: string } {
+  const match = /^(-?\d{1,16}):(.+)$/s.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match) throw new AppError('VALIDATION_ERROR', 'The cursor is not valid; start again from the first page');
+  return { at: new Date(Number(match[1])), id: match[2]! };
+}
+
+/** WHERE clause for the live scans of an account matching a filter. */
+function where(filter: Omit<ScanFilter, 'cursor' | 'limit'>, params: unknown[]): string {
+  params.push(filter.accountId);
+  const clauses = [`account_id = $${params.length}`, 'deleted_at IS NULL'];
+  if (filter.vehicle) {
+    // strpos on JS-folded text, as the SQLite store does: no LIKE escaping, same folding on both stores.
+    params.push(filter.vehicle.toLowerCase());
+    clauses.push(`strpos(vehicle_folded, $${params.length}) > 0`);
+  }
+  if (filter.wear) {
+    params.push(filter.wear);
+    clauses.push(`wear = $${params.length}`);
+  }
+  if (filter.from) {
+    params.push(filter.from);
+    clauses.push(`created_at >= $${params.length}`);
+  }
+  if (filter.to) {
+    params.push(filter.to);
+    clauses.push(`created_at <= $${params.length}`);
+  }
+  return clauses.join(' AND ');
+}
+
+/** The merged copy, or null when the stored one already says everything the incoming one does. */
+function merge(stored: ScanRecord, incoming: ScanRecord): ScanRecord | null {
+  if (stored.deletedAt) return null;
+  if (incoming.deletedAt) return { ...stored, deletedAt: incoming.deletedAt };
+  const newer =
+    incoming.measuredAt !== null && (stored.measuredAt === null || incoming.measuredAt > stored.measuredAt);
+  return newer ? { ...stored, measurementMm: incoming.measurementMm, measuredAt: incoming.measuredAt } : null;
+}
+
+export function scanStore(db: Db): ScanStore {
+  return {
+    commit({ scan, reservation, idempotency }) {
+      return db.transaction(async (tx) => {
+        if (reservation) await charge(tx, reservation.id);
+        if (idempotency) {
+          await tx.query('UPDATE idempotency SET response = $3 WHERE caller_key = $1 AND key = $2', [
+            idempotency.callerKey,
+            idempotency.key,
+            JSON.stringify(idempotency.response),
+          ]);
+        }
+        await insertScan(tx, scan, false);
+      });
+    },
+    async get(id) {
+      const [row] = await db.query<ScanRow>('SELECT * FROM scans WHERE id = $1', [id]);
+      return row ? toScan(row) : null;
+    },
+    async list(filter) {
+      const params: unknown[] = [];
+      let sql = `SELECT * FROM scans WHERE ${where(filter, params)}`;
+      if (filter.cursor) {
+        const { at, id } = decodeCursor(filter.cursor);
+        params.push(at, id);
+        sql += ` AND (created_at, id) < ($${params.length - 1}, $${params.length})`;
+      }
+      params.push(filter.limit + 1);
+      sql += ` ORDER BY created_at DESC, id DESC LIMIT $${params.length}`;
+      const items = (await db.query<ScanRow>(sql, params)).map(toScan);
+      const more = items.length > filter.limit;
+      if (more) items.length = filter.limit;
+      return { items, nextCursor: more ? encodeCursor(items[items.length - 1]!) : null };
+    },
+    async all(filter) {
+      const params: unknown[] = [];
+      const rows = await db.query<ScanRow>(
+        `SELECT * FROM scans WHERE ${where(filter, params)} ORDER BY created_at, id`,
+        params,
+      );
+      return rows.map(toScan);
+    },
+    markDeleted(id, at) {
+      return db.transaction(async (tx) => {
+        const seq = await nextSeq(tx);
+        const rows = await tx.query(
+          'UPDATE scans SET deleted_at = $2, change_seq = $3 WHERE id = $1 AND deleted_at IS NULL RETURNING id',
+          [id, at, seq],
+        );
+        return rows.length === 1;
+      });
+    },
+    setMeasurement(id, measurementMm, at) {
+      return db.transaction(async (tx) => {
+        const seq = await nextSeq(tx);
+        const rows = await tx.query(
+          `UPDATE scans SET measurement_mm = $2, measured_at = $3, change_seq = $4
+           WHERE id = $1 AND deleted_at IS NULL RETURNING id`,
+          [id, measurementMm, at, seq],
+        );
+        return rows.length === 1;
+      });
+    },
+    async changesSince(afterSeq, limit) {
+      const rows = await db.query<ScanRow>('SELECT * FROM scans WHERE change_seq > $1 ORDER BY change_seq LIMIT $2', [
+        afterSeq,
+        limit,
+      ]);
+      return rows.map((row) => ({ seq: num(row.change_seq), scan: toScan(row) }));
+    },
+    upsertSynced(scan) {
+      return db.transaction(async (tx) => {
+        const [stored] = await tx.query<ScanRow>('SELECT * FROM scans WHERE id = $1 FOR UPDATE', [scan.id]);
+        if (!stored) {
+          if (await insertScan(tx, scan, true)) return scan;
+          throw Object.assign(new Error('concurrent first upload of one scan'), { code: '40001' });
+        }
+        const current = toScan(stored);
+        const merged = merge(current, scan);
+        if (!merged) return current;
+        await tx.query(
+          `UPDATE scans SET measurement_mm = $2, measured_at = $3, deleted_at = $4, change_seq = $5 WHERE id = $1`,
+          [scan.id, merged.measurementMm, merged.measuredAt, merged.deletedAt, await nextSeq(tx)],
+        );
+        return merged;
+      });
+    },
+  };
+}

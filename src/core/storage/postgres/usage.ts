@@ -1,0 +1,131 @@
+/**
+ * Metering and idempotency claims on PostgreSQL. Exactness across hub instances
+ * comes from row locks: every reserve for a (subject, window) locks that window's
+ * counter row first (created on demand), and pack reservations also lock the
+ * account row, always in that order, so concurrent reserves queue instead of
+ * both seeing the last free unit.
+ */
+import type { IdempotencyRecord } from '../../types.js';
+import type { IdempotencyStore, Reservation, UsageStore } from '../store.js';
+import { num, type Db, type Queryable } from './db.js';
+
+async function lockCounter(tx: Queryable, subject: string, window: string): Promise<number> {
+  await tx.query('INSERT INTO usage_counters (subject, "window", used) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING', [
+    subject,
+    window,
+  ]);
+  const [row] = await tx.query<{ used: number }>(
+    'SELECT used FROM usage_counters WHERE subject = $1 AND "window" = $2 FOR UPDATE',
+    [subject, window],
+  );
+  return row!.used;
+}
+
+async function hold(tx: Queryable, reservation: Reservation, packAccountId: string | null, now: Date): Promise<Reservation> {
+  await tx.query(
+    `INSERT INTO reservations (id, source, subject, "window", pack_account_id, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6)`,
+    [reservation.id, reservation.source, reservation.subject, reservation.window, packAccountId, now],
+  );
+  return reservation;
+}
+
+export function usageStore(db: Db): UsageStore {
+  return {
+    reserve(request) {
+      return db.transaction(async (tx) => {
+        const base = { id: request.id, subject: request.subject, window: request.window };
+        const used = await lockCounter(tx, request.subject, request.window);
+        if (request.unmetered) return hold(tx, { ...base, source: 'unmetered' }, null, request.now);
+
+        const [held] = await tx.query<{ n: string }>(
+          `SELECT count(*) AS n FROM reservations WHERE subject = $1 AND "window" = $2 AND source = 'allowance'`,
+          [request.subject, request.window],
+        );
+        if (used + num(held!.n) < request.limit) {
+          return hold(tx, { ...base, source: 'allowance' }, null, request.now);
+        }
+        if (request.packAccountId === null) return null;
+
+        const [account] = await tx.query<{ pack_credit: number }>(
+          'SELECT pack_credit FROM accounts WHERE id = $1 FOR UPDATE',
+          [request.packAccountId],
+        );
+        if (!account) return null;
+        const [packHeld] = await tx.query<{ n: string }>(
+          `SELECT count(*) AS n FROM reservations WHERE source = 'pack' AND pack_account_id = $1`,
+          [request.packAccountId],
+        );
+        if (account.pack_credit - num(packHeld!.n) <= 0) return null;
+        return hold(tx, { ...base, source: 'pack' }, request.packAccountId, request.now);
+      });
+    },
+    async release(reservationId) {
+      await db.query('DELETE FROM reservations WHERE id = $1', [reservationId]);
+    },
+    async usage(subject, window) {
+      const [row] = await db.query<{ used: number | null; held: string }>(
+        `SELECT (SELECT used FROM usage_counters WHERE subject = $1 AND "window" = $2) AS used,
+                (SELECT count(*) FROM reservations WHERE subject = $1 AND "window" = $2 AND source <> 'pack') AS held`,
+        [subject, window],
+      );
+      return { used: row!.used ?? 0, held: num(row!.held) };
+    },
+    async expireReservations(before) {
+      const rows = await db.query('DELETE FROM reservations WHERE created_at < $1 RETURNING id', [before]);
+      return rows.length;
+    },
+  };
+}
+
+interface IdempotencyRow {
+  caller_key: string;
+  key: string;
+  request_hash: string;
+  created_at: Date;
+  response: IdempotencyRecord['response'];
+}
+
+function toRecord(row: IdempotencyRow): IdempotencyRecord {
+  return {
+    callerKey: row.caller_key,
+    key: row.key,
+    requestHash: row.request_hash,
+    createdAt: row.created_at,
+    response: row.response,
+  };
+}
+
+export function idempotencyStore(db: Db): IdempotencyStore {
+  return {
+    begin(record, expiredBefore) {
+      return db.transaction(async (tx) => {
+        const params = [record.callerKey, record.key, record.requestHash, record.createdAt];
+        const inserted = await tx.query(
+          `INSERT INTO idempotency (caller_key, key, request_hash, created_at, response)
+           VALUES ($1, $2, $3, $4, NULL) ON CONFLICT DO NOTHING RETURNING key`,
+          params,
+        );
+        if (inserted.length === 1) return { claimed: true as const };
+        const replaced = await tx.query(
+          `UPDATE idempotency SET request_hash = $3, created_at = $4, response = NULL
+           WHERE caller_key = $1 AND key = $2 AND created_at < $5 RETURNING key`,
+          [...params, expiredBefore],
+        );
+        if (replaced.length === 1) return { claimed: true as const };
+        const [existing] = await tx.query<IdempotencyRow>(
+          'SELECT * FROM idempotency WHERE caller_key = $1 AND key = $2',
+          [record.callerKey, record.key],
+        );
+        return { claimed: false as const, existing: toRecord(existing!) };
+      });
+    },
+    async abandon(callerKey, key) {
+      await db.query('DELETE FROM idempotency WHERE caller_key = $1 AND key = $2 AND response IS NULL', [callerKey, key]);
+    },
+    async deleteExpired(before) {
+      const rows = await db.query('DELETE FROM idempotency WHERE created_at < $1 RETURNING key', [before]);
+      return rows.length;
+    },
+  };
+}
