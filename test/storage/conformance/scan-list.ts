@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import type { Wear } from '../../../src/core/analysis/analyzer.js';
+import type { Store } from '../../../src/core/storage/store.js';
+import type { ScanRecord } from '../../../src/core/types.js';
+import { makeScan } from '../../support/store.js';
+import type { GetStore } from './fixtures.js';
+
+const BASE = Date.parse('2026-11-01T00:00:00.000Z');
+const HOUR = 3_600_000;
+
+async function add(store: Store, overrides: Partial<ScanRecord>): Promise<ScanRecord> {
+  const scan = makeScan({ accountId: 'acct-list', ...overrides });
+  await store.scans.commit({ scan, reservation: null, idempotency: null });
+  return scan;
+}
+
+function withWear(wear: Wear): ScanRecord['result'] {
+  return { ...makeScan().result, wear };
+}
+
+async function pageAll(store: Store, limit: number): Promise<{ ids: string[]; pages: number }> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const page = await store.scans.list({ accountId: 'acct-list', limit, ...(cursor ? { cursor } : {}) });
+    ids.push(...page.items.map((s) => s.id));
+    cursor = page.nextCursor ?? undefined;
+    pages += 1;
+  } while (cursor);
+  return { ids, pages };
+}
+
+export function scanListConformance(store: GetStore): void {
+  describe('scans: list and all', () => {
+    it('pages 25 scans by 10, newest first, each exactly once (ties broken by id)', async () => {
+      const scans = [];
+      // Pairs share a timestamp so the tie-break matters.
+      for (let i = 0; i < 25; i++) scans.push(await add(store(), { createdAt: new Date(BASE + Math.floor(i / 2) * HOUR) }));
+      const { ids, pages } = await pageAll(store(), 10);
+      expect(pages).toBe(3);
+      const expected = [...scans]
+        .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
+        .map((s) => s.id);
+      expect(ids).toEqual(expected);
+    });
+
+    it('keeps a cursor stable while newer scans arrive', async () => {
+      for (let i = 0; i < 6; i++) await add(store(), { createdAt: new Date(BASE + i * HOUR) });
+      const first = await store().scans.list({ accountId: 'acct-list', limit: 3 });
+      await add(store(), { createdAt: new Date(BASE + 100 * HOUR) });
+      const second = await store().scans.list({ accountId: 'acct-list', limit: 3, cursor: first.nextCursor! });
+      const seen = [...first.items, ...second.items].map((s) => s.createdAt.getTime());
+      expect(seen).toEqual([5, 4, 3, 2, 1, 0].map((i) => BASE + i * HOUR));
+      expect(second.nextCursor).toBeNull();
+    });
+
+    it('refuses a malformed cursor', async () => {
+      await expect(store().scans.list({ accountId: 'acct-list', limit: 10, cursor: '!!not a cursor' })).rejects.toMatchObject({
+        code: 'VALIDATION_ERROR',
+      });
+    });
+
+    it('shows only the account’s live scans', async () => {
+      const mine = await add(store(), {});
+      await add(store(), { accountId: 'someone-else' });
+      await add(store(), { accountId: null });
+      const gone = await add(store(), {});
+      await store().scans.markDeleted(gone.id, new Date(BASE));
+      const page = await store().scans.list({ accountId: 'acct-list', limit: 10 });
+      expect(page).toEqual({ items: [mine], nextCursor: null });
+      expect(await store().scans.all({ accountId: 'acct-list' })).toEqual([mine]);
+    });
+
+    it('filters by vehicle substring ignoring case, with % and _ taken literally', async () => {
+      const golf = await add(store(), { vehicle: 'VW Golf AB-123' });
+      const percent = await add(store(), { vehicle: 'Fleet 100% van' });
+      const under = await add(store(), { vehicle: 'plate AB_12' });
+      await add(store(), { vehicle: null });
+      const ids = async (vehicle: string) =>
+        (await store().scans.list({ accountId: 'acct-list', limit: 10, vehicle })).items.map((s) => s.id);
+      expect(await ids('golf ab')).toEqual([golf.id]);
+      expect(await ids('0%')).toEqual([percent.id]);
+      expect(await ids('%')).toEqual([percent.id]);
+      expect(await ids('B_1')).toEqual([under.id]);
+      expect(await ids('zzz')).toEqual([]);
+    });
+
+    it('matches vehicles case-insensitively beyond ASCII', async () => {
+      const scan = await add(store(), { vehicle: 'ÖAMTC Führer' });
+      const page = await store().scans.list({ accountId: 'acct-list', limit: 10, vehicle: 'öamtc FÜHRER' });
+      expect(page.items.map((s) => s.id)).toEqual([scan.id]);
+    });
+
+    it('filters by wear and by inclusive date bounds', async () => {
+      const worn = await add(store(), { result: withWear('worn'), createdAt: new Date(BASE + 1 * HOUR) });
+      const good = await add(store(), { result: withWear('good'), createdAt: new Date(BASE + 2 * HOUR) });
+      const critical = await add(store(), { result: withWear('critical'), createdAt: new Date(BASE + 3 * HOUR) });
+      const list = async (filter: { wear?: Wear; from?: Date; to?: Date }) =>
+        (await store().scans.list({ accountId: 'acct-list', limit: 10, ...filter })).items.map((s) => s.id);
+      expect(await list({ wear: 'worn' })).toEqual([worn.id]);
+      expect(await list({ from: new Date(BASE + 2 * HOUR) })).toEqual([critical.id, good.id]);
+      expect(await list({ to: new Date(BASE + 2 * HOUR) })).toEqual([good.id, worn.id]);
+      expect(await list({ from: new Date(BASE + 2 * HOUR), to: new Date(BASE + 2 * HOUR) })).toEqual([good.id]);
+      expect(await list({ wear: 'good', to: new Date(BASE + HOUR) })).toEqual([]);
+    });
+
+    it('exports every matching scan oldest first without paging', async () => {
+      const scans = [];
+      for (let i = 0; i < 12; i++) {
+        scans.push(await add(store(), { createdAt: new Date(BASE + (12 - i) * HOUR), result: withWear(i % 2 ? 'good' : 'worn') }));
+      }
+      const all = await store().scans.all({ accountId: 'acct-list', wear: 'good' });
+      expect(all.map((s) => s.id)).toEqual(scans.filter((_, i) => i % 2).reverse().map((s) => s.id));
+      expect(all[0]).toEqual(scans[11]);
+    });
+  });
+}

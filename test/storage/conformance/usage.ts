@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import type { Store } from '../../../src/core/storage/store.js';
+import { makeScan } from '../../support/store.js';
+import { type GetStore, MONTH, NOW, concurrently, createAccount, reserveRequest } from './fixtures.js';
+
+/** Reserve and commit `n` scans, leaving `limit - n` of the allowance. */
+async function spend(store: Store, subject: string, n: number, limit = 10): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const reservation = await store.usage.reserve(reserveRequest({ subject, limit }));
+    expect(reservation?.source).toBe('allowance');
+    await store.scans.commit({ scan: makeScan(), reservation, idempotency: null });
+  }
+}
+
+async function giveCredit(store: Store, accountId: string, scans: number): Promise<void> {
+  await store.licenses.redeem({
+    codeId: `pack-${accountId}-${scans}`,
+    accountId,
+    kind: 'pack',
+    scans,
+    expiresAt: null,
+    redeemedAt: NOW,
+  });
+}
+
+export function usageConformance(store: GetStore): void {
+  describe('usage', () => {
+    it('grants the allowance up to the limit, counting holds, then refuses', async () => {
+      const granted = [];
+      for (let i = 0; i < 4; i++) granted.push(await store().usage.reserve(reserveRequest({ subject: 'ip:1.2.3.4', limit: 3 })));
+      expect(granted.map((r) => r?.source ?? null)).toEqual(['allowance', 'allowance', 'allowance', null]);
+      expect(granted[0]).toMatchObject({ subject: 'ip:1.2.3.4', window: MONTH });
+      expect(await store().usage.usage('ip:1.2.3.4', MONTH)).toEqual({ used: 0, held: 3 });
+    });
+
+    it('50 concurrent reservations against 7 left grant exactly 7', async () => {
+      await spend(store(), 'acct:race', 3);
+      const results = await concurrently(50, () => store().usage.reserve(reserveRequest({ subject: 'acct:race' })));
+      expect(results.filter((r) => r !== null)).toHaveLength(7);
+      expect(new Set(results.filter((r) => r !== null).map((r) => r!.id)).size).toBe(7);
+      expect(await store().usage.usage('acct:race', MONTH)).toEqual({ used: 3, held: 7 });
+    });
+
+    it('keeps windows and subjects apart', async () => {
+      await spend(store(), 'acct:w', 2, 2);
+      expect(await store().usage.reserve(reserveRequest({ subject: 'acct:w', limit: 2 }))).toBeNull();
+      expect(await store().usage.reserve(reserveRequest({ subject: 'acct:w', limit: 2, window: 'month:2026-12' }))).not.toBeNull();
+      expect(await store().usage.reserve(reserveRequest({ subject: 'acct:other', limit: 2 }))).not.toBeNull();
+      expect(await store().usage.usage('acct:none', MONTH)).toEqual({ used: 0, held: 0 });
+    });
+
+    it('uses pack credit only once the allowance is spent, and never more than the credit', async () => {
+      const account = await createAccount(store());
+      const subject = `acct:${account.id}`;
+      await giveCredit(store(), account.id, 2);
+      const ask = () => store().usage.reserve(reserveRequest({ subject, limit: 1, packAccountId: account.id }));
+      expect((await ask())?.source).toBe('allowance');
+      const packs = await concurrently(5, ask);
+      expect(packs.map((r) => r?.source ?? null).sort()).toEqual([null, null, null, 'pack', 'pack']);
+      expect(await store().usage.usage(subject, MONTH)).toEqual({ used: 0, held: 1 });
+    });
+
+    it('does not touch pack credit when the request names no pack account', async () => {
+      const account = await createAccount(store());
+      await giveCredit(store(), account.id, 5);
+      await spend(store(), `acct:${account.id}`, 1, 1);
+      expect(await store().usage.reserve(reserveRequest({ subject: `acct:${account.id}`, limit: 1 }))).toBeNull();
+    });
+
+    it('always grants unmetered callers and counts their scans as used on commit', async () => {
+      const results = await concurrently(5, () =>
+        store().usage.reserve(reserveRequest({ subject: 'acct:pro', limit: 1, unmetered: true })),
+      );
+      expect(results.every((r) => r?.source === 'unmetered')).toBe(true);
+      for (const reservation of results) await store().scans.commit({ scan: makeScan(), reservation, idempotency: null });
+      expect(await store().usage.usage('acct:pro', MONTH)).toEqual({ used: 5, held: 0 });
+    });
+
+    it('release gives the unit back and is idempotent', async () => {
+      const first = await store().usage.reserve(reserveRequest({ subject: 'acct:r', limit: 1 }));
+      expect(await store().usage.reserve(reserveRequest({ subject: 'acct:r', limit: 1 }))).toBeNull();
+      await store().usage.release(first!.id);
+      await store().usage.release(first!.id);
+      await store().usage.release('never-existed');
+      expect(await store().usage.usage('acct:r', MONTH)).toEqual({ used: 0, held: 0 });
+      expect(await store().usage.reserve(reserveRequest({ subject: 'acct:r', limit: 1 }))).not.toBeNull();
+    });
+
+    it('releasing a pack hold frees the credit again', async () => {
+      const account = await createAccount(store());
+      await giveCredit(store(), account.id, 1);
+      const ask = () => store().usage.reserve(reserveRequest({ subject: 'x', limit: 0, packAccountId: account.id }));
+      const held = await ask();
+      expect(held?.source).toBe('pack');
+      expect(await ask()).toBeNull();
+      await store().usage.release(held!.id);
+      expect((await ask())?.source).toBe('pack');
+    });
+
+    it('expires holds created before the cutoff only', async () => {
+      const at = (ms: number) => new Date(NOW.getTime() + ms);
+      await store().usage.reserve(reserveRequest({ subject: 'acct:e', now: at(-60_000) }));
+      await store().usage.reserve(reserveRequest({ subject: 'acct:e', now: at(-30_000) }));
+      await store().usage.reserve(reserveRequest({ subject: 'acct:e', now: at(0) }));
+      expect(await store().usage.expireReservations(at(-29_999))).toBe(2);
+      expect(await store().usage.usage('acct:e', MONTH)).toEqual({ used: 0, held: 1 });
+      expect(await store().usage.expireReservations(at(-29_999))).toBe(0);
+    });
+  });
+}
