@@ -1,0 +1,191 @@
+/**
+ * Typed client for /api/v1. Same origin, cookie session; every call unwraps the
+ * envelope and throws ApiError so pages only ever handle one error shape.
+ */
+import type {
+  AccountData,
+  AnalyzeData,
+  CreatedApiKey,
+  Envelope,
+  HealthData,
+  RedeemData,
+  ScanList,
+  SettingsData,
+  SyncStatus,
+  WireAccount,
+  WireApiKey,
+  WirePosition,
+  WireScan,
+  WireWear,
+} from '../../../shared/api';
+
+export const API_BASE = '/api/v1';
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status: number,
+    readonly headers: Headers | null = null,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** Allowance as announced by the X-RateLimit-* headers of an analyze response. */
+export interface RateLimitInfo {
+  limit: number | null;
+  remaining: number | null;
+  resetAt: Date | null;
+}
+
+function unwrap<T>(status: number, text: string, headers: Headers | null): T {
+  let body: Envelope<T> | null = null;
+  try {
+    body = JSON.parse(text) as Envelope<T>;
+  } catch {
+    body = null;
+  }
+  if (body && body.success === true) return body.data;
+  if (body && body.success === false && body.error) {
+    throw new ApiError(body.error.code, body.error.message, status, headers);
+  }
+  throw new ApiError('BAD_RESPONSE', `The service answered something unexpected (HTTP ${status}).`, status, headers);
+}
+
+const NETWORK_MESSAGE = 'Could not reach the TireWear service. Check that the app is running.';
+
+async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(API_BASE + path, {
+      method,
+      credentials: 'same-origin',
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError('NETWORK_ERROR', NETWORK_MESSAGE, 0);
+  }
+  return unwrap<T>(response.status, await response.text(), response.headers);
+}
+
+function parseReset(raw: string | null): Date | null {
+  if (!raw) return null;
+  const n = Number(raw);
+  // Epoch seconds, or an ISO date; both are seen in the wild.
+  const date = Number.isFinite(n) ? new Date(n < 1e12 ? n * 1000 : n) : new Date(raw);
+  return Number.isNaN(date.getTime()) ? null : date;
+}
+
+function numberOrNull(raw: string | null): number | null {
+  if (raw === null || raw === '' || raw === 'unlimited') return null;
+  const n = Number(raw);
+  return Number.isFinite(n) ? n : null;
+}
+
+export function rateLimitFrom(headers: Headers | null): RateLimitInfo | null {
+  if (!headers || !headers.has('x-ratelimit-limit')) return null;
+  return {
+    limit: numberOrNull(headers.get('x-ratelimit-limit')),
+    remaining: numberOrNull(headers.get('x-ratelimit-remaining')),
+    resetAt: parseReset(headers.get('x-ratelimit-reset')),
+  };
+}
+
+/** XMLHttpRequest headers → Headers, so analyze answers look like fetch answers. */
+function xhrHeaders(xhr: XMLHttpRequest): Headers {
+  const headers = new Headers();
+  for (const line of xhr.getAllResponseHeaders().trim().split(/[\r\n]+/)) {
+    const at = line.indexOf(':');
+    if (at > 0) headers.append(line.slice(0, at).trim(), line.slice(at + 1).trim());
+  }
+  return headers;
+}
+
+export interface AnalyzeOptions {
+  vehicle?: string;
+  position?: WirePosition | '';
+  verbose?: boolean;
+  /** Fraction 0–1 of the upload sent. */
+  onProgress?: (fraction: number) => void;
+}
+
+/** POST /analyze through XHR: fetch cannot report upload progress. */
+export function analyze(image: Blob, filename: string, options: AnalyzeOptions = {}): Promise<{ data: AnalyzeData; rateLimit: RateLimitInfo | null }> {
+  const form = new FormData();
+  if (options.vehicle) form.append('vehicle', options.vehicle);
+  if (options.position) form.append('position', options.position);
+  if (options.verbose) form.append('verbose', '1');
+  form.append('image', image, filename);
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', `${API_BASE}/analyze`);
+    xhr.withCredentials = true;
+    xhr.upload.onprogress = (event) => {
+      if (event.lengthComputable) options.onProgress?.(event.loaded / event.total);
+    };
+    xhr.onerror = () => reject(new ApiError('NETWORK_ERROR', NETWORK_MESSAGE, 0));
+    xhr.onload = () => {
+      const headers = xhrHeaders(xhr);
+      try {
+        const data = unwrap<AnalyzeData>(xhr.status, xhr.responseText, headers);
+        resolve({ data, rateLimit: rateLimitFrom(headers) });
+      } catch (error) {
+        reject(error);
+      }
+    };
+    xhr.send(form);
+  });
+}
+
+export interface ScanFilter {
+  vehicle?: string;
+  wear?: WireWear | '';
+  /** yyyy-mm-dd, inclusive day bounds. */
+  from?: string;
+  to?: string;
+}
+
+function query(params: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== '') search.set(key, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+function filterParams(filter: ScanFilter): Record<string, string | undefined> {
+  return {
+    vehicle: filter.vehicle?.trim(),
+    wear: filter.wear || undefined,
+    from: filter.from ? new Date(`${filter.from}T00:00:00`).toISOString() : undefined,
+    to: filter.to ? new Date(`${filter.to}T23:59:59.999`).toISOString() : undefined,
+  };
+}
+
+export const api = {
+  health: () => request<HealthData>('GET', '/health'),
+  register: (email: string, password: string) => request<WireAccount>('POST', '/auth/register', { email, password }),
+  login: (email: string, password: string) => request<WireAccount>('POST', '/auth/login', { email, password }),
+  logout: () => request<unknown>('POST', '/auth/logout', {}),
+  account: () => request<AccountData>('GET', '/account'),
+  redeemLicense: (code: string) => request<RedeemData>('POST', '/licenses', { code }),
+  listKeys: async () => (await request<{ items: WireApiKey[] }>('GET', '/keys')).items,
+  createKey: (name: string) => request<CreatedApiKey>('POST', '/keys', { name }),
+  revokeKey: (id: string) => request<unknown>('DELETE', `/keys/${encodeURIComponent(id)}`),
+  listScans: (filter: ScanFilter, cursor?: string, limit = 20) =>
+    request<ScanList>('GET', `/scans${query({ ...filterParams(filter), cursor, limit })}`),
+  getScan: (id: string) => request<WireScan>('GET', `/scans/${encodeURIComponent(id)}`),
+  deleteScan: (id: string) => request<unknown>('DELETE', `/scans/${encodeURIComponent(id)}`),
+  setMeasurement: (id: string, measurementMm: number | null) =>
+    request<WireScan>('PUT', `/scans/${encodeURIComponent(id)}/measurement`, { measurementMm }),
+  exportUrl: (filter: ScanFilter) => `${API_BASE}/scans/export${query(filterParams(filter))}`,
+  imageUrl: (id: string, variant: 'original' | 'thumbnail' = 'original') =>
+    `${API_BASE}/scans/${encodeURIComponent(id)}/image${variant === 'thumbnail' ? '?variant=thumbnail' : ''}`,
+  getSettings: () => request<SettingsData>('GET', '/settings'),
+  putSettings: (patch: Partial<Omit<SettingsData, 'restartRequired'>>) => request<SettingsData>('PUT', '/settings', patch),
+  syncStatus: () => request<SyncStatus>('GET', '/sync/status'),
+};

@@ -1,0 +1,49 @@
+/** Plain words for each error code; the server's own message is always shown beside them. */
+import { ApiError } from './client';
+
+const FRIENDLY: Record<string, string> = {
+  VALIDATION_ERROR: 'Something in the form is not right.',
+  INVALID_API_KEY: 'That API key is not valid or was revoked.',
+  INVALID_SESSION: 'Your sign-in has expired. Please sign in again.',
+  INVALID_CREDENTIALS: 'Wrong email or password.',
+  FORBIDDEN: 'You are not allowed to do that here.',
+  NOT_FOUND: 'We could not find that. It may have been deleted.',
+  METHOD_NOT_ALLOWED: 'This version of the app does not support that action.',
+  CONFLICT: 'That already exists.',
+  FILE_TOO_LARGE: 'The photo is too big. Photos can be at most 10 MB.',
+  UNSUPPORTED_MEDIA_TYPE: 'That file is not a photo we can read. Use JPEG, PNG or WebP.',
+  IMAGE_UNREADABLE: 'The photo file is damaged or incomplete. Take or export it again.',
+  IMAGE_TOO_SMALL: 'The photo is too small. Use at least 256 pixels on the short side.',
+  IMAGE_TOO_LARGE: 'The photo has too many pixels (over 40 megapixels). Use a smaller one.',
+  NO_TIRE_DETECTED: 'We could not see tire tread in this photo. Photograph the tread face, close and in focus.',
+  LICENSE_INVALID: 'That license code is not valid. Check that it was copied completely.',
+  LICENSE_EXPIRED: 'That license has already expired.',
+  LICENSE_ALREADY_REDEEMED: 'That license code has already been used.',
+  IDEMPOTENCY_KEY_REUSED: 'This request was already sent with different content.',
+  RATE_LIMIT_EXCEEDED: 'You have used all the scans of your allowance.',
+  TOO_MANY_ATTEMPTS: 'Too many sign-in attempts. Wait a moment and try again.',
+  INTERNAL_ERROR: 'Something went wrong inside TireWear. Try again; nothing was charged.',
+  SERVER_BUSY: 'TireWear is busy with other photos. Try again in a few seconds.',
+  MODEL_UNAVAILABLE: 'The analysis model could not be loaded. Restart TireWear or reinstall it.',
+  STORAGE_UNAVAILABLE: 'The database is not available right now. Try again shortly.',
+  NETWORK_ERROR: 'No connection to the TireWear service.',
+  BAD_RESPONSE: 'The service gave an unexpected answer.',
+};
+
+export interface FriendlyError {
+  title: string;
+  detail: string;
+  code: string;
+}
+
+export function describeError(error: unknown): FriendlyError {
+  if (error instanceof ApiError) {
+    return { title: FRIENDLY[error.code] ?? 'Something went wrong.', detail: error.message, code: error.code };
+  }
+  const detail = error instanceof Error ? error.message : String(error);
+  return { title: 'Something went wrong.', detail, code: 'UNKNOWN' };
+}
+
+export function isSignedOutError(error: unknown): boolean {
+  return error instanceof ApiError && (error.status === 401 || error.status === 403);
+}

@@ -1,0 +1,67 @@
+/** Create the shop account (register, then sign in) or sign in to an existing one. */
+import { useId, useState, type FormEvent } from 'react';
+import { api } from '../api/client';
+import { useSession } from '../hooks/useSession';
+import { ErrorMessage } from './ErrorMessage';
+
+export function AuthForm({ initialMode = 'register' }: { initialMode?: 'register' | 'login' }) {
+  const { refresh } = useSession();
+  const [mode, setMode] = useState(initialMode);
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const emailId = useId();
+  const passwordId = useId();
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    if (mode === 'register' && password.length < 8) {
+      setError(new Error('The password needs at least 8 characters.'));
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      if (mode === 'register') await api.register(email.trim(), password);
+      await api.login(email.trim(), password);
+      await refresh();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const registering = mode === 'register';
+  return (
+    <form className="auth-form" onSubmit={submit} aria-label={registering ? 'Create shop account' : 'Sign in'}>
+      <h3>{registering ? 'Create your shop account' : 'Sign in'}</h3>
+      {registering && <p className="muted">Free: 10 scans a month, history, customer reports and API keys for your POS.</p>}
+      <div className="field">
+        <label htmlFor={emailId}>Email</label>
+        <input id={emailId} type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />
+      </div>
+      <div className="field">
+        <label htmlFor={passwordId}>Password{registering && ' (at least 8 characters)'}</label>
+        <input
+          id={passwordId}
+          type="password"
+          autoComplete={registering ? 'new-password' : 'current-password'}
+          required
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
+      </div>
+      <ErrorMessage error={error} />
+      <div className="row">
+        <button type="submit" disabled={busy}>
+          {busy ? 'Please wait…' : registering ? 'Create account' : 'Sign in'}
+        </button>
+        <button type="button" className="link" onClick={() => setMode(registering ? 'login' : 'register')}>
+          {registering ? 'I already have an account' : 'Create a new account instead'}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,112 @@
+/** Webcam capture: pick a camera, live preview, capture a frame as JPEG, retake or analyze. */
+import { useCallback, useEffect, useId, useRef, useState } from 'react';
+import { ErrorMessage } from './ErrorMessage';
+
+interface Props {
+  onCapture: (file: File) => void;
+  onClose: () => void;
+}
+
+export function CameraCapture({ onCapture, onClose }: Props) {
+  const video = useRef<HTMLVideoElement>(null);
+  const [devices, setDevices] = useState<MediaDeviceInfo[]>([]);
+  /** The camera shown in the picker, and the one asked for (empty: the system's default). */
+  const [deviceId, setDeviceId] = useState('');
+  const [requestedId, setRequestedId] = useState('');
+  const [stream, setStream] = useState<MediaStream | null>(null);
+  const [shot, setShot] = useState<{ blob: Blob; url: string } | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const selectId = useId();
+
+  useEffect(() => {
+    if (!navigator.mediaDevices?.getUserMedia) {
+      setError(new Error('This browser gives no access to cameras. Use the Electron app or a recent Chrome / Edge.'));
+      return;
+    }
+    let active: MediaStream | null = null;
+    let cancelled = false;
+    navigator.mediaDevices
+      .getUserMedia({ video: requestedId ? { deviceId: { exact: requestedId } } : { width: { ideal: 1920 }, height: { ideal: 1080 } } })
+      .then(async (media) => {
+        if (cancelled) return media.getTracks().forEach((t) => t.stop());
+        active = media;
+        setStream(media);
+        setError(null);
+        // Labels are only filled in once permission is granted, so list after getUserMedia.
+        const all = await navigator.mediaDevices.enumerateDevices();
+        setDevices(all.filter((d) => d.kind === 'videoinput'));
+        setDeviceId(media.getVideoTracks()[0]?.getSettings().deviceId ?? requestedId);
+      })
+      .catch((err: Error) => setError(new Error(`The camera could not be opened: ${err.message}`)));
+    return () => {
+      cancelled = true;
+      active?.getTracks().forEach((t) => t.stop());
+    };
+  }, [requestedId]);
+
+  useEffect(() => {
+    if (video.current && stream) video.current.srcObject = stream;
+  }, [stream, shot]);
+
+  useEffect(() => () => {
+    if (shot) URL.revokeObjectURL(shot.url);
+  }, [shot]);
+
+  const capture = useCallback(() => {
+    const v = video.current;
+    if (!v || !v.videoWidth) return;
+    const canvas = document.createElement('canvas');
+    canvas.width = v.videoWidth;
+    canvas.height = v.videoHeight;
+    canvas.getContext('2d')?.drawImage(v, 0, 0);
+    canvas.toBlob((blob) => blob && setShot({ blob, url: URL.createObjectURL(blob) }), 'image/jpeg', 0.92);
+  }, []);
+
+  const analyze = () => {
+    if (!shot) return;
+    onCapture(new File([shot.blob], `camera-${new Date().toISOString().replace(/[:.]/g, '-')}.jpg`, { type: 'image/jpeg' }));
+    setShot(null);
+  };
+
+  return (
+    <section className="camera" aria-label="Camera capture">
+      <div className="row">
+        <label htmlFor={selectId}>Camera</label>
+        <select id={selectId} value={deviceId} onChange={(e) => {
+            setDeviceId(e.target.value);
+            setRequestedId(e.target.value);
+          }} disabled={devices.length === 0}>
+          {devices.length === 0 && <option value="">Default camera</option>}
+          {devices.map((d, i) => (
+            <option key={d.deviceId || i} value={d.deviceId}>
+              {d.label || `Camera ${i + 1}`}
+            </option>
+          ))}
+        </select>
+        <button type="button" className="secondary" onClick={onClose}>
+          Close camera
+        </button>
+      </div>
+      <ErrorMessage error={error} />
+      <div className="camera-view">
+        {shot ? <img src={shot.url} alt="Captured photo" /> : <video ref={video} autoPlay playsInline muted aria-label="Live camera preview" />}
+      </div>
+      <div className="row">
+        {shot ? (
+          <>
+            <button type="button" className="secondary" onClick={() => setShot(null)}>
+              Retake
+            </button>
+            <button type="button" onClick={analyze}>
+              Analyze photo
+            </button>
+          </>
+        ) : (
+          <button type="button" onClick={capture} disabled={!stream}>
+            Capture
+          </button>
+        )}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,74 @@
+/** A big target for photos: drop, click / Enter to pick files, or paste from the clipboard. */
+import { useEffect, useRef, useState, type DragEvent, type KeyboardEvent } from 'react';
+
+function imagesOf(files: FileList | null | undefined): File[] {
+  return Array.from(files ?? []).filter((f) => f.type === '' || f.type.startsWith('image/'));
+}
+
+export function DropZone({ onFiles, listenToPaste }: { onFiles: (files: File[]) => void; listenToPaste: boolean }) {
+  const input = useRef<HTMLInputElement>(null);
+  const [over, setOver] = useState(false);
+
+  useEffect(() => {
+    if (!listenToPaste) return;
+    const onPaste = (event: ClipboardEvent) => {
+      const target = event.target as HTMLElement | null;
+      if (target && (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA')) return;
+      const files = imagesOf(event.clipboardData?.files);
+      if (files.length) {
+        event.preventDefault();
+        onFiles(files.map((f, i) => (f.name && f.name !== 'image.png' ? f : new File([f], `pasted-${Date.now()}-${i}.png`, { type: f.type }))));
+      }
+    };
+    window.addEventListener('paste', onPaste);
+    return () => window.removeEventListener('paste', onPaste);
+  }, [onFiles, listenToPaste]);
+
+  const onDrop = (event: DragEvent) => {
+    event.preventDefault();
+    setOver(false);
+    const files = imagesOf(event.dataTransfer.files);
+    if (files.length) onFiles(files);
+  };
+  const onKey = (event: KeyboardEvent) => {
+    if (event.key === 'Enter' || event.key === ' ') {
+      event.preventDefault();
+      input.current?.click();
+    }
+  };
+
+  return (
+    <div
+      className={`drop-zone${over ? ' drop-over' : ''}`}
+      role="button"
+      tabIndex={0}
+      aria-label="Add tire photos: drop them here, press Enter to choose files, or paste with Ctrl+V"
+      data-testid="drop-zone"
+      onClick={() => input.current?.click()}
+      onKeyDown={onKey}
+      onDragOver={(e) => {
+        e.preventDefault();
+        setOver(true);
+      }}
+      onDragLeave={() => setOver(false)}
+      onDrop={onDrop}
+    >
+      <div className="drop-icon" aria-hidden="true">⬇</div>
+      <div className="drop-title">Drop tire photos here</div>
+      <div className="muted">or click to choose files · paste with Ctrl+V · JPEG, PNG or WebP up to 10 MB</div>
+      <input
+        ref={input}
+        type="file"
+        accept="image/jpeg,image/png,image/webp"
+        multiple
+        hidden
+        data-testid="file-input"
+        onChange={(e) => {
+          const files = imagesOf(e.target.files);
+          e.target.value = '';
+          if (files.length) onFiles(files);
+        }}
+      />
+    </div>
+  );
+}

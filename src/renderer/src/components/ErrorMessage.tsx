@@ -1,0 +1,52 @@
+/** An error in plain words, the server's message beside it, and what to do at the scan limit. */
+import { ApiError, rateLimitFrom } from '../api/client';
+import { describeError } from '../api/errors';
+import { useSession } from '../hooks/useSession';
+import { formatDate } from '../lib/format';
+
+export function ErrorMessage({ error }: { error: unknown }) {
+  if (error === null || error === undefined) return null;
+  if (error instanceof ApiError && error.code === 'RATE_LIMIT_EXCEEDED') return <LimitMessage error={error} />;
+  const { title, detail, code } = describeError(error);
+  return (
+    <div className="message message-error" role="alert">
+      <strong>{title}</strong>
+      {detail && detail !== title && <p>{detail}</p>}
+      <small className="code">{code}</small>
+    </div>
+  );
+}
+
+function resetDate(error: ApiError): Date | null {
+  const fromHeaders = rateLimitFrom(error.headers)?.resetAt ?? null;
+  if (fromHeaders) return fromHeaders;
+  const retryAfter = Number(error.headers?.get('retry-after'));
+  return Number.isFinite(retryAfter) && retryAfter > 0 ? new Date(Date.now() + retryAfter * 1000) : null;
+}
+
+/** 429: what happened, and the ways out for this kind of caller. */
+export function LimitMessage({ error }: { error: ApiError }) {
+  const { state, account } = useSession();
+  const reset = resetDate(error) ?? (account ? new Date(account.allowance.resetAt) : null);
+  return (
+    <div className="message message-limit" role="alert">
+      <strong>Scan limit reached.</strong>
+      <p>{error.message}</p>
+      <ul>
+        {state !== 'signed-in' && (
+          <li>
+            <a href="#/account">Create a free shop account</a> for 10 scans a month.
+          </li>
+        )}
+        {state === 'signed-in' && account?.plan !== 'pro' && (
+          <li>
+            Buy a scan pack (100 scans that never expire) or a Pro plan, then{' '}
+            <a href="#/account">redeem the license code</a>.
+          </li>
+        )}
+        {reset && <li>Or wait: the allowance renews on {formatDate(reset)}.</li>}
+      </ul>
+      <small className="code">{error.code}</small>
+    </div>
+  );
+}

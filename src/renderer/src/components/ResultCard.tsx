@@ -1,0 +1,79 @@
+/** Everything a counter needs from one scan: colour, depth, range against the legal limit, health. */
+import type { ReactNode } from 'react';
+import { useSession } from '../hooks/useSession';
+import { POSITION_LABEL, WEAR_ADVICE, formatDate, formatDepth, legalMinimumMm } from '../lib/format';
+import type { ScanView } from '../lib/scanView';
+import { DepthBar } from './DepthBar';
+import { HealthGauge } from './HealthGauge';
+import { MeasurementForm } from './MeasurementForm';
+import { TreadImage } from './TreadImage';
+import { WearBadge } from './WearBadge';
+
+interface Props {
+  scan: ScanView;
+  onMeasured?: (measurementMm: number | null) => void;
+  /** Extra actions (delete, report) placed in the card's footer. */
+  actions?: ReactNode;
+}
+
+export function ResultCard({ scan, onMeasured, actions }: Props) {
+  const { prefs } = useSession();
+  const r = scan.result;
+  const title = [scan.vehicle, scan.position ? POSITION_LABEL[scan.position] : null].filter(Boolean).join(' · ') || 'Tire scan';
+  return (
+    <article className="result-card" aria-label={`Result: ${title}`} data-scan-id={scan.scanId}>
+      <TreadImage src={scan.imageSrc} alt={`Photo of ${title}`} overlays={r.overlays} points={r.points} />
+      <div className="result-body">
+        <header className="result-head">
+          <WearBadge wear={r.wear} large />
+          <div>
+            <h3>{title}</h3>
+            <div className="muted">{formatDate(scan.createdAt)}</div>
+          </div>
+        </header>
+        {r.isPreliminary && (
+          <p className="message message-warn" role="alert">
+            <strong>Preliminary result.</strong> The models disagree (alignment {r.modelAlignment}%) or the tread is hard to see.
+            Check this tire with a tread depth gauge.
+          </p>
+        )}
+        <p className="depth-figure">
+          <span className="depth-main">{formatDepth(r.estimatedDepthMm, prefs.units)}</span>
+          <span className="muted"> estimated tread depth</span>
+        </p>
+        <p className="advice">{WEAR_ADVICE[r.wear]}</p>
+        <DepthBar estimateMm={r.estimatedDepthMm} range={r.depthRangeMm} legalMinMm={legalMinimumMm(prefs.legalMinimum)} measuredMm={scan.measurementMm} />
+        <div className="result-stats">
+          <HealthGauge value={r.treadHealthIndex} />
+          <dl>
+            <dt>TWI bars confirmed</dt>
+            <dd>{r.twiConsensusCount}</dd>
+            <dt>Confidence</dt>
+            <dd>{Math.round(r.confidence * 100)}%</dd>
+            <dt>Model agreement</dt>
+            <dd>{r.modelAlignment}%</dd>
+            {r.grooves && r.grooves.length > 0 && (
+              <>
+                <dt>Grooves</dt>
+                <dd>{r.grooves.map((g) => g.depthMm.toFixed(1)).join(' · ')} mm</dd>
+              </>
+            )}
+          </dl>
+        </div>
+        {onMeasured && (
+          <MeasurementForm
+            scanId={scan.scanId}
+            measurementMm={scan.measurementMm}
+            units={prefs.units}
+            onSaved={(_scan, mm) => onMeasured(mm)}
+          />
+        )}
+        <p className="disclaimer">{r.disclaimer}</p>
+        <p className="muted small">
+          Model {r.modelVersion} · {r.processingTimeMs} ms · scan {scan.scanId}
+        </p>
+        {actions && <div className="card-actions">{actions}</div>}
+      </div>
+    </article>
+  );
+}

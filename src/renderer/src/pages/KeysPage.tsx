@@ -1,0 +1,120 @@
+/** API keys for the shop's POS: create (secret shown once), list, revoke; a ready curl example. */
+import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
+import type { CreatedApiKey, WireApiKey } from '../../../shared/api';
+import { api } from '../api/client';
+import { CopyButton } from '../components/CopyButton';
+import { ErrorMessage } from '../components/ErrorMessage';
+import { formatDate } from '../lib/format';
+
+export function KeysPage() {
+  const [keys, setKeys] = useState<WireApiKey[]>([]);
+  const [name, setName] = useState('');
+  const [created, setCreated] = useState<CreatedApiKey | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const nameId = useId();
+
+  const load = useCallback(() => api.listKeys().then(setKeys, setError), []);
+  useEffect(() => void load(), [load]);
+
+  async function create(event: FormEvent) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      setCreated(await api.createKey(name.trim() || 'POS'));
+      setName('');
+      await load();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function revoke(key: WireApiKey) {
+    if (!window.confirm(`Revoke the key "${key.name}"? Software using it stops working at once.`)) return;
+    try {
+      await api.revokeKey(key.id);
+      if (created?.id === key.id) setCreated(null);
+      await load();
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  const example = created?.key ?? 'tw_YOUR_KEY';
+  const curl = `curl -X POST ${window.location.origin}/api/v1/analyze \\\n  -H "X-API-Key: ${example}" \\\n  -F "image=@tire.jpg" \\\n  -F "vehicle=AB-123-CD" -F "position=FL"`;
+  const active = keys.filter((k) => !k.revokedAt);
+
+  return (
+    <section aria-labelledby="keys-title">
+      <h2 id="keys-title">API keys</h2>
+      <p>Your POS or shop software sends photos to TireWear with a key. Scans made with a key count against this account.</p>
+      <form className="panel" onSubmit={create}>
+        <label htmlFor={nameId}>Name of the new key (e.g. the POS it is for)</label>
+        <div className="row">
+          <input id={nameId} value={name} maxLength={64} onChange={(e) => setName(e.target.value)} placeholder="Front desk POS" />
+          <button type="submit" disabled={busy}>
+            Create key
+          </button>
+        </div>
+      </form>
+      {created && (
+        <div className="message message-ok new-key" role="status">
+          <strong>New key “{created.name}”. Copy it now: it is shown only once.</strong>
+          <div className="row">
+            <code data-testid="new-key">{created.key}</code>
+            <CopyButton text={created.key} label="Copy key" />
+          </div>
+        </div>
+      )}
+      <ErrorMessage error={error} />
+      <table className="keys">
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Key</th>
+            <th scope="col">Created</th>
+            <th scope="col">Last used</th>
+            <th scope="col">
+              <span className="sr-only">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {active.length === 0 && (
+            <tr>
+              <td colSpan={5}>No keys yet.</td>
+            </tr>
+          )}
+          {active.map((k) => (
+            <tr key={k.id}>
+              <td>{k.name}</td>
+              <td>
+                <code>{k.prefix}…</code>
+              </td>
+              <td>{formatDate(k.createdAt)}</td>
+              <td>{k.lastUsedAt ? formatDate(k.lastUsedAt) : 'never'}</td>
+              <td>
+                <button type="button" className="danger" onClick={() => void revoke(k)} aria-label={`Revoke key ${k.name}`}>
+                  Revoke
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <div className="panel pos">
+        <h3>Connect your POS</h3>
+        <p>
+          Send a multipart POST to <code>{window.location.origin}/api/v1/analyze</code> with the photo in <code>image</code> and the key in
+          the <code>X-API-Key</code> header. Add <code>verbose=1</code> for overlays, and an <code>Idempotency-Key</code> header so a
+          retried request is charged once. The full description is at <a href="/api/v1/openapi.json">/api/v1/openapi.json</a>.
+        </p>
+        <pre data-testid="curl-example">{curl}</pre>
+        <CopyButton text={curl.replace(/\\\n\s*/g, '')} label="Copy example" />
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,85 @@
+/** The counter screen: vehicle and position, then photos by drop, picker, paste or webcam. */
+import { useCallback, useId, useState } from 'react';
+import type { WirePosition } from '../../../shared/api';
+import { CameraCapture } from '../components/CameraCapture';
+import { DropZone } from '../components/DropZone';
+import { QueueCard } from '../components/QueueCard';
+import { useScanQueue } from '../hooks/useScanQueue';
+import { useSession } from '../hooks/useSession';
+import { POSITIONS, POSITION_LABEL, formatDate } from '../lib/format';
+import type { ScanView } from '../lib/scanView';
+
+interface Props {
+  /** False while another page is shown: the page keeps its queue but ignores pastes. */
+  active: boolean;
+  onReport: (scans: ScanView[]) => void;
+}
+
+export function ScanPage({ active, onReport }: Props) {
+  const { state, account, refresh } = useSession();
+  const onAnalysed = useCallback(() => {
+    if (state === 'signed-in') void refresh();
+  }, [state, refresh]);
+  const queue = useScanQueue(onAnalysed);
+  const [vehicle, setVehicle] = useState('');
+  const [position, setPosition] = useState<WirePosition | ''>('');
+  const [camera, setCamera] = useState(false);
+  const vehicleId = useId();
+  const positionId = useId();
+
+  const addFiles = useCallback((files: File[]) => queue.add(files, vehicle, position), [queue, vehicle, position]);
+  const done = queue.items.flatMap((item) => (item.status === 'done' && item.view ? [item.view] : []));
+  const limit = queue.rateLimit ?? (account ? { limit: account.allowance.limit, remaining: account.allowance.remaining, resetAt: new Date(account.allowance.resetAt) } : null);
+
+  return (
+    <section aria-labelledby="scan-title">
+      <h2 id="scan-title">Scan tires</h2>
+      <div className="scan-fields">
+        <div className="field">
+          <label htmlFor={vehicleId}>Vehicle / plate</label>
+          <input id={vehicleId} value={vehicle} maxLength={64} onChange={(e) => setVehicle(e.target.value)} placeholder="e.g. AB-123-CD" autoComplete="off" />
+        </div>
+        <div className="field">
+          <label htmlFor={positionId}>Tire position</label>
+          <select id={positionId} value={position} onChange={(e) => setPosition(e.target.value as WirePosition | '')}>
+            <option value="">Not set</option>
+            {POSITIONS.map((p) => (
+              <option key={p} value={p}>
+                {POSITION_LABEL[p]} ({p})
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field field-actions">
+          <button type="button" className="secondary" onClick={() => setCamera((c) => !c)} aria-pressed={camera}>
+            {camera ? 'Hide camera' : 'Use webcam'}
+          </button>
+          <button type="button" className="secondary" disabled={done.length === 0} onClick={() => onReport(done)}>
+            Customer report
+          </button>
+        </div>
+      </div>
+      {camera && <CameraCapture onCapture={(file) => addFiles([file])} onClose={() => setCamera(false)} />}
+      <DropZone onFiles={addFiles} listenToPaste={active} />
+      {limit && (
+        <p className="allowance" role="status">
+          {limit.remaining === null
+            ? 'Unlimited scans (Pro).'
+            : `${limit.remaining} of ${limit.limit ?? '?'} scans left${state === 'signed-in' ? ' this month' : ' today (demo)'}`}
+          {limit.remaining !== null && limit.resetAt && ` · renews ${formatDate(limit.resetAt)}`}
+        </p>
+      )}
+      <div className="results" aria-live="polite">
+        {queue.items.map((item) => (
+          <QueueCard
+            key={item.id}
+            item={item}
+            onRemove={() => queue.remove(item.id)}
+            onRetry={() => queue.retry(item.id)}
+            onMeasured={(mm) => queue.setMeasurement(item.id, mm)}
+          />
+        ))}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,117 @@
+/** Shop settings (GET/PUT /settings); port and LAN access apply after a restart. */
+import { useEffect, useId, useState, type FormEvent } from 'react';
+import type { SettingsData } from '../../../shared/api';
+import { api } from '../api/client';
+import { ErrorMessage } from '../components/ErrorMessage';
+import { SyncPanel } from '../components/SyncPanel';
+import { useSession } from '../hooks/useSession';
+import { bridge } from '../lib/bridge';
+
+type Editable = Omit<SettingsData, 'restartRequired'>;
+
+export function SettingsPage() {
+  const { setPrefs } = useSession();
+  const [form, setForm] = useState<Editable | null>(null);
+  const [restart, setRestart] = useState(false);
+  const [saved, setSaved] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const id = { shop: useId(), port: useId(), units: useId(), legal: useId(), lan: useId(), tray: useId() };
+  const desktop = bridge();
+
+  useEffect(() => {
+    api.getSettings().then(({ restartRequired, ...rest }) => {
+      setForm(rest);
+      setRestart(restartRequired);
+    }, setError);
+  }, []);
+
+  if (!form) return <section aria-label="Settings">{error ? <ErrorMessage error={error} /> : <p>Loading…</p>}</section>;
+
+  const set = <K extends keyof Editable>(key: K, value: Editable[K]) => {
+    setForm({ ...form, [key]: value });
+    setSaved(false);
+  };
+
+  async function save(event: FormEvent) {
+    event.preventDefault();
+    if (!form) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const { restartRequired, ...rest } = await api.putSettings(form);
+      setForm(rest);
+      setRestart(restartRequired);
+      setPrefs({ units: rest.units, legalMinimum: rest.legalMinimum, shopName: rest.shopName });
+      setSaved(true);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <section aria-labelledby="settings-title">
+      <h2 id="settings-title">Settings</h2>
+      <form className="panel settings" onSubmit={save}>
+        <div className="field">
+          <label htmlFor={id.shop}>Shop name (printed on customer reports)</label>
+          <input id={id.shop} value={form.shopName} maxLength={80} onChange={(e) => set('shopName', e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor={id.units}>Show depths in</label>
+          <select id={id.units} value={form.units} onChange={(e) => set('units', e.target.value as Editable['units'])}>
+            <option value="mm">Millimetres (mm)</option>
+            <option value="32nds">32nds of an inch</option>
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={id.legal}>Legal minimum tread depth</label>
+          <select id={id.legal} value={form.legalMinimum} onChange={(e) => set('legalMinimum', e.target.value as Editable['legalMinimum'])}>
+            <option value="1.6mm">1.6 mm (EU / UK)</option>
+            <option value="2/32in">2/32″ (US)</option>
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={id.port}>Port of the local API</label>
+          <input id={id.port} type="number" min={1} max={65535} value={form.port} onChange={(e) => set('port', Number(e.target.value))} />
+        </div>
+        <div className="field checkbox">
+          <input id={id.lan} type="checkbox" checked={form.lanAccess} onChange={(e) => set('lanAccess', e.target.checked)} aria-describedby={`${id.lan}-note`} />
+          <label htmlFor={id.lan}>Allow POS software on other computers of the shop network (LAN access)</label>
+          <p id={`${id.lan}-note`} className="muted">
+            Off by default. When on, calls from the network must carry an API key (create one under API keys); this computer keeps working as
+            before.
+          </p>
+        </div>
+        <div className="field checkbox">
+          <input id={id.tray} type="checkbox" checked={form.keepApiRunningInTray} onChange={(e) => set('keepApiRunningInTray', e.target.checked)} />
+          <label htmlFor={id.tray}>Keep the API running in the tray when the window closes</label>
+        </div>
+        {restart && (
+          <p className="message message-warn" role="status">
+            Restart required: close TireWear completely (also from the tray) and start it again to apply the port or LAN setting.
+          </p>
+        )}
+        {saved && !restart && (
+          <p className="message message-ok" role="status">
+            Settings saved.
+          </p>
+        )}
+        <ErrorMessage error={error} />
+        <div className="row">
+          <button type="submit" disabled={busy}>
+            {busy ? 'Saving…' : 'Save settings'}
+          </button>
+          {desktop && (
+            <button type="button" className="secondary" onClick={() => void desktop.openDataFolder()}>
+              Open data folder
+            </button>
+          )}
+        </div>
+      </form>
+      <SyncPanel />
+    </section>
+  );
+}
