@@ -1,0 +1,110 @@
+/**
+ * The running core: config, clock, store, image store, analyzer and the domain services,
+ * built once from a Config. Electron main, `npm run serve` and tests all start here;
+ * tests pass their own clock, store or analyzer through `overrides`.
+ */
+import type { Analyzer } from './analysis/analyzer.js';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import { createLogger, type Logger } from './logger.js';
+import { LoginThrottle } from './services/login-throttle.js';
+import { IDEMPOTENCY_TTL_MS } from './services/idempotency.js';
+import { createServices } from './services/index.js';
+import type { Services } from './services/ports.js';
+import { createFileImageStore } from './storage/files.js';
+import type { ImageStore } from './storage/images.js';
+import { openStore } from './storage/index.js';
+import type { Store } from './storage/store.js';
+
+export interface Core {
+  config: Config;
+  clock: Clock;
+  store: Store;
+  images: ImageStore;
+  analyzer: Analyzer;
+  services: Services;
+  logger: Logger;
+  /** Stops housekeeping, closes the analyzer and the store. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface CoreOverrides {
+  clock?: Clock;
+  store?: Store;
+  images?: ImageStore;
+  analyzer?: Analyzer;
+  logger?: Logger;
+}
+
+/** A hold older than this was left by a crash: no analysis takes ten minutes. */
+export const RESERVATION_MAX_AGE_MS = 10 * 60 * 1000;
+export const HOUSEKEEPING_INTERVAL_MS = 60 * 1000;
+
+/** Drop stale holds, expired sessions, day-old idempotency records and stale login failures. */
+export async function housekeeping(core: Pick<Core, 'store' | 'clock'>, throttle?: LoginThrottle): Promise<void> {
+  const now = core.clock.now();
+  await core.store.usage.expireReservations(new Date(now.getTime() - RESERVATION_MAX_AGE_MS));
+  await core.store.sessions.deleteExpired(now);
+  await core.store.idempotency.deleteExpired(new Date(now.getTime() - IDEMPOTENCY_TTL_MS));
+  throttle?.prune(now.getTime());
+}
+
+/** Loaded on demand so a core built with a fake analyzer never loads onnxruntime's native module. */
+async function loadOnnxAnalyzer(modelsDir: string): Promise<Analyzer> {
+  const { createOnnxAnalyzer } = await import('./analysis/index.js');
+  return createOnnxAnalyzer({ modelsDir });
+}
+
+export async function createCore(config: Config, overrides: CoreOverrides = {}): Promise<Core> {
+  const clock = overrides.clock ?? systemClock;
+  const logger = overrides.logger ?? createLogger({ level: config.logLevel });
+  const store = overrides.store ?? (await openStore(config, clock));
+  try {
+    const images = overrides.images ?? createFileImageStore(config.imagesDir);
+    const analyzer = overrides.analyzer ?? (await loadOnnxAnalyzer(config.modelsDir));
+    const loginThrottle = new LoginThrottle();
+    const services = createServices({
+      store,
+      images,
+      analyzer,
+      clock,
+      logger,
+      licensePublicKeyPem: config.licensePublicKeyPem,
+      analysisConcurrency: config.analysisConcurrency,
+      analysisQueueLimit: config.analysisQueueLimit,
+      loginThrottle,
+    });
+
+    const timer = setInterval(() => {
+      housekeeping({ store, clock }, loginThrottle).catch((error: unknown) =>
+        logger.warn({ err: error }, 'housekeeping failed'),
+      );
+    }, HOUSEKEEPING_INTERVAL_MS);
+    timer.unref();
+
+    let closing: Promise<void> | null = null;
+    return {
+      config,
+      clock,
+      store,
+      images,
+      analyzer,
+      services,
+      logger,
+      close() {
+        closing ??= (async () => {
+          clearInterval(timer);
+          try {
+            await analyzer.close();
+          } finally {
+            await store.close();
+          }
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}

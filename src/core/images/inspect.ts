@@ -1,0 +1,99 @@
+/**
+ * Upload checks before any model runs (SPEC §2, §3): the type comes from the
+ * bytes, the pixel count from the header (so a decompression bomb is never
+ * decoded), and the decodability from a real decode, which also yields the
+ * thumbnail kept with the scan.
+ */
+import sharp, { type Metadata } from 'sharp';
+import { AppError } from '../errors.js';
+import { sha256Hex } from '../services/ids.js';
+import type { StoredImageInfo } from '../types.js';
+
+export type ImageMime = StoredImageInfo['mime'];
+
+export const MAX_PIXELS = 40_000_000;
+export const MIN_SHORT_SIDE = 256;
+export const THUMBNAIL_SIZE = 320;
+
+const EXTENSIONS: Record<ImageMime, string> = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/webp': 'webp' };
+const SHARP_FORMAT: Record<ImageMime, string> = { 'image/jpeg': 'jpeg', 'image/png': 'png', 'image/webp': 'webp' };
+
+export function extensionFor(mime: ImageMime): string {
+  return EXTENSIONS[mime];
+}
+
+/** JPEG, PNG or WebP by magic bytes; null for anything else, whatever its name or declared type. */
+export function sniffImageType(data: Buffer): ImageMime | null {
+  if (data.length >= 3 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) return 'image/jpeg';
+  if (data.length >= 8 && data.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) {
+    return 'image/png';
+  }
+  if (data.length >= 12 && data.toString('latin1', 0, 4) === 'RIFF' && data.toString('latin1', 8, 12) === 'WEBP') {
+    return 'image/webp';
+  }
+  return null;
+}
+
+export interface InspectedImage {
+  mime: ImageMime;
+  /** Upright size (EXIF orientation applied). */
+  width: number;
+  height: number;
+  bytes: number;
+  sha256: string;
+  /** JPEG, at most THUMBNAIL_SIZE px on the long side, upright. */
+  thumbnail: Buffer;
+}
+
+function unreadable(cause?: unknown): AppError {
+  return new AppError('IMAGE_UNREADABLE', 'The image could not be decoded; it may be truncated or corrupt.', { cause });
+}
+
+/**
+ * Validate an upload. Errors: VALIDATION_ERROR (zero bytes: nothing was uploaded, so it is a
+ * request problem rather than a media type), UNSUPPORTED_MEDIA_TYPE, IMAGE_TOO_LARGE,
+ * IMAGE_TOO_SMALL, IMAGE_UNREADABLE.
+ */
+export async function inspectImage(data: Buffer): Promise<InspectedImage> {
+  if (data.length === 0) throw new AppError('VALIDATION_ERROR', 'The image file is empty.');
+  const mime = sniffImageType(data);
+  if (!mime) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The image must be a JPEG, PNG or WebP file.');
+
+  let meta: Metadata;
+  try {
+    // Header only: the pixel limit is ours to apply below, so sharp's own must not pre-empt it.
+    meta = await sharp(data, { failOn: 'error', limitInputPixels: false }).metadata();
+  } catch (error) {
+    throw unreadable(error);
+  }
+  if (meta.format !== SHARP_FORMAT[mime] || !meta.width || !meta.height) throw unreadable();
+  if (meta.width * meta.height > MAX_PIXELS) {
+    throw new AppError(
+      'IMAGE_TOO_LARGE',
+      `The image is ${meta.width}×${meta.height} pixels; at most ${MAX_PIXELS / 1_000_000} megapixels are accepted.`,
+    );
+  }
+  const swapped = (meta.orientation ?? 1) >= 5;
+  const width = swapped ? meta.height : meta.width;
+  const height = swapped ? meta.width : meta.height;
+  if (Math.min(width, height) < MIN_SHORT_SIDE) {
+    throw new AppError(
+      'IMAGE_TOO_SMALL',
+      `The image is ${width}×${height} pixels; the short side must be at least ${MIN_SHORT_SIDE} pixels.`,
+    );
+  }
+
+  let thumbnail: Buffer;
+  try {
+    // Decodes the whole image (shrink-on-load still reads every byte), so truncation fails here.
+    thumbnail = await sharp(data, { failOn: 'error', limitInputPixels: MAX_PIXELS })
+      .rotate()
+      .resize(THUMBNAIL_SIZE, THUMBNAIL_SIZE, { fit: 'inside', withoutEnlargement: true })
+      .flatten({ background: '#ffffff' })
+      .jpeg({ quality: 80 })
+      .toBuffer();
+  } catch (error) {
+    throw unreadable(error);
+  }
+  return { mime, width, height, bytes: data.length, sha256: sha256Hex(data), thumbnail };
+}

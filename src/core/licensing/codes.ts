@@ -1,0 +1,107 @@
+/**
+ * License codes (SPEC §4): `TWL1.<base64url(payload JSON)>.<base64url(Ed25519 signature of the payload bytes)>`.
+ * Verification is offline against one trusted public key. Every way a code can be wrong before the
+ * expiry check (shape, encoding, signature, key, payload) gives the same LICENSE_INVALID message, so
+ * the answer never tells a forger which part was rejected.
+ */
+import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
+import { AppError } from '../errors.js';
+
+export type LicensePayload =
+  | { v: 1; id: string; kind: 'pack'; scans: number }
+  | { v: 1; id: string; kind: 'pro'; expiresAt: string };
+
+const PREFIX = 'TWL1';
+/** Real codes are ~200 chars; anything far longer is not worth decoding. */
+const MAX_CODE_LENGTH = 1024;
+const CODE_SHAPE = /^TWL1\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)$/;
+const ED25519_SIGNATURE_BYTES = 64;
+const MAX_PACK_SCANS = 100_000;
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
+
+export function invalidLicense(): AppError {
+  return new AppError('LICENSE_INVALID', 'This license code is not valid. Check that it was copied completely.');
+}
+
+/** Strict base64url: the canonical encoding only, so one payload has exactly one textual form. */
+function decodeBase64url(text: string): Buffer | null {
+  const bytes = Buffer.from(text, 'base64url');
+  return bytes.toString('base64url') === text ? bytes : null;
+}
+
+/** The parsed payload, or null when it is not exactly one of the two shapes. */
+export function parsePayload(bytes: Buffer): LicensePayload | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const p = value as Record<string, unknown>;
+  const keys = Object.keys(p).sort().join(',');
+  if (p.v !== 1 || typeof p.id !== 'string' || p.id.length < 1 || p.id.length > 64) return null;
+  if (!/^[\x21-\x7e]+$/.test(p.id)) return null;
+  if (p.kind === 'pack' && keys === 'id,kind,scans,v') {
+    const scans = p.scans;
+    if (typeof scans !== 'number' || !Number.isInteger(scans) || scans < 1 || scans > MAX_PACK_SCANS) return null;
+    return { v: 1, id: p.id, kind: 'pack', scans };
+  }
+  if (p.kind === 'pro' && keys === 'expiresAt,id,kind,v') {
+    const expiresAt = p.expiresAt;
+    if (typeof expiresAt !== 'string' || !ISO_DATE_TIME.test(expiresAt) || Number.isNaN(Date.parse(expiresAt))) {
+      return null;
+    }
+    return { v: 1, id: p.id, kind: 'pro', expiresAt };
+  }
+  return null;
+}
+
+/** Load the trusted key; throws (at startup) when the PEM is not an Ed25519 public key. */
+export function loadLicensePublicKey(pem: string): KeyObject {
+  const key = createPublicKey(pem);
+  if (key.asymmetricKeyType !== 'ed25519') {
+    throw new Error(`the license public key must be Ed25519, got ${key.asymmetricKeyType ?? 'unknown'}`);
+  }
+  return key;
+}
+
+/** Verify signature and shape; AppError LICENSE_INVALID otherwise. Expiry is the caller's business. */
+export function verifyLicenseCode(code: string, publicKey: KeyObject): LicensePayload {
+  if (typeof code !== 'string') throw invalidLicense();
+  const trimmed = code.trim();
+  if (trimmed.length > MAX_CODE_LENGTH) throw invalidLicense();
+  const match = CODE_SHAPE.exec(trimmed);
+  if (!match) throw invalidLicense();
+  const payloadBytes = decodeBase64url(match[1]!);
+  const signature = decodeBase64url(match[2]!);
+  if (!payloadBytes || !signature || signature.length !== ED25519_SIGNATURE_BYTES) throw invalidLicense();
+  let genuine = false;
+  try {
+    genuine = verify(null, payloadBytes, publicKey, signature);
+  } catch {
+    genuine = false;
+  }
+  if (!genuine) throw invalidLicense();
+  const payload = parsePayload(payloadBytes);
+  if (!payload) throw invalidLicense();
+  return payload;
+}
+
+/** Vendor side: sign a payload with the private key (PEM). */
+export function issueLicenseCode(payload: LicensePayload, privateKeyPem: string): string {
+  const key = createPrivateKey(privateKeyPem);
+  if (key.asymmetricKeyType !== 'ed25519') throw new Error('the license signing key must be Ed25519');
+  const bytes = Buffer.from(JSON.stringify(payload), 'utf8');
+  if (!parsePayload(bytes)) throw new Error('refusing to sign a payload the app would reject');
+  const signature = sign(null, bytes, key);
+  return `${PREFIX}.${bytes.toString('base64url')}.${signature.toString('base64url')}`;
+}
+
+export function generateLicenseKeyPair(): { publicKeyPem: string; privateKeyPem: string } {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  return {
+    publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  };
+}

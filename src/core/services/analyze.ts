@@ -1,0 +1,153 @@
+/**
+ * POST /analyze, in this order: idempotency claim → image validation → reserve an
+ * allowance unit (429) → queued analysis → image + thumbnail written → one store commit
+ * (charge, scan, idempotent response) → response. Whatever fails after the claim gives
+ * the unit back, deletes what was written and forgets the claim, so a failure costs the
+ * caller nothing and loses nothing.
+ */
+import { DISCLAIMER } from '../analysis/disclaimer.js';
+import type { Analyzer } from '../analysis/analyzer.js';
+import type { Clock } from '../clock.js';
+import { AppError, isAppError } from '../errors.js';
+import { extensionFor, inspectImage } from '../images/inspect.js';
+import type { Logger } from '../logger.js';
+import type { ImageStore } from '../storage/images.js';
+import type { Reservation, Store } from '../storage/store.js';
+import { TIRE_POSITIONS, type ScanRecord, type ScanResult, type TirePosition } from '../types.js';
+import type { AnalysisQueue } from './analysis-queue.js';
+import { randomId, sha256Hex } from './ids.js';
+import { claimIdempotencyKey, type IdempotencyClaim } from './idempotency.js';
+import { rateLimitHeaders, type Metering } from './metering.js';
+import type { AnalyzeCommand, AnalyzeResponse } from './ports.js';
+
+export interface AnalyzeDeps {
+  store: Store;
+  images: ImageStore;
+  analyzer: Analyzer;
+  clock: Clock;
+  queue: AnalysisQueue;
+  metering: Metering;
+  logger: Logger;
+}
+
+export const VEHICLE_MAX = 64;
+
+export function checkVehicle(vehicle: string | null): string | null {
+  if (vehicle === null) return null;
+  const trimmed = vehicle.trim();
+  if (trimmed.length > VEHICLE_MAX || /\p{Cc}/u.test(trimmed)) {
+    throw new AppError('VALIDATION_ERROR', `vehicle must be at most ${VEHICLE_MAX} printable characters.`);
+  }
+  return trimmed || null;
+}
+
+export function checkPosition(position: string | null): TirePosition | null {
+  if (position === null || position === '') return null;
+  if (!(TIRE_POSITIONS as readonly string[]).includes(position)) {
+    throw new AppError('VALIDATION_ERROR', `position must be one of ${TIRE_POSITIONS.join(', ')}.`);
+  }
+  return position as TirePosition;
+}
+
+export function imageKeys(scanId: string, extension: string): { originalKey: string; thumbnailKey: string } {
+  const folder = `scans/${scanId.slice(0, 2)}`;
+  return { originalKey: `${folder}/${scanId}.${extension}`, thumbnailKey: `${folder}/${scanId}.thumb.jpg` };
+}
+
+async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeResponse> {
+  const { caller } = command;
+  const vehicle = checkVehicle(command.vehicle);
+  const position = checkPosition(command.position);
+  const sha256 = sha256Hex(command.image);
+
+  let claim: IdempotencyClaim | null = null;
+  if (command.idempotencyKey !== null) {
+    const outcome = await claimIdempotencyKey(deps, caller, command.idempotencyKey, sha256);
+    if ('replay' in outcome) return outcome.replay;
+    claim = outcome.claim;
+  }
+
+  let reservation: Reservation | null = null;
+  const written: string[] = [];
+  try {
+    const image = await inspectImage(command.image);
+    reservation = await deps.metering.reserve(caller, deps.clock.now());
+    const outcome = await deps.queue.run(() =>
+      deps.analyzer.analyze({ image: command.image, verbose: command.verbose }),
+    );
+
+    const scanId = randomId();
+    const keys = imageKeys(scanId, extensionFor(image.mime));
+    written.push(keys.originalKey);
+    await deps.images.put(keys.originalKey, command.image);
+    written.push(keys.thumbnailKey);
+    await deps.images.put(keys.thumbnailKey, image.thumbnail);
+
+    const result: ScanResult = {
+      ...outcome.analysis,
+      // Real elapsed time since the upload arrived (wall clock, like receivedAt), not the injected business clock.
+      processingTimeMs: Math.max(0, Math.round(Date.now() - command.receivedAt)),
+      disclaimer: DISCLAIMER,
+    };
+    const now = deps.clock.now();
+    const scan: ScanRecord = {
+      id: scanId,
+      accountId: caller.kind === 'account' ? caller.account.id : null,
+      apiKeyId: caller.kind === 'account' ? caller.apiKeyId : null,
+      source: caller.kind === 'account' ? caller.via : 'anonymous',
+      createdAt: now,
+      vehicle,
+      position,
+      result,
+      image: { ...keys, mime: image.mime, width: image.width, height: image.height, bytes: image.bytes, sha256 },
+      measurementMm: null,
+      measuredAt: null,
+      deletedAt: null,
+    };
+    const state = await deps.metering.state(caller, now, reservation.source === 'pack' ? 1 : 0);
+    const response: AnalyzeResponse = {
+      status: 200,
+      body: {
+        success: true,
+        data: { scanId, result: command.verbose && outcome.verbose ? { ...result, ...outcome.verbose } : result },
+      },
+      headers: rateLimitHeaders(state),
+    };
+    await deps.store.scans.commit({ scan, reservation, idempotency: claim ? { ...claim, response } : null });
+    return response;
+  } catch (error) {
+    await undo(deps, reservation, written, claim);
+    throw error;
+  }
+}
+
+async function undo(
+  deps: AnalyzeDeps,
+  reservation: Reservation | null,
+  written: readonly string[],
+  claim: IdempotencyClaim | null,
+): Promise<void> {
+  const steps: Array<Promise<unknown>> = written.map((key) => deps.images.delete(key));
+  if (reservation) steps.push(deps.store.usage.release(reservation.id));
+  if (claim) steps.push(deps.store.idempotency.abandon(claim.callerKey, claim.key));
+  for (const step of await Promise.allSettled(steps)) {
+    // Reservations expire and orphan files are harmless; the caller's own error matters more.
+    if (step.status === 'rejected') deps.logger.warn({ err: step.reason }, 'cleanup after a failed analysis failed');
+  }
+}
+
+/** Every analyze answer carries X-RateLimit-*, failures included (SPEC §4). */
+export async function analyzeScan(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeResponse> {
+  try {
+    return await run(deps, command);
+  } catch (error) {
+    if (isAppError(error) && !('X-RateLimit-Limit' in error.headers)) {
+      try {
+        Object.assign(error.headers, rateLimitHeaders(await deps.metering.state(command.caller, deps.clock.now())));
+      } catch (stateError) {
+        deps.logger.warn({ err: stateError }, 'could not read rate-limit state for an error response');
+      }
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,102 @@
+/** Accounts, sessions (the `auth-token` cookie) and API-key authentication (SPEC §4, §5). */
+import type { Clock } from '../clock.js';
+import { AppError } from '../errors.js';
+import type { Store } from '../storage/store.js';
+import type { Caller } from '../types.js';
+import { randomId, randomToken, sha256Hex } from './ids.js';
+import { LoginThrottle } from './login-throttle.js';
+import { burnPasswordCheck, hashPassword, verifyPassword } from './passwords.js';
+import type { AuthService } from './ports.js';
+
+export const SESSION_DAYS = 30;
+export const MIN_PASSWORD = 8;
+/** Bounds the scrypt input so a megabyte "password" cannot be used to burn CPU. */
+export const MAX_PASSWORD = 1024;
+export const API_KEY_SHAPE = /^tw_[A-Za-z0-9]{32}$/;
+
+const EMAIL_SHAPE = /^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)+$/;
+
+export function normalizeEmail(email: unknown): string {
+  if (typeof email !== 'string') throw new AppError('VALIDATION_ERROR', 'email is required.');
+  const folded = email.trim().toLowerCase();
+  if (folded.length > 254 || !EMAIL_SHAPE.test(folded)) {
+    throw new AppError('VALIDATION_ERROR', 'email is not a valid email address.');
+  }
+  return folded;
+}
+
+function checkPassword(password: unknown): string {
+  if (typeof password !== 'string' || password.length < MIN_PASSWORD || password.length > MAX_PASSWORD) {
+    throw new AppError('VALIDATION_ERROR', `password must be ${MIN_PASSWORD} to ${MAX_PASSWORD} characters.`);
+  }
+  return password;
+}
+
+function invalidCredentials(): AppError {
+  return new AppError('INVALID_CREDENTIALS', 'Email or password is incorrect.');
+}
+
+export function createAuthService(deps: { store: Store; clock: Clock; throttle?: LoginThrottle }): AuthService {
+  const { store, clock } = deps;
+  const throttle = deps.throttle ?? new LoginThrottle();
+
+  async function accountCaller(accountId: string, ip: string, via: 'session' | 'key', apiKeyId: string | null) {
+    const account = await store.accounts.findById(accountId);
+    return account ? ({ kind: 'account', account, via, apiKeyId, ip } satisfies Caller) : null;
+  }
+
+  return {
+    async register(email, password) {
+      const folded = normalizeEmail(email);
+      const passwordHash = await hashPassword(checkPassword(password));
+      return store.accounts.create({ id: randomId(), email: folded, passwordHash, createdAt: clock.now() });
+    },
+
+    async login(email, password, ip) {
+      if (typeof password !== 'string' || password.length > MAX_PASSWORD) throw invalidCredentials();
+      const folded = typeof email === 'string' ? email.trim().toLowerCase() : '';
+      const throttleKey = `${folded}\n${ip}`;
+      throttle.check(throttleKey, clock.now().getTime());
+      const account = folded ? await store.accounts.findByEmail(folded) : null;
+      const ok = account ? await verifyPassword(password, account.passwordHash) : (await burnPasswordCheck(password), false);
+      if (!account || !ok) {
+        throttle.fail(throttleKey, clock.now().getTime());
+        throw invalidCredentials();
+      }
+      throttle.succeed(throttleKey);
+      const token = randomToken();
+      const now = clock.now();
+      const expiresAt = new Date(now.getTime() + SESSION_DAYS * 86_400_000);
+      await store.sessions.create({ tokenHash: sha256Hex(token), accountId: account.id, createdAt: now, expiresAt });
+      const { passwordHash: _secret, ...publicAccount } = account;
+      return { token, account: publicAccount, expiresAt };
+    },
+
+    async logout(token) {
+      if (typeof token === 'string' && token) await store.sessions.delete(sha256Hex(token));
+    },
+
+    async authenticateSession(token, ip) {
+      const invalid = new AppError('INVALID_SESSION', 'Your session has expired or is unknown; please sign in again.');
+      if (typeof token !== 'string' || token.length === 0 || token.length > 256) throw invalid;
+      const session = await store.sessions.find(sha256Hex(token));
+      if (!session || session.expiresAt.getTime() <= clock.now().getTime()) throw invalid;
+      const caller = await accountCaller(session.accountId, ip, 'session', null);
+      if (!caller) throw invalid;
+      return caller;
+    },
+
+    async authenticateKey(key, ip) {
+      if (typeof key !== 'string' || !API_KEY_SHAPE.test(key)) {
+        throw new AppError('INVALID_API_KEY', 'The API key is malformed: expected tw_ followed by 32 letters or digits.');
+      }
+      const unknown = new AppError('INVALID_API_KEY', 'The API key is unknown or has been revoked.');
+      const record = await store.apiKeys.findByHash(sha256Hex(key));
+      if (!record || record.revokedAt) throw unknown;
+      const caller = await accountCaller(record.accountId, ip, 'key', record.id);
+      if (!caller) throw unknown;
+      await store.apiKeys.touch(record.id, clock.now());
+      return caller;
+    },
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * The scan service: analyze (see analyze.ts) plus history, images, gauge readings and
+ * CSV export. Visibility (SPEC §5): an account's scan only to that account (FORBIDDEN to
+ * anyone else); an anonymous scan to whoever holds its unguessable id; deleted is NOT_FOUND.
+ */
+import { WEAR_CLASSES } from '../analysis/analyzer.js';
+import { AppError } from '../errors.js';
+import type { ScanFilter } from '../storage/store.js';
+import type { Caller, ScanRecord } from '../types.js';
+import { analyzeScan, type AnalyzeDeps } from './analyze.js';
+import { scansToCsv } from './csv.js';
+import type { ScanQuery, ScanService } from './ports.js';
+
+export const DEFAULT_PAGE = 20;
+export const MAX_PAGE = 100;
+export const MAX_MEASUREMENT_MM = 30;
+
+function notFound(): AppError {
+  return new AppError('NOT_FOUND', 'No such scan.');
+}
+
+export function checkMeasurement(mm: unknown): number | null {
+  if (mm === null) return null;
+  const ok =
+    typeof mm === 'number' &&
+    Number.isFinite(mm) &&
+    mm >= 0 &&
+    mm <= MAX_MEASUREMENT_MM &&
+    Math.abs(mm * 100 - Math.round(mm * 100)) < 1e-6;
+  if (!ok) {
+    throw new AppError(
+      'VALIDATION_ERROR',
+      `measurementMm must be a number from 0 to ${MAX_MEASUREMENT_MM} with at most 2 decimals, or null to clear it.`,
+    );
+  }
+  return Math.round(mm * 100) / 100;
+}
+
+function checkFilter(query: Omit<ScanQuery, 'cursor' | 'limit'>): Omit<ScanFilter, 'accountId' | 'cursor' | 'limit'> {
+  if (query.wear !== undefined && !(WEAR_CLASSES as readonly string[]).includes(query.wear)) {
+    throw new AppError('VALIDATION_ERROR', `wear must be one of ${WEAR_CLASSES.join(', ')}.`);
+  }
+  for (const [name, value] of [['from', query.from], ['to', query.to]] as const) {
+    if (value !== undefined && (!(value instanceof Date) || Number.isNaN(value.getTime()))) {
+      throw new AppError('VALIDATION_ERROR', `${name} must be a valid date.`);
+    }
+  }
+  const filter: Omit<ScanFilter, 'accountId' | 'cursor' | 'limit'> = {};
+  if (query.vehicle !== undefined && query.vehicle.trim()) filter.vehicle = query.vehicle.trim();
+  if (query.wear !== undefined) filter.wear = query.wear;
+  if (query.from !== undefined) filter.from = query.from;
+  if (query.to !== undefined) filter.to = query.to;
+  return filter;
+}
+
+function checkLimit(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_PAGE;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+    throw new AppError('VALIDATION_ERROR', `limit must be an integer from 1 to ${MAX_PAGE}.`);
+  }
+  return limit;
+}
+
+export function createScanService(deps: AnalyzeDeps): ScanService {
+  const { store, images, clock, metering } = deps;
+
+  async function visibleScan(caller: Caller, scanId: string): Promise<ScanRecord> {
+    if (typeof scanId !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(scanId)) throw notFound();
+    const scan = await store.scans.get(scanId);
+    if (!scan || scan.deletedAt) throw notFound();
+    if (scan.accountId === null) return scan;
+    if (caller.kind === 'account' && caller.account.id === scan.accountId) return scan;
+    throw new AppError('FORBIDDEN', 'This scan belongs to another account.');
+  }
+
+  return {
+    analyze: (command) => analyzeScan(deps, command),
+
+    rateLimit: (caller) => metering.state(caller, clock.now()),
+
+    get: visibleScan,
+
+    async list(caller, query) {
+      const limit = checkLimit(query.limit);
+      const filter: ScanFilter = { accountId: caller.account.id, ...checkFilter(query), limit };
+      if (query.cursor !== undefined) filter.cursor = query.cursor;
+      return store.scans.list(filter);
+    },
+
+    async image(caller, scanId, variant) {
+      const scan = await visibleScan(caller, scanId);
+      if (variant === 'thumbnail') return { mime: 'image/jpeg', data: await images.get(scan.image.thumbnailKey) };
+      return { mime: scan.image.mime, data: await images.get(scan.image.originalKey) };
+    },
+
+    async delete(caller, scanId) {
+      const scan = await visibleScan(caller, scanId);
+      if (!(await store.scans.markDeleted(scan.id, clock.now()))) throw notFound();
+      // The record stays as a sync tombstone; the photos are the customer's data and go now.
+      await Promise.allSettled([images.delete(scan.image.originalKey), images.delete(scan.image.thumbnailKey)]);
+    },
+
+    async setMeasurement(caller, scanId, measurementMm) {
+      const value = checkMeasurement(measurementMm);
+      const scan = await visibleScan(caller, scanId);
+      if (!(await store.scans.setMeasurement(scan.id, value, clock.now()))) throw notFound();
+      const updated = await store.scans.get(scan.id);
+      if (!updated || updated.deletedAt) throw notFound();
+      return updated;
+    },
+
+    async exportCsv(caller, query) {
+      return scansToCsv(await store.scans.all({ accountId: caller.account.id, ...checkFilter(query) }));
+    },
+  };
+}

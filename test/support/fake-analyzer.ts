@@ -1,0 +1,106 @@
+/**
+ * A deterministic Analyzer for service and HTTP tests. Its numbers come from the image
+ * (mean luminance → depth), so different photos give different results and the same photo
+ * the same result. It can be told to fail, or to wait until released (concurrency tests).
+ */
+import sharp from 'sharp';
+import {
+  MM_PER_32ND,
+  treadHealthIndex,
+  wearForDepth,
+  type AnalyzeOutcome,
+  type AnalyzeRequest,
+  type Analyzer,
+} from '../../src/core/analysis/analyzer.js';
+import { AppError } from '../../src/core/errors.js';
+
+export const FAKE_MODEL_VERSION = 'fake-2026.11.0';
+
+/** 1×1 transparent PNG: the verbose overlays only need to be well-formed data URLs. */
+const TINY_PNG =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+
+export class FakeAnalyzer implements Analyzer {
+  readonly modelVersion = FAKE_MODEL_VERSION;
+  /** Analyses started (including failed ones). */
+  calls = 0;
+  /** Analyses currently inside analyze(). */
+  active = 0;
+  closed = false;
+  private failure: (() => Error) | null = null;
+  private gate: Promise<void> | null = null;
+  private startedWaiters: Array<{ count: number; resolve: () => void }> = [];
+
+  /** Every following analysis throws this (default NO_TIRE_DETECTED) until `succeed()`. */
+  fail(error: () => Error = () => new AppError('NO_TIRE_DETECTED', 'No tire tread was found in the image.')): void {
+    this.failure = error;
+  }
+
+  succeed(): void {
+    this.failure = null;
+  }
+
+  /** Following analyses wait inside analyze() until the returned function is called. */
+  hold(): () => void {
+    let release!: () => void;
+    this.gate = new Promise<void>((resolve) => (release = resolve));
+    return () => {
+      this.gate = null;
+      release();
+    };
+  }
+
+  /** Resolves once `count` analyses have started in total. */
+  started(count: number): Promise<void> {
+    if (this.calls >= count) return Promise.resolve();
+    return new Promise((resolve) => this.startedWaiters.push({ count, resolve }));
+  }
+
+  async analyze(request: AnalyzeRequest): Promise<AnalyzeOutcome> {
+    this.calls++;
+    this.active++;
+    for (const waiter of this.startedWaiters.filter((w) => this.calls >= w.count)) waiter.resolve();
+    this.startedWaiters = this.startedWaiters.filter((w) => this.calls < w.count);
+    try {
+      if (this.gate) await this.gate;
+      if (this.failure) throw this.failure();
+      const meta = await sharp(request.image).metadata();
+      const swapped = (meta.orientation ?? 1) >= 5;
+      const width = (swapped ? meta.height : meta.width) ?? 0;
+      const height = (swapped ? meta.width : meta.height) ?? 0;
+      const stats = await sharp(request.image).greyscale().stats();
+      const luminance = stats.channels[0]?.mean ?? 0;
+      const depth = Math.round((1 + (luminance / 255) * 8.5) * 10) / 10;
+      const spread = Math.round((0.4 + (stats.channels[0]?.stdev ?? 0) / 255) * 10) / 10;
+      const analysis = {
+        wear: wearForDepth(depth),
+        confidence: Math.round((0.5 + (luminance % 50) / 100) * 100) / 100,
+        estimatedDepthMm: depth,
+        depthRangeMm: { min: Math.max(0, Math.round((depth - spread) * 10) / 10), max: Math.round((depth + spread) * 10) / 10 },
+        treadHealthIndex: treadHealthIndex(depth),
+        isPreliminary: luminance < 40,
+        modelAlignment: Math.round(60 + (luminance % 40)),
+        twiConsensusCount: Math.round(luminance) % 4,
+        modelVersion: FAKE_MODEL_VERSION,
+        depth32nds: Math.round(depth / MM_PER_32ND),
+      };
+      if (!request.verbose) return { analysis };
+      return {
+        analysis,
+        verbose: {
+          overlays: { depthHeatmap: TINY_PNG, mask: TINY_PNG },
+          points: [
+            { kind: 'groove', x: Math.round(width / 3), y: Math.round(height / 2), depthMm: depth },
+            { kind: 'twi', x: Math.round(width / 2), y: Math.round(height / 2) },
+          ],
+        },
+      };
+    } finally {
+      this.active--;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
