@@ -1,33 +1,49 @@
+/**
+ * Three builds: main (ESM, like the package; every dependency stays external and is loaded
+ * from node_modules, so native modules keep their binaries), preload (CommonJS, because a
+ * sandboxed preload cannot be an ES module; electron is its only import), renderer (React).
+ */
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'electron-vite';
 import react from '@vitejs/plugin-react';
+
+const root = fileURLToPath(new URL('.', import.meta.url));
+
+/** `npm run dev`: the hot-reloading renderer reaches the in-process core through this proxy. */
+function devApiProxy() {
+  const target = `http://127.0.0.1:${process.env.TIREWEAR_PORT ?? '8787'}`;
+  // The core checks Host and Origin on cookie requests; to it the proxied call is same-origin.
+  return { '/api': { target, changeOrigin: true, headers: { origin: target } } };
+}
 
 export default defineConfig({
   main: {
     build: {
-      outDir: 'out/main',
-      rollupOptions: {
-        input: { index: resolve(__dirname, 'src/main/index.ts') },
-        external: ['better-sqlite3', 'sharp', 'onnxruntime-node', 'pg', 'pino', 'fastify'],
+      outDir: resolve(root, 'out/main'),
+      externalizeDeps: true,
+      rolldownOptions: {
+        input: { index: resolve(root, 'src/main/index.ts') },
       },
     },
   },
   preload: {
     build: {
-      outDir: 'out/preload',
-      rollupOptions: {
-        input: { index: resolve(__dirname, 'src/preload/index.ts') },
+      outDir: resolve(root, 'out/preload'),
+      rolldownOptions: {
+        input: { index: resolve(root, 'src/preload/index.ts') },
         output: { format: 'cjs', entryFileNames: '[name].cjs' },
       },
     },
   },
   renderer: {
-    root: resolve(__dirname, 'src/renderer'),
+    root: resolve(root, 'src/renderer'),
     base: './',
     plugins: [react()],
+    server: { proxy: devApiProxy() },
     build: {
-      outDir: resolve(__dirname, 'out/renderer'),
-      rollupOptions: { input: { index: resolve(__dirname, 'src/renderer/index.html') } },
+      outDir: resolve(root, 'out/renderer'),
+      rolldownOptions: { input: { index: resolve(root, 'src/renderer/index.html') } },
     },
   },
 });

@@ -1,0 +1,171 @@
+/// <reference types="electron-vite/node" />
+/**
+ * Electron lifecycle only: start the same core as `npm run serve` in this process, show it
+ * in one locked-down window, keep it in the tray if the shop wants the API up, and close it
+ * cleanly on quit. The decisions live in the small modules beside this file.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import {
+  app,
+  BrowserWindow,
+  dialog,
+  ipcMain,
+  Menu,
+  nativeImage,
+  session,
+  shell,
+  Tray,
+  type WebContents,
+} from 'electron';
+import trayIconPath from '../../build/tray.png?asset';
+import windowIconPath from '../../build/icons/512x512.png?asset';
+import type { Config } from '../core/config.js';
+import { startServer } from '../core/server.js';
+import { pageSizeForCountry, registerBridgeHandlers } from './bridge-handlers.js';
+import { desktopBaseConfig, keepApiRunningInTray, loadDesktopConfig, type DesktopPaths } from './desktop-config.js';
+import { closeCoreBeforeQuit, trayMenu, windowCloseAction, type Shutdown } from './lifecycle.js';
+import { isSafeExternalUrl, navigationGuards, originOf } from './navigation.js';
+import { permissionGuards, withCspFallback } from './security.js';
+import { describeStartupFailure } from './startup-error.js';
+import { localServerUrl, mainWindowOptions, rendererUrl } from './window-options.js';
+
+const preloadPath = fileURLToPath(new URL('../preload/index.cjs', import.meta.url));
+
+let mainWindow: BrowserWindow | null = null;
+let tray: Tray | null = null;
+
+async function openExternal(url: string): Promise<void> {
+  if (isSafeExternalUrl(url)) await shell.openExternal(url);
+}
+
+function showWindow(): void {
+  if (!mainWindow) return;
+  if (mainWindow.isMinimized()) mainWindow.restore();
+  mainWindow.show();
+  mainWindow.focus();
+}
+
+function showTray(apiUrl: string): void {
+  if (tray) return;
+  tray = new Tray(nativeImage.createFromPath(trayIconPath));
+  tray.setToolTip(`TireWear: API at ${apiUrl}`);
+  tray.setContextMenu(Menu.buildFromTemplate(trayMenu({ apiUrl, showWindow, quit: () => app.quit() })));
+  tray.on('click', showWindow);
+}
+
+async function startCore(paths: DesktopPaths) {
+  let config: Config = desktopBaseConfig(paths);
+  try {
+    config = loadDesktopConfig(process.env, paths);
+    await mkdir(config.dataDir, { recursive: true });
+    return { config, server: await startServer(config) };
+  } catch (error) {
+    const failure = describeStartupFailure(error, config);
+    await dialog.showMessageBox({ type: 'error', title: failure.title, message: failure.message, detail: failure.detail });
+    return null;
+  }
+}
+
+function secureSession(appOrigin: string, serverOrigin: string): void {
+  const permissions = permissionGuards(appOrigin);
+  const ses = session.defaultSession;
+  ses.setPermissionRequestHandler((_contents, permission, callback, details) => {
+    const mediaTypes = 'mediaTypes' in details ? details.mediaTypes : undefined;
+    callback(permissions.request(permission, { requestingUrl: details.requestingUrl, mediaTypes }));
+  });
+  ses.setPermissionCheckHandler((_contents, permission, requestingOrigin) => permissions.check(permission, requestingOrigin));
+  ses.webRequest.onHeadersReceived((details, callback) => {
+    const responseHeaders = withCspFallback(details.url, details.responseHeaders, serverOrigin);
+    callback(responseHeaders ? { responseHeaders } : {});
+  });
+}
+
+function createWindow(url: string, config: Config, shutdown: Shutdown, apiUrl: string): void {
+  const window = new BrowserWindow(
+    mainWindowOptions({
+      preloadPath,
+      iconPath: windowIconPath,
+      platform: process.platform,
+      appVersion: app.getVersion(),
+      isPackaged: app.isPackaged,
+    }),
+  );
+  window.once('ready-to-show', () => window.show());
+  window.on('close', (event) => {
+    const action = windowCloseAction({
+      quitting: shutdown.isQuitting(),
+      keepApiRunningInTray: keepApiRunningInTray(config.dataDir),
+    });
+    if (action === 'hide-to-tray') {
+      event.preventDefault();
+      window.hide();
+      showTray(apiUrl);
+    }
+  });
+  window.on('closed', () => {
+    mainWindow = null;
+  });
+  mainWindow = window;
+  void window.loadURL(url);
+}
+
+async function run(): Promise<void> {
+  await app.whenReady();
+  const paths: DesktopPaths = {
+    appPath: app.getAppPath(),
+    userDataPath: app.getPath('userData'),
+    resourcesPath: process.resourcesPath,
+    isPackaged: app.isPackaged,
+  };
+  const started = await startCore(paths);
+  if (!started) {
+    app.exit(1);
+    return;
+  }
+  const { config, server } = started;
+  const apiUrl = localServerUrl(server.url);
+  const windowUrl = rendererUrl(apiUrl, process.env, app.isPackaged);
+  const appOrigin = originOf(windowUrl) ?? '';
+  const shutdown = closeCoreBeforeQuit(app, () => server.close(), (error) => console.error('TireWear: closing the core failed', error));
+
+  secureSession(appOrigin, originOf(apiUrl) ?? '');
+  const guards = navigationGuards(appOrigin, openExternal);
+  app.on('web-contents-created', (_event, contents) => {
+    contents.on('will-navigate', guards.willNavigate);
+    contents.on('will-redirect', guards.willRedirect);
+    contents.on('will-attach-webview', guards.willAttachWebview);
+    contents.setWindowOpenHandler(guards.windowOpen);
+  });
+
+  registerBridgeHandlers<WebContents>(ipcMain, {
+    appOrigin,
+    dataDir: config.dataDir,
+    documentsDir: app.getPath('documents'),
+    defaultPageSize: pageSizeForCountry(app.getLocaleCountryCode()),
+    openPath: (target) => shell.openPath(target),
+    openExternal,
+    chooseSavePath: async (sender, defaultPath) => {
+      const owner = BrowserWindow.fromWebContents(sender);
+      const options = { title: 'Save the scan report as PDF', defaultPath, filters: [{ name: 'PDF', extensions: ['pdf'] }] };
+      const result = owner ? await dialog.showSaveDialog(owner, options) : await dialog.showSaveDialog(options);
+      return result.canceled || !result.filePath ? null : result.filePath;
+    },
+    writeFile: (target, data) => writeFile(target, data),
+  });
+
+  app.on('window-all-closed', () => app.quit());
+  app.on('activate', () => (mainWindow ? showWindow() : createWindow(windowUrl, config, shutdown, apiUrl)));
+  createWindow(windowUrl, config, shutdown, apiUrl);
+}
+
+if (app.requestSingleInstanceLock()) {
+  app.setAppUserModelId('com.tirewear.desktop');
+  app.on('second-instance', showWindow);
+  run().catch((error: unknown) => {
+    dialog.showErrorBox('TireWear stopped', error instanceof Error ? error.message : String(error));
+    app.exit(1);
+  });
+} else {
+  app.quit();
+}

@@ -1,0 +1,50 @@
+/**
+ * Session-wide rules for the app window: which permissions a page may get, and the CSP
+ * the window enforces even if a response arrives without one.
+ */
+import { originOf } from './navigation.js';
+
+/**
+ * The policy the core's HTML also carries. Overlays are data: URLs, previews and the webcam
+ * blob: URLs; React sets style attributes, hence 'unsafe-inline' for styles only.
+ */
+export const APP_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "media-src 'self' blob: mediastream:",
+  "connect-src 'self'",
+  "font-src 'self' data:",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/**
+ * The webcam (video only: a tread photo needs no microphone), and writing to the clipboard
+ * so the owner can copy a new API key, which is shown only once. Everything else is refused.
+ */
+export function permissionGuards(appOrigin: string) {
+  return {
+    request(permission: string, details: { requestingUrl: string; mediaTypes?: string[] }): boolean {
+      if (originOf(details.requestingUrl) !== appOrigin) return false;
+      if (permission === 'media') return (details.mediaTypes ?? []).every((type) => type === 'video');
+      return permission === 'clipboard-sanitized-write';
+    },
+    check(permission: string, requestingOrigin: string): boolean {
+      if (originOf(requestingOrigin) !== appOrigin) return false;
+      return permission === 'media' || permission === 'clipboard-sanitized-write';
+    },
+  };
+}
+
+type Headers = Record<string, string[] | string>;
+
+/** Adds APP_CSP to app-origin responses that lack a policy; returns undefined to leave them unchanged. */
+export function withCspFallback(url: string, headers: Headers | undefined, appOrigin: string): Headers | undefined {
+  if (originOf(url) !== appOrigin) return undefined;
+  const has = Object.keys(headers ?? {}).some((name) => name.toLowerCase() === 'content-security-policy');
+  return has ? undefined : { ...headers, 'Content-Security-Policy': [APP_CSP] };
+}

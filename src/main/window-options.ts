@@ -1,0 +1,60 @@
+/** The main window's options: Electron's secure defaults, spelled out so a refactor cannot drop one. */
+import type { BrowserWindowConstructorOptions } from 'electron';
+import { APP_VERSION_ARG } from '../preload/channels.js';
+
+export interface WindowSetup {
+  preloadPath: string;
+  iconPath: string;
+  platform: NodeJS.Platform;
+  appVersion: string;
+  isPackaged: boolean;
+}
+
+export function mainWindowOptions(setup: WindowSetup): BrowserWindowConstructorOptions {
+  return {
+    width: 1280,
+    height: 860,
+    minWidth: 900,
+    minHeight: 600,
+    title: 'TireWear',
+    show: false,
+    autoHideMenuBar: true,
+    // Windows and macOS take the icon from the executable; Linux needs it on the window.
+    ...(setup.platform === 'linux' ? { icon: setup.iconPath } : {}),
+    webPreferences: {
+      preload: setup.preloadPath,
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      nodeIntegrationInWorker: false,
+      nodeIntegrationInSubFrames: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      webviewTag: false,
+      navigateOnDragDrop: false,
+      spellcheck: false,
+      devTools: !setup.isPackaged,
+      additionalArguments: [`${APP_VERSION_ARG}${setup.appVersion}`],
+    },
+  };
+}
+
+/**
+ * In `npm run dev` electron-vite serves the renderer with hot reload and proxies /api to the
+ * core (see electron.vite.config.ts); otherwise the window shows what the core itself serves.
+ */
+export function rendererUrl(serverUrl: string, env: Record<string, string | undefined>, isPackaged: boolean): string {
+  const devUrl = env.ELECTRON_RENDERER_URL;
+  return !isPackaged && devUrl ? devUrl : serverUrl;
+}
+
+/**
+ * Where the window finds the core. A server bound to every interface (LAN access) is still
+ * reached over loopback, which its Host allow-list always accepts.
+ */
+export function localServerUrl(serverUrl: string): string {
+  const url = new URL(serverUrl);
+  if (url.hostname === '0.0.0.0') url.hostname = '127.0.0.1';
+  if (url.hostname === '[::]') url.hostname = '[::1]';
+  return new URL('/', url).href;
+}
