@@ -2,12 +2,7 @@
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import { ErrorMessage } from './ErrorMessage';
 
-interface Props {
-  onCapture: (file: File) => void;
-  onClose: () => void;
-}
-
-export function CameraCapture({ onCapture, onClose }: Props) {
+export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }) {
   const video = useRef<HTMLVideoElement>(null);
   const [devices, setDevices] = useState<MediaDeviceInfo[]>([]);
   /** The camera shown in the picker, and the one asked for (empty: the system's default). */
@@ -83,9 +78,6 @@ export function CameraCapture({ onCapture, onClose }: Props) {
             </option>
           ))}
         </select>
-        <button type="button" className="secondary" onClick={onClose}>
-          Close camera
-        </button>
       </div>
       <ErrorMessage error={error} />
       <div className="camera-view">

@@ -59,7 +59,7 @@ export function ScanPage({ active, onReport }: Props) {
           </button>
         </div>
       </div>
-      {camera && <CameraCapture onCapture={(file) => addFiles([file])} onClose={() => setCamera(false)} />}
+      {camera && <CameraCapture onCapture={(file) => addFiles([file])} />}
       <DropZone onFiles={addFiles} listenToPaste={active} />
       {limit && (
         <p className="allowance" role="status">
