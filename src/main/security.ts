@@ -2,25 +2,11 @@
  * Session-wide rules for the app window: which permissions a page may get, and the CSP
  * the window enforces even if a response arrives without one.
  */
+import { SECURITY_HEADERS } from '../core/http/security.js';
 import { originOf } from './navigation.js';
 
-/**
- * The policy the core's HTML also carries. Overlays are data: URLs, previews and the webcam
- * blob: URLs; React sets style attributes, hence 'unsafe-inline' for styles only.
- */
-export const APP_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "media-src 'self' blob: mediastream:",
-  "connect-src 'self'",
-  "font-src 'self' data:",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+/** The core's own policy: one definition, whether the core or this fallback sends it. */
+export const APP_CSP = SECURITY_HEADERS['content-security-policy']!;
 
 /**
  * The webcam (video only: a tread photo needs no microphone), and writing to the clipboard

@@ -1,0 +1,147 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { CHANNELS } from '../../src/preload/channels.js';
+import {
+  pageSizeForCountry,
+  registerBridgeHandlers,
+  safePdfName,
+  type BridgeDeps,
+  type InvokeEventLike,
+  type IpcMainLike,
+  type PdfSource,
+} from '../../src/main/bridge-handlers.js';
+
+const APP = 'http://127.0.0.1:8787';
+const PDF = new TextEncoder().encode('%PDF-1.7 test');
+
+type Listener = (event: InvokeEventLike, ...args: unknown[]) => Promise<unknown>;
+
+function fakeIpc() {
+  const handlers = new Map<string, Listener>();
+  const ipc: IpcMainLike = { handle: (channel, listener) => void handlers.set(channel, listener) };
+  return {
+    ipc,
+    handlers,
+    invoke(channel: string, event: InvokeEventLike, ...args: unknown[]) {
+      const handler = handlers.get(channel);
+      if (!handler) throw new Error(`no handler for ${channel}`);
+      return handler(event, ...args);
+    },
+  };
+}
+
+function fromApp(url = `${APP}/report`): InvokeEventLike {
+  const sender: PdfSource = { printToPDF: vi.fn(async () => PDF) };
+  return { sender, senderFrame: { url, parent: null } };
+}
+
+let tmp: string;
+let deps: BridgeDeps;
+let bridge: ReturnType<typeof fakeIpc>;
+
+beforeEach(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'tirewear-bridge-'));
+  deps = {
+    appOrigin: APP,
+    dataDir: path.join(tmp, 'data'),
+    documentsDir: path.join(tmp, 'Documents'),
+    defaultPageSize: 'A4',
+    openPath: vi.fn(async () => ''),
+    openExternal: vi.fn(async () => {}),
+    chooseSavePath: vi.fn(async (_sender, defaultPath: string) => path.join(tmp, path.basename(defaultPath))),
+    writeFile: vi.fn(async (target: string, data: Uint8Array) => {
+      const { writeFile } = await import('node:fs/promises');
+      await writeFile(target, data);
+    }),
+  };
+  bridge = fakeIpc();
+  registerBridgeHandlers(bridge.ipc, deps);
+});
+
+afterEach(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+describe('bridge handlers', () => {
+  it('answers exactly the channels the preload calls', () => {
+    expect([...bridge.handlers.keys()].sort()).toEqual(Object.values(CHANNELS).sort());
+  });
+
+  it('refuses callers that are not the app window', async () => {
+    const strangers: InvokeEventLike[] = [
+      { ...fromApp(), senderFrame: null },
+      { ...fromApp(), senderFrame: { url: 'https://example.com/', parent: null } },
+      { ...fromApp(), senderFrame: { url: 'http://127.0.0.1:9999/', parent: null } },
+      { ...fromApp(), senderFrame: { url: `${APP}/frame`, parent: {} } },
+    ];
+    for (const event of strangers) {
+      for (const channel of Object.values(CHANNELS)) {
+        await expect(bridge.invoke(channel, event, 'https://example.com/')).rejects.toMatchObject({ code: 'FORBIDDEN' });
+      }
+    }
+    expect(deps.openPath).not.toHaveBeenCalled();
+    expect(deps.openExternal).not.toHaveBeenCalled();
+  });
+
+  it('opens the data folder', async () => {
+    await bridge.invoke(CHANNELS.openDataFolder, fromApp());
+    expect(deps.openPath).toHaveBeenCalledWith(deps.dataDir);
+  });
+
+  it('reports a data folder the OS cannot open', async () => {
+    deps.openPath = vi.fn(async () => 'Failed to open path');
+    await expect(bridge.invoke(CHANNELS.openDataFolder, fromApp())).rejects.toThrow(/Failed to open path/);
+  });
+
+  it('opens https links only', async () => {
+    await bridge.invoke(CHANNELS.openExternal, fromApp(), 'https://example.com/help');
+    for (const bad of ['http://example.com/', 'file:///etc/passwd', 'ms-settings:privacy', 42, undefined]) {
+      await expect(bridge.invoke(CHANNELS.openExternal, fromApp(), bad)).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+    }
+    expect(deps.openExternal).toHaveBeenCalledTimes(1);
+  });
+
+  it('prints the page to a PDF file the user chose', async () => {
+    const event = fromApp();
+    const result = await bridge.invoke(CHANNELS.printToPdf, event, { fileName: 'tire-report-AB123.pdf', landscape: true });
+    const saved = path.join(tmp, 'tire-report-AB123.pdf');
+    expect(result).toEqual({ saved: true, path: saved });
+    expect(await readFile(saved, 'utf8')).toBe('%PDF-1.7 test');
+    expect(event.sender.printToPDF).toHaveBeenCalledWith({ landscape: true, pageSize: 'A4', printBackground: true });
+    expect(deps.chooseSavePath).toHaveBeenCalledWith(event.sender, path.join(deps.documentsDir, 'tire-report-AB123.pdf'));
+  });
+
+  it('saves nothing when the user cancels the dialog', async () => {
+    deps.chooseSavePath = vi.fn(async () => null);
+    const result = await bridge.invoke(CHANNELS.printToPdf, fromApp(), { fileName: 'report' });
+    expect(result).toEqual({ saved: false });
+    expect(deps.writeFile).not.toHaveBeenCalled();
+  });
+
+  it('rejects malformed print requests before printing', async () => {
+    const event = fromApp();
+    for (const bad of [undefined, 'report.pdf', {}, { fileName: '' }, { fileName: 'a', landscape: 'yes' }, { fileName: 'a', pageSize: 'A3' }]) {
+      await expect(bridge.invoke(CHANNELS.printToPdf, event, bad)).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+    }
+    expect(event.sender.printToPDF).not.toHaveBeenCalled();
+  });
+});
+
+describe('PDF file names', () => {
+  it('keeps the suggestion inside the chosen folder', () => {
+    expect(safePdfName('../../etc/passwd')).toBe('-..-etc-passwd.pdf');
+    expect(safePdfName('C:\\Windows\\system.ini')).toBe('C-Windows-system.ini.pdf');
+    expect(safePdfName('report: "AB 123" <FL>?.PDF')).toBe('report AB 123 FL.PDF');
+    expect(safePdfName('...')).toBe('tirewear-scan.pdf');
+    expect(safePdfName('x'.repeat(300))).toHaveLength(124);
+  });
+
+  it('prints on Letter where shops use it', () => {
+    expect(pageSizeForCountry('US')).toBe('Letter');
+    expect(pageSizeForCountry('ca')).toBe('Letter');
+    expect(pageSizeForCountry('DE')).toBe('A4');
+    expect(pageSizeForCountry('')).toBe('A4');
+  });
+});

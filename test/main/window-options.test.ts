@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { appVersionFromArgv } from '../../src/preload/channels.js';
+import { localServerUrl, mainWindowOptions, rendererUrl } from '../../src/main/window-options.js';
+
+const setup = { preloadPath: '/app/out/preload/index.cjs', iconPath: '/app/icon.png', appVersion: '0.1.0', isPackaged: true };
+
+describe('main window options', () => {
+  it('isolates the page from Node and Electron', () => {
+    const prefs = mainWindowOptions({ ...setup, platform: 'win32' }).webPreferences;
+    expect(prefs).toMatchObject({
+      preload: setup.preloadPath,
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      webviewTag: false,
+      navigateOnDragDrop: false,
+      devTools: false,
+    });
+  });
+
+  it('hands the app version to the preload on its command line', () => {
+    const args = mainWindowOptions({ ...setup, platform: 'darwin' }).webPreferences?.additionalArguments ?? [];
+    expect(appVersionFromArgv(['electron', ...args])).toBe('0.1.0');
+  });
+
+  it('sets the window icon on Linux only, and keeps DevTools for development', () => {
+    expect(mainWindowOptions({ ...setup, platform: 'linux' }).icon).toBe(setup.iconPath);
+    expect(mainWindowOptions({ ...setup, platform: 'win32' }).icon).toBeUndefined();
+    expect(mainWindowOptions({ ...setup, platform: 'linux', isPackaged: false }).webPreferences?.devTools).toBe(true);
+  });
+});
+
+describe('window URL', () => {
+  it('shows what the core serves, or the dev server while developing', () => {
+    const dev = { ELECTRON_RENDERER_URL: 'http://localhost:5173' };
+    expect(rendererUrl('http://127.0.0.1:8787/', {}, false)).toBe('http://127.0.0.1:8787/');
+    expect(rendererUrl('http://127.0.0.1:8787/', dev, false)).toBe('http://localhost:5173');
+    expect(rendererUrl('http://127.0.0.1:8787/', dev, true)).toBe('http://127.0.0.1:8787/');
+  });
+
+  it('reaches a server bound for the LAN over loopback', () => {
+    expect(localServerUrl('http://127.0.0.1:8787')).toBe('http://127.0.0.1:8787/');
+    expect(localServerUrl('http://0.0.0.0:8787')).toBe('http://127.0.0.1:8787/');
+    expect(localServerUrl('http://[::]:8787')).toBe('http://[::1]:8787/');
+    expect(localServerUrl('http://192.168.1.20:8787')).toBe('http://192.168.1.20:8787/');
+  });
+});
