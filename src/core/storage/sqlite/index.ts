@@ -28,10 +28,11 @@ export interface SqliteStoreOptions {
 export function openSqliteStore(options: SqliteStoreOptions): Store {
   const db = new Database(options.file);
   try {
+    // First, so that switching to WAL and migrating wait for another process opening the same file.
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
-    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
     migrate(db, options.file, options.clock ?? systemClock);
   } catch (error) {
     db.close();

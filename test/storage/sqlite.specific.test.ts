@@ -1,0 +1,131 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { defaultConfig } from '../../src/core/config.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { openStore, SQLITE_FILE_NAME } from '../../src/core/storage/index.js';
+import { SchemaTooNewError, openSqliteStore } from '../../src/core/storage/sqlite/index.js';
+import { MIGRATIONS } from '../../src/core/storage/sqlite/migrations/index.js';
+import { makeScan, tempDir } from '../support/store.js';
+
+const WORKER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'reserve-worker.ts');
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function dbFile(): Promise<string> {
+  const temp = await tempDir();
+  cleanups.push(temp.cleanup);
+  return path.join(temp.dir, 'tirewear.db');
+}
+
+function startWorker(file: string, subject: string, limit: number, attempts: number) {
+  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, file, subject, String(limit), String(attempts)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let output = '';
+  const lines = (match: RegExp) =>
+    new Promise<string>((resolve, reject) => {
+      const check = () => {
+        const found = match.exec(output);
+        if (found) resolve(found[0]);
+      };
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        check();
+      });
+      child.once('exit', (code) => (match.test(output) ? check() : reject(new Error(`worker exited ${code}: ${output}`))));
+    });
+  return { child, ready: lines(/ready/), done: lines(/granted (\d+)/) };
+}
+
+describe('SQLite store specifics', () => {
+  it('opens in WAL with foreign keys and records every migration', async () => {
+    const file = await dbFile();
+    const clock = new ManualClock('2026-11-21T07:00:00Z');
+    const store = openSqliteStore({ file, clock });
+    await store.close();
+    const db = new Database(file, { readonly: true });
+    cleanups.push(async () => {
+      db.close();
+    });
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.prepare('SELECT version, name, applied_at FROM schema_migrations ORDER BY version').all()).toEqual(
+      MIGRATIONS.map((m) => ({ version: m.version, name: m.name, applied_at: clock.now().getTime() })),
+    );
+  });
+
+  it('keeps data across reopen and does not re-run migrations', async () => {
+    const file = await dbFile();
+    const scan = makeScan();
+    const first = openSqliteStore({ file });
+    await first.scans.commit({ scan, reservation: null, idempotency: null });
+    await first.close();
+    const second = openSqliteStore({ file });
+    cleanups.push(() => second.close());
+    expect(await second.scans.get(scan.id)).toEqual(scan);
+  });
+
+  it('refuses a database written by a newer version, clearly', async () => {
+    const file = await dbFile();
+    await openSqliteStore({ file }).close();
+    const db = new Database(file);
+    db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)").run();
+    db.close();
+    expect(() => openSqliteStore({ file })).toThrow(SchemaTooNewError);
+    expect(() => openSqliteStore({ file })).toThrow(/schema version 999.*knows only up to 1.*Update TireWear/);
+  });
+
+  it('answers STORAGE_UNAVAILABLE when another connection holds the write lock too long', async () => {
+    const file = await dbFile();
+    const store = openSqliteStore({ file, busyTimeoutMs: 30 });
+    cleanups.push(() => store.close());
+    const blocker = new Database(file);
+    blocker.exec('BEGIN IMMEDIATE');
+    cleanups.push(async () => {
+      blocker.exec('ROLLBACK');
+      blocker.close();
+    });
+    await expect(
+      store.usage.reserve({
+        id: 'r',
+        subject: 's',
+        window: 'w',
+        limit: 1,
+        packAccountId: null,
+        unmetered: false,
+        now: new Date(0),
+      }),
+    ).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE', status: 503 });
+  });
+
+  it('two processes reserving on one file at once grant exactly the limit', async () => {
+    const file = await dbFile();
+    const workers = [startWorker(file, 'ip:10.0.0.1', 25, 40), startWorker(file, 'ip:10.0.0.1', 25, 40)];
+    await Promise.all(workers.map((w) => w.ready));
+    for (const w of workers) w.child.stdin.write('go\n');
+    const granted = (await Promise.all(workers.map((w) => w.done))).map((line) => Number(line.split(' ')[1]));
+    expect(granted[0]! + granted[1]!).toBe(25);
+    const store = openSqliteStore({ file });
+    cleanups.push(() => store.close());
+    expect(await store.usage.usage('ip:10.0.0.1', 'day:2026-11-21')).toEqual({ used: 0, held: 25 });
+  }, 20_000);
+
+  it('openStore creates the data dir and the database in it', async () => {
+    const temp = await tempDir();
+    cleanups.push(temp.cleanup);
+    const dataDir = path.join(temp.dir, 'nested', 'data');
+    const config = { ...defaultConfig(), dataDir, databaseUrl: null };
+    const store = await openStore(config, new ManualClock());
+    cleanups.push(() => store.close());
+    expect(store.kind).toBe('sqlite');
+    await store.meta.set('k', 'v');
+    const db = new Database(path.join(dataDir, SQLITE_FILE_NAME), { readonly: true });
+    expect(db.prepare('SELECT value FROM meta').get()).toEqual({ value: 'v' });
+    db.close();
+  });
+});
