@@ -11,6 +11,7 @@ import { ManualClock, type Clock } from '../../src/core/clock.js';
 import { defaultConfig, type Config } from '../../src/core/config.js';
 import { createCore, type Core } from '../../src/core/core.js';
 import { createLogger } from '../../src/core/logger.js';
+import type { ImageStore } from '../../src/core/storage/images.js';
 import { FakeAnalyzer } from './fake-analyzer.js';
 import { issueTestCode, makeTestLicenseKeys, type TestLicense, type TestLicenseKeys } from './licenses.js';
 
@@ -29,7 +30,7 @@ export interface TestCore<C extends Clock = ManualClock, A extends Analyzer = Fa
 let sharedKeys: TestLicenseKeys | null = null;
 
 export async function testCore<C extends Clock = ManualClock, A extends Analyzer = FakeAnalyzer>(
-  options: { clock?: C; analyzer?: A; config?: Partial<Config> } = {},
+  options: { clock?: C; analyzer?: A; config?: Partial<Config>; images?: ImageStore } = {},
 ): Promise<TestCore<C, A>> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-core-'));
   sharedKeys ??= makeTestLicenseKeys();
@@ -45,7 +46,8 @@ export async function testCore<C extends Clock = ManualClock, A extends Analyzer
     logLevel: 'silent',
     ...options.config,
   };
-  const core = await createCore(config, { clock, analyzer, logger: createLogger({ level: 'silent' }) });
+  const logger = createLogger({ level: 'silent' });
+  const core = await createCore(config, { clock, analyzer, logger, ...(options.images ? { images: options.images } : {}) });
   return {
     core,
     clock,

@@ -1,0 +1,95 @@
+import sharp from 'sharp';
+import { describe, expect, test } from 'vitest';
+import { inspectImage, sniffImageType } from '../../src/core/images/inspect.js';
+import {
+  makeBombPng,
+  makeExifRotatedJpeg,
+  makeJpeg,
+  makePng,
+  makeWebp,
+  truncate,
+} from '../fixtures/images/make.js';
+import { expectAppError } from '../services/helpers.js';
+
+describe('accepted images', () => {
+  test.each([
+    ['JPEG', makeJpeg, 'image/jpeg'],
+    ['PNG', makePng, 'image/png'],
+    ['WebP', makeWebp, 'image/webp'],
+  ] as const)('%s is read with its size and a JPEG thumbnail', async (_name, make, mime) => {
+    const data = await make({ width: 640, height: 480 });
+    const image = await inspectImage(data);
+    expect(image).toMatchObject({ mime, width: 640, height: 480, bytes: data.length });
+    expect(image.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(sniffImageType(image.thumbnail)).toBe('image/jpeg');
+    expect(await sharp(image.thumbnail).metadata()).toMatchObject({ width: 320, height: 240 });
+  });
+
+  test('EXIF orientation is applied to the reported size and the thumbnail', async () => {
+    const image = await inspectImage(await makeExifRotatedJpeg({ width: 400, height: 300 }));
+    expect([image.width, image.height]).toEqual([300, 400]);
+    expect(await sharp(image.thumbnail).metadata()).toMatchObject({ width: 240, height: 320 });
+  });
+
+  test('exactly 256 px on the short side is enough', async () => {
+    await expect(inspectImage(await makeJpeg({ width: 256, height: 900 }))).resolves.toMatchObject({ width: 256 });
+  });
+});
+
+describe('hostile and unusable uploads', () => {
+  test('zero bytes is a validation error', async () => {
+    await expectAppError(inspectImage(Buffer.alloc(0)), 'VALIDATION_ERROR');
+  });
+
+  test('type is decided by content: GIF, TIFF, text and HTML are refused whatever they are called', async () => {
+    const gif = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } }).gif().toBuffer();
+    const tiff = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } }).tiff().toBuffer();
+    for (const data of [gif, tiff, Buffer.from('definitely a photo.jpg'), Buffer.from('<html><script>')]) {
+      await expectAppError(inspectImage(data), 'UNSUPPORTED_MEDIA_TYPE');
+    }
+  });
+
+  test('truncated JPEG, PNG and WebP are unreadable', async () => {
+    const jpeg = await makeJpeg();
+    for (const data of [
+      truncate(jpeg, 0.6),
+      jpeg.subarray(0, jpeg.length - 2),
+      truncate(await makePng(), 0.6),
+      truncate(await makeWebp(), 0.6),
+    ]) {
+      await expectAppError(inspectImage(data), 'IMAGE_UNREADABLE');
+    }
+  });
+
+  test('right magic bytes with garbage behind them are unreadable', async () => {
+    const garbage = Buffer.alloc(4096, 0x5a);
+    await expectAppError(inspectImage(Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), garbage])), 'IMAGE_UNREADABLE');
+    const pngMagic = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    await expectAppError(inspectImage(Buffer.concat([pngMagic, garbage])), 'IMAGE_UNREADABLE');
+    const webpHead = Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(4), Buffer.from('WEBP'), garbage]);
+    await expectAppError(inspectImage(webpHead), 'IMAGE_UNREADABLE');
+  });
+
+  test('a PNG header glued onto a JPEG body is unreadable', async () => {
+    const jpeg = await makeJpeg();
+    const pngMagic = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    await expectAppError(inspectImage(Buffer.concat([pngMagic, jpeg])), 'IMAGE_UNREADABLE');
+  });
+
+  test('a decompression bomb (400 megapixels in ~50 KB) is refused from its header', async () => {
+    const bomb = makeBombPng(20_000);
+    expect(bomb.length).toBeLessThan(100_000);
+    const error = await expectAppError(inspectImage(bomb), 'IMAGE_TOO_LARGE');
+    expect(error.message).toContain('20000×20000');
+  });
+
+  test('just over 40 megapixels is too large', async () => {
+    await expectAppError(inspectImage(makeBombPng(6_325)), 'IMAGE_TOO_LARGE');
+  });
+
+  test('under 256 px on the short side is too small, after EXIF orientation', async () => {
+    await expectAppError(inspectImage(await makeJpeg({ width: 800, height: 255 })), 'IMAGE_TOO_SMALL');
+    await expectAppError(inspectImage(await makeExifRotatedJpeg({ width: 900, height: 200 })), 'IMAGE_TOO_SMALL');
+    await expectAppError(inspectImage(await makePng({ width: 16, height: 16 })), 'IMAGE_TOO_SMALL');
+  });
+});

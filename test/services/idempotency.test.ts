@@ -1,0 +1,105 @@
+import { afterEach, describe, expect, test } from 'vitest';
+import { testCore, type TestCore } from '../support/core.js';
+import { anon, command, expectAppError, freshJpeg } from './helpers.js';
+
+let t: TestCore;
+afterEach(() => t.cleanup());
+
+const usage = () => t.core.store.usage.usage('ip:203.0.113.7', 'day:2026-11-21');
+
+describe('Idempotency-Key on analyze', () => {
+  test('a retry replays the stored response and is charged once', async () => {
+    t = await testCore();
+    const image = await freshJpeg();
+    const first = await t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'pos-order-17' }));
+    const retry = await t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'pos-order-17' }));
+    expect(retry.status).toBe(first.status);
+    expect(retry.body).toEqual(first.body);
+    expect(retry.headers).toEqual({ ...first.headers, 'Idempotent-Replayed': 'true' });
+    expect(first.headers).not.toHaveProperty('Idempotent-Replayed');
+    expect(t.analyzer.calls).toBe(1);
+    expect(await usage()).toEqual({ used: 1, held: 0 });
+  });
+
+  test('a replay is served even after the allowance is used up', async () => {
+    t = await testCore();
+    await t.core.services.scans.analyze(await command(anon()));
+    await t.core.services.scans.analyze(await command(anon()));
+    const image = await freshJpeg();
+    const third = await t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'k3' }));
+    const retry = await t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'k3' }));
+    expect(retry.body.data.scanId).toBe(third.body.data.scanId);
+  });
+
+  test('the verbose extras are part of the replayed response', async () => {
+    t = await testCore();
+    const image = await freshJpeg();
+    await t.core.services.scans.analyze(await command(anon(), { image, verbose: true, idempotencyKey: 'v' }));
+    const retry = await t.core.services.scans.analyze(await command(anon(), { image, verbose: true, idempotencyKey: 'v' }));
+    expect(retry.body.data.result.overlays).toHaveProperty('depthHeatmap');
+  });
+
+  test('the same key with a different image is refused', async () => {
+    t = await testCore();
+    await t.core.services.scans.analyze(await command(anon(), { idempotencyKey: 'same' }));
+    const error = await expectAppError(
+      t.core.services.scans.analyze(await command(anon(), { idempotencyKey: 'same' })),
+      'IDEMPOTENCY_KEY_REUSED',
+    );
+    expect(error.headers['X-RateLimit-Remaining']).toBe('2');
+    expect(await usage()).toEqual({ used: 1, held: 0 });
+  });
+
+  test('a retry while the first is still running gets CONFLICT with Retry-After: 1', async () => {
+    t = await testCore();
+    const image = await freshJpeg();
+    const release = t.analyzer.hold();
+    const first = t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'slow' }));
+    await t.analyzer.started(1);
+    const conflict = await expectAppError(
+      t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'slow' })),
+      'CONFLICT',
+    );
+    expect(conflict.headers['Retry-After']).toBe('1');
+    release();
+    await expect(first).resolves.toMatchObject({ status: 200 });
+    expect(await usage()).toEqual({ used: 1, held: 0 });
+  });
+
+  test('a failed first attempt is forgotten: the retry runs afresh', async () => {
+    t = await testCore();
+    const image = await freshJpeg();
+    t.analyzer.fail();
+    await expectAppError(t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'r' })), 'NO_TIRE_DETECTED');
+    t.analyzer.succeed();
+    const retry = await t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'r' }));
+    expect(retry.headers).not.toHaveProperty('Idempotent-Replayed');
+    expect(await usage()).toEqual({ used: 1, held: 0 });
+  });
+
+  test('keys are per caller and last 24 hours', async () => {
+    t = await testCore();
+    const image = await freshJpeg();
+    const mine = await t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'shared' }));
+    const theirs = await t.core.services.scans.analyze(
+      await command(anon('198.51.100.9'), { image, idempotencyKey: 'shared' }),
+    );
+    expect(theirs.body.data.scanId).not.toBe(mine.body.data.scanId);
+
+    t.clock.advance(24 * 3600 * 1000 + 1000);
+    const later = await t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'shared' }));
+    expect(later.body.data.scanId).not.toBe(mine.body.data.scanId);
+    expect(later.headers).not.toHaveProperty('Idempotent-Replayed');
+  });
+
+  test.each([
+    ['empty', ''],
+    ['256 characters', 'k'.repeat(256)],
+    ['a space', 'order 17'],
+    ['non-ASCII', 'bestellung-ü'],
+  ])('a key with %s is a validation error', async (_what, key) => {
+    t = await testCore();
+    await expectAppError(t.core.services.scans.analyze(await command(anon(), { idempotencyKey: key })), 'VALIDATION_ERROR');
+    expect(t.analyzer.calls).toBe(0);
+  });
+});
