@@ -1,0 +1,46 @@
+/**
+ * `npm run serve`: the HTTP server without the desktop window (127.0.0.1:8787 unless
+ * configured). SIGINT/SIGTERM finish the requests in flight, close the database and
+ * exit 0; a bad setting exits 2 with the reason, a failed start exits 1.
+ */
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { createLogger } from '../logger.js';
+import { startServer } from '../server.js';
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig(process.env, process.argv.slice(2));
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`tirewear: ${error.message}\n`);
+    process.exit(2);
+  }
+  const logger = createLogger({ level: config.logLevel });
+  let server;
+  try {
+    server = await startServer(config, { logger });
+  } catch (error) {
+    logger.fatal({ err: error }, error instanceof Error ? error.message : 'could not start');
+    process.exit(1);
+  }
+  logger.info({ url: server.url, dataDir: config.dataDir }, `TireWear API listening at ${server.url}/api/v1`);
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing requests in flight');
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+void main();

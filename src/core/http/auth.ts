@@ -1,0 +1,83 @@
+/**
+ * Who is calling, decided once per request before the body is read.
+ *
+ * An X-API-Key header wins over the cookie when both are sent: a POS that also happens
+ * to hold a browser cookie is metered on its key. A key that is sent but bad is a 401,
+ * never a silent fall back to anonymous; so is a session cookie that is unknown or
+ * expired (the stale cookie is cleared in the same reply).
+ */
+import type { CookieSerializeOptions } from '@fastify/cookie';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, isAppError } from '../errors.js';
+import type { Caller } from '../types.js';
+import { SESSION_COOKIE, isLoopbackAddress } from './security.js';
+import type { AuthMode } from './types.js';
+
+export type AccountCaller = Caller & { kind: 'account' };
+
+/** HttpOnly, SameSite=Strict, Path=/; Secure when the request came over TLS. */
+export function sessionCookieOptions(request: FastifyRequest, maxAgeS?: number): CookieSerializeOptions {
+  return {
+    httpOnly: true,
+    sameSite: 'strict',
+    path: '/',
+    secure: request.protocol === 'https',
+    ...(maxAgeS === undefined ? {} : { maxAge: maxAgeS }),
+  };
+}
+
+async function resolveCaller(request: FastifyRequest, reply: FastifyReply): Promise<Caller> {
+  const { auth } = request.server.core.services;
+  const key = request.headers['x-api-key'];
+  if (key !== undefined) {
+    if (typeof key !== 'string') throw new AppError('INVALID_API_KEY', 'Send exactly one X-API-Key header');
+    return auth.authenticateKey(key, request.ip);
+  }
+  const token = request.cookies[SESSION_COOKIE];
+  if (token === undefined) return { kind: 'anonymous', ip: request.ip };
+  try {
+    return await auth.authenticateSession(token, request.ip);
+  } catch (error) {
+    if (isAppError(error) && error.code === 'INVALID_SESSION') {
+      void reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(request));
+    }
+    throw error;
+  }
+}
+
+function enforce(mode: AuthMode, caller: Caller, request: FastifyRequest): void {
+  if (mode === 'optional') return;
+  if (caller.kind === 'anonymous') {
+    throw new AppError('INVALID_SESSION', 'Sign in, or send an X-API-Key header, to use this endpoint');
+  }
+  if (mode === 'account') return;
+  if (caller.via === 'key') {
+    throw new AppError('FORBIDDEN', 'An API key cannot do this; sign in to the app instead');
+  }
+  if (mode === 'desk' && !isLoopbackAddress(request.ip)) {
+    throw new AppError('FORBIDDEN', 'Settings can only be changed on the computer running TireWear');
+  }
+}
+
+/** Adds the auth hook to the routes of `app` (the /api/v1 scope); each route names its mode. */
+export function registerAuth(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    const mode = request.routeOptions.config.auth ?? 'none';
+    if (mode === 'none') return;
+    const caller = await resolveCaller(request, reply);
+    enforce(mode, caller, request);
+    request.caller = caller;
+  });
+}
+
+/** The caller of a route whose mode guarantees an account. */
+export function accountCaller(request: FastifyRequest): AccountCaller {
+  const caller = request.caller;
+  if (caller?.kind !== 'account') throw new Error(`route ${request.url} needs an auth mode that requires an account`);
+  return caller;
+}
+
+export function anyCaller(request: FastifyRequest): Caller {
+  if (!request.caller) throw new Error(`route ${request.url} has auth mode none but reads the caller`);
+  return request.caller;
+}

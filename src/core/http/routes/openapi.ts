@@ -1,0 +1,8 @@
+/** GET /openapi.json: the document @fastify/swagger builds from every route's schemas. */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+
+export const openapiRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/openapi.json', { schema: { tags: ['service'], summary: 'This OpenAPI document' } }, async () =>
+    app.swagger(),
+  );
+};

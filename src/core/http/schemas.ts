@@ -1,0 +1,140 @@
+/**
+ * TypeBox schemas of the wire shapes in src/shared/api.ts. The same objects validate
+ * requests, serialize responses (unknown properties are dropped, so nothing internal
+ * leaks) and feed the OpenAPI document.
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const IsoDate = Type.String({ format: 'date-time' });
+
+export const ErrorEnvelope = Type.Object(
+  {
+    success: Type.Literal(false),
+    error: Type.Object({ code: Type.String(), message: Type.String() }),
+  },
+  { $id: 'ErrorEnvelope' },
+);
+
+export const WearSchema = Type.Union([
+  Type.Literal('new'),
+  Type.Literal('good'),
+  Type.Literal('medium'),
+  Type.Literal('worn'),
+  Type.Literal('critical'),
+]);
+
+export const WireResult = Type.Object({
+  wear: Type.String(),
+  confidence: Type.Number(),
+  estimatedDepthMm: Type.Number(),
+  depthRangeMm: Type.Object({ min: Type.Number(), max: Type.Number() }),
+  treadHealthIndex: Type.Integer(),
+  isPreliminary: Type.Boolean(),
+  modelAlignment: Type.Integer(),
+  twiConsensusCount: Type.Integer(),
+  processingTimeMs: Type.Integer(),
+  modelVersion: Type.String(),
+  disclaimer: Type.String(),
+  depth32nds: Type.Number(),
+  grooves: Type.Optional(Type.Array(Type.Object({ index: Type.Integer(), depthMm: Type.Number() }))),
+  overlays: Type.Optional(Type.Record(Type.String(), Type.String())),
+  points: Type.Optional(
+    Type.Array(
+      Type.Object({ kind: Type.String(), x: Type.Number(), y: Type.Number() }, { additionalProperties: true }),
+    ),
+  ),
+});
+
+export const AnalyzeData = Type.Object({ scanId: Type.String(), result: WireResult });
+
+export const WireScan = Type.Object({
+  scanId: Type.String(),
+  createdAt: IsoDate,
+  vehicle: nullable(Type.String()),
+  position: nullable(Type.String()),
+  result: WireResult,
+  image: Type.Object({
+    width: Type.Integer(),
+    height: Type.Integer(),
+    mime: Type.String(),
+    url: Type.String(),
+    thumbnailUrl: Type.String(),
+  }),
+  measurementMm: nullable(Type.Number()),
+  measuredAt: nullable(IsoDate),
+});
+
+export const ScanList = Type.Object({ items: Type.Array(WireScan), nextCursor: nullable(Type.String()) });
+
+export const WireAccount = Type.Object({ id: Type.String(), email: Type.String(), createdAt: IsoDate });
+
+export const WireLicense = Type.Object({
+  codeId: Type.String(),
+  kind: Type.Union([Type.Literal('pack'), Type.Literal('pro')]),
+  scans: nullable(Type.Integer()),
+  expiresAt: nullable(IsoDate),
+  redeemedAt: IsoDate,
+});
+
+export const AccountData = Type.Object({
+  account: WireAccount,
+  plan: Type.Union([Type.Literal('free'), Type.Literal('pro')]),
+  proExpiresAt: nullable(IsoDate),
+  allowance: Type.Object({
+    limit: nullable(Type.Integer()),
+    used: Type.Integer(),
+    remaining: nullable(Type.Integer()),
+    resetAt: IsoDate,
+  }),
+  packCredit: Type.Integer(),
+  licenses: Type.Array(WireLicense),
+});
+
+export const WireApiKey = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  prefix: Type.String(),
+  createdAt: IsoDate,
+  lastUsedAt: nullable(IsoDate),
+  revokedAt: nullable(IsoDate),
+});
+
+export const CreatedApiKey = Type.Composite([WireApiKey, Type.Object({ key: Type.String() })]);
+
+export const RedeemData = Type.Object({ license: WireLicense, account: AccountData });
+
+export const HealthData = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
+  version: Type.String(),
+  modelVersion: nullable(Type.String()),
+  storage: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')]),
+  uptimeS: Type.Integer(),
+});
+
+export const SettingsData = Type.Object({
+  port: Type.Integer(),
+  lanAccess: Type.Boolean(),
+  keepApiRunningInTray: Type.Boolean(),
+  units: Type.Union([Type.Literal('mm'), Type.Literal('32nds')]),
+  legalMinimum: Type.Union([Type.Literal('1.6mm'), Type.Literal('2/32in')]),
+  shopName: Type.String(),
+  restartRequired: Type.Boolean(),
+});
+
+export const Empty = Type.Object({});
+
+/** `{ success: true, data }` */
+export const ok = <T extends TSchema>(data: T) => Type.Object({ success: Type.Literal(true), data });
+
+const errors = { '4xx': Type.Ref(ErrorEnvelope), '5xx': Type.Ref(ErrorEnvelope) };
+
+/** Response schemas of a route: its success status, and the error envelope for every failure. */
+export function replies<T extends TSchema, S extends number = 200>(data: T, status?: S) {
+  return { [status ?? 200]: ok(data), ...errors } as Record<S, ReturnType<typeof ok<T>>> & typeof errors;
+}
+
+/** For routes whose success body is not JSON (images, CSV): sent as-is, described for OpenAPI. */
+export function rawReplies(description: string) {
+  return { 200: Type.Unsafe<Buffer | string>({ type: 'string', description }), ...errors };
+}

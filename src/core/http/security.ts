@@ -1,0 +1,130 @@
+/**
+ * Localhost safety (SPEC §7). A server on 127.0.0.1 is reachable by every web page the
+ * shop's browser opens, so: the Host header must name this machine (DNS rebinding), a
+ * browser request from another origin may not change state or ride the cookie (CSRF),
+ * and callers from the LAN are refused unless the owner enabled LAN access, and even
+ * then must present an API key. No CORS headers are ever sent.
+ */
+import os from 'node:os';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
+import { AppError } from '../errors.js';
+import { API_PREFIX } from './wire.js';
+
+export const SESSION_COOKIE = 'auth-token';
+
+export const SECURITY_HEADERS: Record<string, string> = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'content-security-policy': [
+    "default-src 'self'",
+    "img-src 'self' data: blob:",
+    "media-src 'self' blob: mediastream:",
+    "style-src 'self' 'unsafe-inline'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+  ].join('; '),
+};
+
+/** Paths a LAN caller may read without a key: nothing in them belongs to anyone. */
+const OPEN_PATHS = new Set([`${API_PREFIX}/health`, `${API_PREFIX}/openapi.json`]);
+
+export function isLoopbackAddress(ip: string): boolean {
+  return /^127\./.test(ip) || ip === '::1' || /^::ffff:127\./i.test(ip);
+}
+
+/** `example.com:8787` → `example.com`, `[::1]:80` → `[::1]`; null when malformed. */
+export function hostName(header: string): string | null {
+  const host = header.trim().toLowerCase();
+  const match = /^(\[[0-9a-f:.]+\]|[^:[\]\s/@]+)(?::\d{1,5})?$/.exec(host);
+  return match ? match[1]! : null;
+}
+
+function asHostName(address: string): string {
+  const bare = address.replace(/%.*$/, '').toLowerCase();
+  return bare.includes(':') ? `[${bare}]` : bare;
+}
+
+function lanAddresses(): string[] {
+  return Object.values(os.networkInterfaces())
+    .flat()
+    .flatMap((info) => (info ? [asHostName(info.address)] : []));
+}
+
+/** Names this server answers to; LAN addresses are read again on a miss, as DHCP may change them. */
+export function hostAllowList(config: Config): (hostname: string) => boolean {
+  const fixed = new Set(['localhost', '127.0.0.1', '[::1]']);
+  for (const name of config.allowedHosts) {
+    const bareIpv6 = !name.startsWith('[') && name.split(':').length > 2;
+    const parsed = hostName(bareIpv6 ? `[${name}]` : name);
+    if (parsed) fixed.add(parsed);
+  }
+  if (!['0.0.0.0', '::', '[::]'].includes(config.host)) fixed.add(asHostName(config.host));
+  return (hostname) => fixed.has(hostname) || (config.lanAccess && lanAddresses().includes(hostname));
+}
+
+function hasSessionCookie(request: FastifyRequest): boolean {
+  return new RegExp(`(?:^|;\\s*)${SESSION_COOKIE}=`).test(request.headers.cookie ?? '');
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+function checkOrigin(request: FastifyRequest): void {
+  const cookie = hasSessionCookie(request);
+  if (!cookie && SAFE_METHODS.has(request.method)) return;
+  const origin = request.headers.origin;
+  if (origin !== undefined && origin.toLowerCase() !== `${request.protocol}://${request.headers.host}`.toLowerCase()) {
+    throw new AppError('FORBIDDEN', 'Cross-origin requests are not allowed');
+  }
+  // Other ports of localhost are the same *site*, so SameSite=Strict still sends the
+  // cookie with their <img> and form requests, which carry no Origin: Fetch Metadata tells.
+  const site = request.headers['sec-fetch-site'];
+  if (cookie && (site === 'cross-site' || site === 'same-site')) {
+    throw new AppError('FORBIDDEN', 'Cross-origin requests are not allowed');
+  }
+}
+
+function checkClient(request: FastifyRequest, config: Config): void {
+  if (isLoopbackAddress(request.ip)) return;
+  if (!config.lanAccess) {
+    throw new AppError('FORBIDDEN', 'This server only accepts requests from this computer (LAN access is off)');
+  }
+  if (request.headers['x-api-key'] === undefined && !OPEN_PATHS.has(request.url.split('?')[0]!)) {
+    throw new AppError('FORBIDDEN', 'LAN access requires an API key (X-API-Key header)');
+  }
+}
+
+export function applySecurityHeaders(reply: FastifyReply): void {
+  void reply.headers(SECURITY_HEADERS);
+}
+
+export function registerSecurity(app: FastifyInstance): void {
+  const config = app.core.config;
+  const allowedHost = hostAllowList(config);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    applySecurityHeaders(reply);
+    if (request.url.startsWith('/api/')) void reply.header('cache-control', 'no-store');
+    if (closing) {
+      void reply.header('connection', 'close');
+      throw new AppError('SERVER_BUSY', 'The server is shutting down; retry in a moment', {
+        headers: { 'retry-after': '5' },
+      });
+    }
+    const host = hostName(request.headers.host ?? '');
+    if (!host || !allowedHost(host)) {
+      throw new AppError('FORBIDDEN', 'Unknown Host header; open the app through localhost or 127.0.0.1');
+    }
+    checkClient(request, config);
+    checkOrigin(request);
+  });
+}

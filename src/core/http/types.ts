@@ -1,0 +1,38 @@
+/** What the HTTP layer needs from a running core, and what it adds to Fastify's types. */
+import type { Analyzer } from '../analysis/analyzer.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { Services } from '../services/ports.js';
+import type { Store } from '../storage/store.js';
+import type { Caller } from '../types.js';
+
+/** The part of Core (src/core/core.ts) the server uses; a Core is one. */
+export interface HttpCore {
+  config: Config;
+  clock: Clock;
+  services: Services;
+  logger: Logger;
+  analyzer: Pick<Analyzer, 'modelVersion'>;
+  store: Pick<Store, 'kind' | 'ping'>;
+}
+
+/**
+ * Who may call a route. `none`: nobody is resolved (health, login). `optional`:
+ * anonymous allowed. `account`: a session or an API key. `session`: the cookie
+ * session only (key management). `desk`: the cookie session from this machine.
+ */
+export type AuthMode = 'none' | 'optional' | 'account' | 'session' | 'desk';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    core: HttpCore;
+  }
+  interface FastifyRequest {
+    /** Set by the auth hook on routes whose auth mode is not `none`. */
+    caller: Caller | null;
+  }
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+  }
+}
