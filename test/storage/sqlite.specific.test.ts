@@ -10,7 +10,8 @@ import { SchemaTooNewError, openSqliteStore } from '../../src/core/storage/sqlit
 import { MIGRATIONS } from '../../src/core/storage/sqlite/migrations/index.js';
 import { makeScan, tempDir } from '../support/store.js';
 
-const WORKER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'reserve-worker.ts');
+const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
+const WORKER = path.join(FIXTURES, 'reserve-worker.ts');
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -113,6 +114,20 @@ describe('SQLite store specifics', () => {
     const store = openSqliteStore({ file });
     cleanups.push(() => store.close());
     expect(await store.usage.usage('ip:10.0.0.1', 'day:2026-11-21')).toEqual({ used: 0, held: 25 });
+  }, 20_000);
+
+  it('a committed, charged scan survives kill -9 of the process right after', async () => {
+    const file = await dbFile();
+    const worker = path.join(FIXTURES, 'commit-and-die-worker.ts');
+    const child = spawn(process.execPath, ['--import', 'tsx', worker, file, 'crash-scan'], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, sig) => resolve(sig)));
+    expect(signal).toBe('SIGKILL');
+    const store = openSqliteStore({ file });
+    cleanups.push(() => store.close());
+    expect((await store.scans.get('crash-scan'))?.id).toBe('crash-scan');
+    expect(await store.usage.usage('ip:10.0.0.9', 'day:2026-11-21')).toEqual({ used: 1, held: 0 });
   }, 20_000);
 
   it('openStore creates the data dir and the database in it', async () => {

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { DISCLAIMER } from '../../src/core/analysis/disclaimer.js';
 import type { Clock } from '../../src/core/clock.js';
 import { createFileImageStore } from '../../src/core/storage/files.js';
 import type { ImageStore } from '../../src/core/storage/images.js';
@@ -67,8 +68,7 @@ export function makeScan(overrides: Partial<ScanRecord> = {}): ScanRecord {
       modelVersion: 'tread-2026.11.0',
       depth32nds: 7,
       processingTimeMs: 412,
-      disclaimer:
-        'This is a tread depth estimate from a photo, not a full safety inspection. Confirm with a tread depth gauge before deciding on replacement.',
+      disclaimer: DISCLAIMER,
     },
     image: {
       originalKey: `scans/${id.slice(0, 2)}/${id}.jpg`,

@@ -56,9 +56,8 @@ export function scanListConformance(store: GetStore): void {
     });
 
     it('refuses a malformed cursor', async () => {
-      await expect(store().scans.list({ accountId: 'acct-list', limit: 10, cursor: '!!not a cursor' })).rejects.toMatchObject({
-        code: 'VALIDATION_ERROR',
-      });
+      const listing = store().scans.list({ accountId: 'acct-list', limit: 10, cursor: '!!not a cursor' });
+      await expect(listing).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
     });
 
     it('shows only the account’s live scans', async () => {
@@ -108,7 +107,8 @@ export function scanListConformance(store: GetStore): void {
     it('exports every matching scan oldest first without paging', async () => {
       const scans = [];
       for (let i = 0; i < 12; i++) {
-        scans.push(await add(store(), { createdAt: new Date(BASE + (12 - i) * HOUR), result: withWear(i % 2 ? 'good' : 'worn') }));
+        const createdAt = new Date(BASE + (12 - i) * HOUR);
+        scans.push(await add(store(), { createdAt, result: withWear(i % 2 ? 'good' : 'worn') }));
       }
       const all = await store().scans.all({ accountId: 'acct-list', wear: 'good' });
       expect(all.map((s) => s.id)).toEqual(scans.filter((_, i) => i % 2).reverse().map((s) => s.id));

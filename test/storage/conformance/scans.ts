@@ -45,7 +45,14 @@ export function scanConformance(store: GetStore): void {
 
     it('charges a reservation once even if committed twice, and never below zero credit', async () => {
       const account = await createAccount(store());
-      await store().licenses.redeem({ codeId: 'p1', accountId: account.id, kind: 'pack', scans: 1, expiresAt: null, redeemedAt: NOW });
+      await store().licenses.redeem({
+        codeId: 'p1',
+        accountId: account.id,
+        kind: 'pack',
+        scans: 1,
+        expiresAt: null,
+        redeemedAt: NOW,
+      });
       const reservation = await store().usage.reserve(reserveRequest({ subject: 's', limit: 0, packAccountId: account.id }));
       await store().scans.commit({ scan: makeScan(), reservation, idempotency: null });
       await store().scans.commit({ scan: makeScan(), reservation, idempotency: null });

@@ -27,7 +27,9 @@ export function usageConformance(store: GetStore): void {
   describe('usage', () => {
     it('grants the allowance up to the limit, counting holds, then refuses', async () => {
       const granted = [];
-      for (let i = 0; i < 4; i++) granted.push(await store().usage.reserve(reserveRequest({ subject: 'ip:1.2.3.4', limit: 3 })));
+      for (let i = 0; i < 4; i++) {
+        granted.push(await store().usage.reserve(reserveRequest({ subject: 'ip:1.2.3.4', limit: 3 })));
+      }
       expect(granted.map((r) => r?.source ?? null)).toEqual(['allowance', 'allowance', 'allowance', null]);
       expect(granted[0]).toMatchObject({ subject: 'ip:1.2.3.4', window: MONTH });
       expect(await store().usage.usage('ip:1.2.3.4', MONTH)).toEqual({ used: 0, held: 3 });
@@ -44,7 +46,8 @@ export function usageConformance(store: GetStore): void {
     it('keeps windows and subjects apart', async () => {
       await spend(store(), 'acct:w', 2, 2);
       expect(await store().usage.reserve(reserveRequest({ subject: 'acct:w', limit: 2 }))).toBeNull();
-      expect(await store().usage.reserve(reserveRequest({ subject: 'acct:w', limit: 2, window: 'month:2026-12' }))).not.toBeNull();
+      const nextMonth = reserveRequest({ subject: 'acct:w', limit: 2, window: 'month:2026-12' });
+      expect(await store().usage.reserve(nextMonth)).not.toBeNull();
       expect(await store().usage.reserve(reserveRequest({ subject: 'acct:other', limit: 2 }))).not.toBeNull();
       expect(await store().usage.usage('acct:none', MONTH)).toEqual({ used: 0, held: 0 });
     });

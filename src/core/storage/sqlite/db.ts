@@ -16,7 +16,14 @@ export function fromMs(ms: number | null): Date | null {
   return ms === null ? null : new Date(ms);
 }
 
-const UNAVAILABLE = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_FULL', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_READONLY']);
+const UNAVAILABLE = new Set([
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+  'SQLITE_FULL',
+  'SQLITE_IOERR',
+  'SQLITE_CANTOPEN',
+  'SQLITE_READONLY',
+]);
 
 function sqliteCode(error: unknown): string | null {
   const code = (error as { code?: unknown } | null)?.code;

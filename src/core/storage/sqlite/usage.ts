@@ -74,7 +74,9 @@ export function chargeReservation(db: Db, reservationId: string): void {
   if (!row) return;
   db.prepare('DELETE FROM reservations WHERE id = ?').run(reservationId);
   if (row.source === 'pack') {
-    db.prepare('UPDATE accounts SET pack_credit = pack_credit - 1 WHERE id = ? AND pack_credit > 0').run(row.pack_account_id);
+    db.prepare('UPDATE accounts SET pack_credit = pack_credit - 1 WHERE id = ? AND pack_credit > 0').run(
+      row.pack_account_id,
+    );
     return;
   }
   db.prepare(
