@@ -1,0 +1,51 @@
+import { afterEach, expect, test } from 'vitest';
+import { housekeeping } from '../../src/core/core.js';
+import { sha256Hex } from '../../src/core/services/ids.js';
+import { testCore, type TestCore } from '../support/core.js';
+import { accountCaller } from './helpers.js';
+
+let t: TestCore | null = null;
+afterEach(async () => {
+  await t?.cleanup();
+  t = null;
+});
+
+test('close() closes the analyzer and the store once, however often it is called', async () => {
+  t = await testCore();
+  await Promise.all([t.core.close(), t.core.close()]);
+  await t.core.close();
+  expect(t.analyzer.closed).toBe(true);
+  await expect(t.core.store.ping()).rejects.toThrow();
+});
+
+test('housekeeping drops crash-left holds, expired sessions and day-old idempotency records', async () => {
+  t = await testCore();
+  const { store, clock } = t.core;
+  const caller = await accountCaller(t.core.services);
+  const now = clock.now();
+  await store.usage.reserve({
+    id: 'left-by-a-crash',
+    subject: 'ip:10.0.0.1',
+    window: 'day:2026-11-21',
+    limit: 3,
+    packAccountId: null,
+    unmetered: false,
+    now,
+  });
+  await store.idempotency.begin({ callerKey: 'ip:10.0.0.1', key: 'k', requestHash: 'h', createdAt: now }, new Date(0));
+  await store.sessions.create({ tokenHash: sha256Hex('old'), accountId: caller.account.id, createdAt: now, expiresAt: new Date(now.getTime() + 1000) });
+
+  clock.advance(9 * 60_000);
+  await housekeeping(t.core);
+  expect((await store.usage.usage('ip:10.0.0.1', 'day:2026-11-21')).held).toBe(1);
+
+  clock.advance(25 * 3600_000);
+  await housekeeping(t.core);
+  expect((await store.usage.usage('ip:10.0.0.1', 'day:2026-11-21')).held).toBe(0);
+  expect(await store.sessions.find(sha256Hex('old'))).toBeNull();
+  const again = await store.idempotency.begin(
+    { callerKey: 'ip:10.0.0.1', key: 'k', requestHash: 'other', createdAt: clock.now() },
+    new Date(0),
+  );
+  expect(again.claimed).toBe(true);
+});

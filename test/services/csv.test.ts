@@ -1,0 +1,56 @@
+import { afterEach, describe, expect, test } from 'vitest';
+import { CSV_HEADER, csvCell } from '../../src/core/services/csv.js';
+import { testCore, type TestCore } from '../support/core.js';
+import { accountCaller, command } from './helpers.js';
+
+describe('csvCell', () => {
+  test('quotes per RFC 4180', () => {
+    expect(csvCell('plain')).toBe('plain');
+    expect(csvCell('a,b')).toBe('"a,b"');
+    expect(csvCell('say "hi"')).toBe('"say ""hi"""');
+    expect(csvCell('two\nlines')).toBe('"two\nlines"');
+    expect(csvCell(null)).toBe('');
+    expect(csvCell(4.5)).toBe('4.5');
+  });
+
+  test('neutralises spreadsheet formulas', () => {
+    expect(csvCell('=HYPERLINK("http://evil","x")')).toBe(`"'=HYPERLINK(""http://evil"",""x"")"`);
+    expect(csvCell('+1+1')).toBe("'+1+1");
+    expect(csvCell('-2')).toBe("'-2");
+    expect(csvCell('@SUM(A1)')).toBe("'@SUM(A1)");
+    expect(csvCell('\tcmd')).toBe("'\tcmd");
+    expect(csvCell('\rcmd')).toBe(`"'\rcmd"`);
+  });
+});
+
+describe('export', () => {
+  let t: TestCore;
+  afterEach(() => t.cleanup());
+
+  test('one row per live scan with the gauge reading, oldest first, only the caller’s', async () => {
+    t = await testCore();
+    const owner = await accountCaller(t.core.services);
+    const other = await accountCaller(t.core.services);
+    const first = (await t.core.services.scans.analyze(await command(owner, { vehicle: '=cmd|"/c calc"!A1', position: 'FL' }))).body.data.scanId;
+    t.clock.advance(60_000);
+    const second = (await t.core.services.scans.analyze(await command(owner, { vehicle: 'Golf, blue' }))).body.data.scanId;
+    await t.core.services.scans.analyze(await command(other, { vehicle: 'not mine' }));
+    await t.core.services.scans.setMeasurement(owner, second, 3.4);
+
+    const csv = await t.core.services.scans.exportCsv(owner, {});
+    const lines = csv.split('\r\n');
+    expect(lines[0]).toBe(CSV_HEADER.join(','));
+    expect(lines[0]).toBe(
+      'scanId,createdAt,vehicle,position,wear,estimatedDepthMm,depthMinMm,depthMaxMm,confidence,modelVersion,measurementMm,measuredAt',
+    );
+    expect(lines).toHaveLength(4);
+    expect(lines[3]).toBe('');
+    expect(lines[1]).toMatch(new RegExp(`^${first},2026-11-21T12:00:00.000Z,"'=cmd\\|""/c calc""!A1",FL,`));
+    expect(lines[2]).toMatch(new RegExp(`^${second},2026-11-21T12:01:00.000Z,"Golf, blue",,`));
+    expect(lines[2]).toMatch(/,3\.4,2026-11-21T12:01:00\.000Z$/);
+    expect(csv).not.toContain('not mine');
+
+    const filtered = await t.core.services.scans.exportCsv(owner, { vehicle: 'golf' });
+    expect(filtered.split('\r\n')).toHaveLength(3);
+  });
+});

@@ -1,0 +1,61 @@
+import { afterEach, expect, test } from 'vitest';
+import { issueTestCode, makeTestLicenseKeys } from '../support/licenses.js';
+import { testCore, type TestCore } from '../support/core.js';
+import { accountCaller, expectAppError } from './helpers.js';
+
+let t: TestCore;
+afterEach(() => t.cleanup());
+
+test('a pack adds 100 scans of credit and is listed on the account', async () => {
+  t = await testCore();
+  const { account } = await accountCaller(t.core.services);
+  const { license, account: after } = await t.core.services.licenses.redeem(account.id, t.issueCode({ kind: 'pack', id: 'pk-1' }));
+  expect(license).toMatchObject({ codeId: 'pk-1', kind: 'pack', scans: 100, expiresAt: null, redeemedAt: t.clock.now() });
+  expect(after.packCredit).toBe(100);
+  await t.core.services.licenses.redeem(account.id, t.issueCode({ kind: 'pack' }));
+  expect((await t.core.services.accounts.summary(account.id)).packCredit).toBe(200);
+});
+
+test('a code is redeemable once, by anyone', async () => {
+  t = await testCore();
+  const first = await accountCaller(t.core.services);
+  const second = await accountCaller(t.core.services);
+  const code = t.issueCode({ kind: 'pack' });
+  await t.core.services.licenses.redeem(first.account.id, code);
+  await expectAppError(t.core.services.licenses.redeem(first.account.id, code), 'LICENSE_ALREADY_REDEEMED');
+  await expectAppError(t.core.services.licenses.redeem(second.account.id, code), 'LICENSE_ALREADY_REDEEMED');
+  expect((await t.core.services.accounts.summary(second.account.id)).packCredit).toBe(0);
+});
+
+test('pro runs until its expiry; a second pro license extends to the later date', async () => {
+  t = await testCore();
+  const { account } = await accountCaller(t.core.services);
+  await t.core.services.licenses.redeem(account.id, t.issueCode({ kind: 'pro', expiresAt: '2027-06-30T00:00:00Z' }));
+  await t.core.services.licenses.redeem(account.id, t.issueCode({ kind: 'pro', expiresAt: '2027-01-31T00:00:00Z' }));
+  const summary = await t.core.services.accounts.summary(account.id);
+  expect(summary).toMatchObject({
+    plan: 'pro',
+    proExpiresAt: new Date('2027-06-30T00:00:00Z'),
+    allowance: { limit: null, remaining: null },
+  });
+});
+
+test('an expired pro code is LICENSE_EXPIRED and changes nothing', async () => {
+  t = await testCore();
+  const { account } = await accountCaller(t.core.services);
+  const code = t.issueCode({ kind: 'pro', expiresAt: t.clock.now() });
+  await expectAppError(t.core.services.licenses.redeem(account.id, code), 'LICENSE_EXPIRED');
+  expect(await t.core.services.accounts.summary(account.id)).toMatchObject({ plan: 'free', licenses: [] });
+});
+
+test('forged, wrong-key and tampered codes are LICENSE_INVALID', async () => {
+  t = await testCore();
+  const { account } = await accountCaller(t.core.services);
+  const vendorless = issueTestCode(makeTestLicenseKeys(), { kind: 'pack', scans: 100_000 });
+  await expectAppError(t.core.services.licenses.redeem(account.id, vendorless), 'LICENSE_INVALID');
+  const [prefix, payload, signature] = t.issueCode({ kind: 'pack', id: 'x1' }).split('.');
+  const richer = Buffer.from(Buffer.from(payload!, 'base64url').toString().replace('"scans":100', '"scans":9999')).toString('base64url');
+  await expectAppError(t.core.services.licenses.redeem(account.id, `${prefix}.${richer}.${signature}`), 'LICENSE_INVALID');
+  await expectAppError(t.core.services.licenses.redeem(account.id, 'TWL1.not.valid'), 'LICENSE_INVALID');
+  expect((await t.core.services.accounts.summary(account.id)).packCredit).toBe(0);
+});
