@@ -12,7 +12,7 @@ import {
   readScan,
   scanFromRow,
 } from './scan-rows.js';
-import { chargeReservation } from './usage.js';
+import { createCharger } from './usage.js';
 
 type Filter = Omit<ScanFilter, 'cursor' | 'limit'>;
 
@@ -41,6 +41,7 @@ function whereOf(filter: Filter): { sql: string; params: unknown[] } {
 }
 
 export function createScanStore(db: Db): ScanStore {
+  const charge = createCharger(db);
   const completeIdempotency = db.prepare('UPDATE idempotency SET response = ? WHERE caller_key = ? AND key = ?');
   const markDeleted = db.prepare(
     'UPDATE scans SET deleted_at = ?, change_seq = ? WHERE id = ? AND deleted_at IS NULL',
@@ -52,7 +53,7 @@ export function createScanStore(db: Db): ScanStore {
   return {
     commit: (input) =>
       immediate(db, () => {
-        if (input.reservation !== null) chargeReservation(db, input.reservation.id);
+        if (input.reservation !== null) charge(input.reservation.id);
         insertScan(db, input.scan);
         if (input.idempotency !== null) {
           const { callerKey, key, response } = input.idempotency;

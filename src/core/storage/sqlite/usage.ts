@@ -69,18 +69,19 @@ export function createUsageStore(db: Db): UsageStore {
  * charged: a reservation committed twice, or one already expired, is never charged again, and
  * pack credit cannot go below zero.
  */
-export function chargeReservation(db: Db, reservationId: string): void {
-  const row = db.prepare('SELECT * FROM reservations WHERE id = ?').get(reservationId) as ReservationRow | undefined;
-  if (!row) return;
-  db.prepare('DELETE FROM reservations WHERE id = ?').run(reservationId);
-  if (row.source === 'pack') {
-    db.prepare('UPDATE accounts SET pack_credit = pack_credit - 1 WHERE id = ? AND pack_credit > 0').run(
-      row.pack_account_id,
-    );
-    return;
-  }
-  db.prepare(
+export function createCharger(db: Db): (reservationId: string) => void {
+  const find = db.prepare('SELECT * FROM reservations WHERE id = ?');
+  const drop = db.prepare('DELETE FROM reservations WHERE id = ?');
+  const spendPack = db.prepare('UPDATE accounts SET pack_credit = pack_credit - 1 WHERE id = ? AND pack_credit > 0');
+  const countUsed = db.prepare(
     `INSERT INTO usage_counters (subject, window, used) VALUES (?, ?, 1)
      ON CONFLICT (subject, window) DO UPDATE SET used = used + 1`,
-  ).run(row.subject, row.window);
+  );
+  return (reservationId) => {
+    const row = find.get(reservationId) as ReservationRow | undefined;
+    if (!row) return;
+    drop.run(reservationId);
+    if (row.source === 'pack') spendPack.run(row.pack_account_id);
+    else countUsed.run(row.subject, row.window);
+  };
 }
