@@ -20,7 +20,8 @@ test('close() closes the analyzer and the store once, however often it is called
 
 test('housekeeping drops crash-left holds, expired sessions and day-old idempotency records', async () => {
   t = await testCore();
-  const { store, clock } = t.core;
+  const { store } = t.core;
+  const clock = t.clock;
   const caller = await accountCaller(t.core.services);
   const now = clock.now();
   await store.usage.reserve({
