@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -79,6 +80,12 @@ describe('SQLite store specifics', () => {
     db.close();
     expect(() => openSqliteStore({ file })).toThrow(SchemaTooNewError);
     expect(() => openSqliteStore({ file })).toThrow(/schema version 999.*knows only up to 1.*Update TireWear/);
+  });
+
+  it('names the file when it is not a database', async () => {
+    const file = await dbFile();
+    await writeFile(file, 'this is a text file, long enough to have a header of sorts...........................');
+    expect(() => openSqliteStore({ file })).toThrow(/tirewear\.db is not a readable TireWear database/);
   });
 
   it('answers STORAGE_UNAVAILABLE when another connection holds the write lock too long', async () => {

@@ -36,6 +36,12 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     migrate(db, options.file, options.clock ?? systemClock);
   } catch (error) {
     db.close();
+    const code = (error as { code?: unknown }).code;
+    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+      throw new Error(`${options.file} is not a readable TireWear database (damaged, or another kind of file)`, {
+        cause: error,
+      });
+    }
     throw error;
   }
   const ping = db.prepare('SELECT 1');
