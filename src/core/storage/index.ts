@@ -3,20 +3,20 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import { openPostgresStore } from './postgres/index.js';
 import { openSqliteStore } from './sqlite/index.js';
 import type { Store } from './store.js';
 
 export { createFileImageStore } from './files.js';
 export { openSqliteStore, SchemaTooNewError } from './sqlite/index.js';
+export { openPostgresStore } from './postgres/index.js';
 export type { ImageStore } from './images.js';
 export type { Store } from './store.js';
 
 export const SQLITE_FILE_NAME = 'tirewear.db';
 
 export async function openStore(config: Config, clock: Clock): Promise<Store> {
-  if (config.databaseUrl !== null) {
-    throw new Error('PostgreSQL store not available');
-  }
+  if (config.databaseUrl !== null) return openPostgresStore({ url: config.databaseUrl, clock });
   await mkdir(config.dataDir, { recursive: true });
   return openSqliteStore({ file: path.join(config.dataDir, SQLITE_FILE_NAME), clock });
 }
