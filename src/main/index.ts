@@ -4,8 +4,9 @@
  * in one locked-down window, keep it in the tray if the shop wants the API up, and close it
  * cleanly on quit. The decisions live in the small modules beside this file.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
 import {
   app,
   BrowserWindow,
@@ -21,9 +22,11 @@ import {
 import trayIconPath from '../../build/tray.png?asset';
 import windowIconPath from '../../build/icons/512x512.png?asset';
 import type { Config } from '../core/config.js';
+import { createLogger, type Logger } from '../core/logger.js';
 import { startServer } from '../core/server.js';
 import { pageSizeForCountry, registerBridgeHandlers } from './bridge-handlers.js';
 import { desktopBaseConfig, keepApiRunningInTray, loadDesktopConfig, type DesktopPaths } from './desktop-config.js';
+import { prepareLogFile } from './log-file.js';
 import { closeCoreBeforeQuit, trayMenu, windowCloseAction, type Shutdown } from './lifecycle.js';
 import { isSafeExternalUrl, navigationGuards, originOf } from './navigation.js';
 import { permissionGuards, withCspFallback } from './security.js';
@@ -54,12 +57,19 @@ function showTray(apiUrl: string): void {
   tray.on('click', showWindow);
 }
 
+/** Development logs to the terminal; the packaged app to a file in the data folder. */
+async function desktopLogger(config: Config, isPackaged: boolean): Promise<Logger> {
+  if (!isPackaged) return createLogger({ level: config.logLevel });
+  const dest = await prepareLogFile(config.dataDir);
+  return createLogger({ level: config.logLevel, destination: pino.destination({ dest, sync: true }) });
+}
+
 async function startCore(paths: DesktopPaths) {
   let config: Config = desktopBaseConfig(paths);
   try {
     config = loadDesktopConfig(process.env, paths);
-    await mkdir(config.dataDir, { recursive: true });
-    return { config, server: await startServer(config) };
+    const logger = await desktopLogger(config, paths.isPackaged);
+    return { config, logger, server: await startServer(config, { logger }) };
   } catch (error) {
     const failure = describeStartupFailure(error, config);
     await dialog.showMessageBox({ type: 'error', title: failure.title, message: failure.message, detail: failure.detail });
@@ -123,11 +133,13 @@ async function run(): Promise<void> {
     app.exit(1);
     return;
   }
-  const { config, server } = started;
+  const { config, logger, server } = started;
   const apiUrl = localServerUrl(server.url);
   const windowUrl = rendererUrl(apiUrl, process.env, app.isPackaged);
   const appOrigin = originOf(windowUrl) ?? '';
-  const shutdown = closeCoreBeforeQuit(app, () => server.close(), (error) => console.error('TireWear: closing the core failed', error));
+  const shutdown = closeCoreBeforeQuit(app, () => server.close(), (error) =>
+    logger.error({ err: error }, 'closing the core failed'),
+  );
 
   secureSession(appOrigin, originOf(apiUrl) ?? '');
   const guards = navigationGuards(appOrigin, openExternal);

@@ -1,0 +1,139 @@
+/**
+ * Just enough of the electron module for src/main/index.ts to run under plain Node.
+ * Every object records what main did to it; the test reads `fake`.
+ */
+import { EventEmitter } from 'node:events';
+import path from 'node:path';
+import { vi } from 'vitest';
+
+class FakeApp extends EventEmitter {
+  ended = false;
+  exitCode: number | null = null;
+  readonly whenReady = () => Promise.resolve();
+  readonly isPackaged = false;
+  readonly requestSingleInstanceLock = () => true;
+  readonly setAppUserModelId = vi.fn();
+  readonly getAppPath = () => process.cwd();
+  readonly getVersion = () => '0.1.0-test';
+  readonly getLocaleCountryCode = () => 'US';
+  readonly getPath = (name: string) => path.join(process.env.TIREWEAR_USER_DATA ?? '', name === 'userData' ? '' : name);
+
+  /** Like Electron: before-quit listeners may hold the quit back with preventDefault. */
+  quit(): void {
+    let prevented = false;
+    this.emit('before-quit', { preventDefault: () => (prevented = true) });
+    if (!prevented) this.ended = true;
+  }
+
+  exit(code: number): void {
+    this.exitCode = code;
+  }
+
+  /** Quit, then wait until main has finished closing the core and quit for real. */
+  async requestQuit(): Promise<void> {
+    this.quit();
+    await vi.waitFor(() => {
+      if (!this.ended) throw new Error('still closing');
+    });
+  }
+}
+
+class FakeWebContents extends EventEmitter {
+  windowOpenHandler: ((details: { url: string }) => unknown) | null = null;
+  setWindowOpenHandler(handler: (details: { url: string }) => unknown): void {
+    this.windowOpenHandler = handler;
+  }
+}
+
+export function createFakeElectron() {
+  const app = new FakeApp();
+  const fake = {
+    app,
+    windows: [] as FakeWindow[],
+    trays: [] as unknown[],
+    messageBoxes: [] as Array<Record<string, unknown>>,
+    openedExternally: [] as string[],
+    ipcHandlers: new Map<string, (event: unknown, ...args: unknown[]) => Promise<unknown>>(),
+    requestHandler: null as null | ((...args: unknown[]) => void),
+    /** What the session's permission handler answers for a request from `url`. */
+    permissionRequest(permission: string, url: string, mediaTypes?: string[]): boolean {
+      let granted: boolean | undefined;
+      fake.requestHandler?.({}, permission, (answer: boolean) => (granted = answer), { requestingUrl: url, mediaTypes });
+      return granted === true;
+    },
+  };
+
+  class FakeWindow extends EventEmitter {
+    loadedUrl: string | undefined;
+    visible = false;
+    focused = false;
+    readonly webContents = new FakeWebContents();
+    constructor(readonly options: { webPreferences?: Record<string, unknown> }) {
+      super();
+      fake.windows.push(this);
+      app.emit('web-contents-created', {}, this.webContents);
+    }
+    static fromWebContents(): null {
+      return null;
+    }
+    async loadURL(url: string): Promise<void> {
+      this.loadedUrl = url;
+    }
+    show(): void {
+      this.visible = true;
+    }
+    hide(): void {
+      this.visible = false;
+    }
+    focus(): void {
+      this.focused = true;
+    }
+    isMinimized(): boolean {
+      return false;
+    }
+    restore(): void {}
+  }
+
+  class FakeTray {
+    constructor() {
+      fake.trays.push(this);
+    }
+    setToolTip(): void {}
+    setContextMenu(): void {}
+    on(): void {}
+  }
+
+  const electron = {
+    app,
+    BrowserWindow: FakeWindow,
+    Tray: FakeTray,
+    Menu: { buildFromTemplate: (template: unknown) => template },
+    nativeImage: { createFromPath: (file: string) => ({ file }) },
+    dialog: {
+      showMessageBox: async (options: Record<string, unknown>) => {
+        fake.messageBoxes.push(options);
+        return { response: 0 };
+      },
+      showErrorBox: (title: string, content: string) => fake.messageBoxes.push({ title, content }),
+      showSaveDialog: async () => ({ canceled: true }),
+    },
+    ipcMain: {
+      handle: (channel: string, listener: (event: unknown, ...args: unknown[]) => Promise<unknown>) =>
+        fake.ipcHandlers.set(channel, listener),
+    },
+    session: {
+      defaultSession: {
+        setPermissionRequestHandler: (handler: (...args: unknown[]) => void) => (fake.requestHandler = handler),
+        setPermissionCheckHandler: vi.fn(),
+        webRequest: { onHeadersReceived: vi.fn() },
+      },
+    },
+    shell: {
+      openExternal: async (url: string) => void fake.openedExternally.push(url),
+      openPath: async () => '',
+    },
+  };
+  return { ...electron, default: electron, fake };
+}
+
+export type FakeElectron = ReturnType<typeof createFakeElectron>['fake'];
