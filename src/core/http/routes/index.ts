@@ -13,6 +13,7 @@ import { licenseRoutes } from './licenses.js';
 import { openapiRoutes } from './openapi.js';
 import { scanRoutes } from './scans.js';
 import { settingsRoutes } from './settings.js';
+import { syncRoutes } from './sync.js';
 
 export interface ApiOptions {
   version: string;
@@ -29,4 +30,5 @@ export const apiRoutes: FastifyPluginAsyncTypebox<ApiOptions> = async (app, { ve
   await app.register(analyzeRoutes);
   await app.register(scanRoutes);
   await app.register(settingsRoutes);
+  await app.register(syncRoutes);
 };

@@ -6,6 +6,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '../../errors.js';
 import type { ScanQuery } from '../../services/ports.js';
+import { MAX_MEASUREMENT_MM, MAX_PAGE } from '../../services/scans.js';
 import { accountCaller, anyCaller } from '../auth.js';
 import { Empty, ScanList, WearSchema, WireScan, rawReplies, replies } from '../schemas.js';
 import { toWireScan } from '../wire.js';
@@ -19,7 +20,7 @@ const Filter = {
 const ListQuery = Type.Object({
   ...Filter,
   cursor: Type.Optional(Type.String({ maxLength: 512 })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, description: 'Page size, default 20' })),
 });
 const ExportQuery = Type.Object(Filter);
 const ScanParams = Type.Object({ scanId: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -36,8 +37,8 @@ function parseDate(name: string, raw: string | undefined, endOfDay: boolean): Da
   return new Date(dayOnly && endOfDay ? time + DAY_MS - 1 : time);
 }
 
-function toFilter(query: { vehicle?: string; wear?: ScanQuery['wear']; from?: string; to?: string }) {
-  const filter: Omit<ScanQuery, 'cursor' | 'limit'> = {};
+function toFilter(query: { vehicle?: string; wear?: ScanQuery['wear']; from?: string; to?: string }): ScanQuery {
+  const filter: ScanQuery = {};
   if (query.vehicle) filter.vehicle = query.vehicle;
   if (query.wear) filter.wear = query.wear;
   const from = parseDate('from', query.from, false);
@@ -60,7 +61,8 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { cursor, limit, ...filter } = request.query;
-      const query: ScanQuery = { ...toFilter(filter), limit: limit ?? 20 };
+      const query: ScanQuery = toFilter(filter);
+      if (limit !== undefined) query.limit = limit;
       if (cursor) query.cursor = cursor;
       const page = await scans.list(accountCaller(request), query);
       return { success: true as const, data: { items: page.items.map(toWireScan), nextCursor: page.nextCursor } };
@@ -143,7 +145,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'Record the tread depth gauge reading (mm) beside the estimate; null clears it',
         params: ScanParams,
-        body: Type.Object({ measurementMm: Type.Union([Type.Number({ minimum: 0, maximum: 50 }), Type.Null()]) }),
+        body: Type.Object({ measurementMm: Type.Union([Type.Number({ minimum: 0, maximum: MAX_MEASUREMENT_MM }), Type.Null()]) }),
         response: replies(WireScan),
       },
     },

@@ -1,0 +1,212 @@
+/**
+ * /sync: both ends of desktop → hub sync.
+ *
+ * Hub side (a hub API key): PUT /sync/scans/:scanId takes one scan as multipart, the
+ * `scan` JSON field plus its `image` file the first time, and merges it idempotently;
+ * GET /sync/scans lists the hub account's scans, every shop of the chain.
+ *
+ * Desk side (signed in, this computer): the link to a hub, the status line, "sync now",
+ * and the chain's scans read through this computer so the hub key never reaches the window.
+ */
+import fastifyMultipart from '@fastify/multipart';
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { readSettingsFile } from '../../config.js';
+import { AppError } from '../../errors.js';
+import type { ImageStore } from '../../storage/images.js';
+import type { Store } from '../../storage/store.js';
+import { receiveSyncedScan } from '../../sync/receive.js';
+import { createSyncService } from '../../sync/service.js';
+import { parseSyncScan, type SyncScan } from '../../sync/wire.js';
+import { accountCaller } from '../auth.js';
+import { multipartError } from '../errors.js';
+import { MAX_IMAGE_BYTES } from '../plugins/multipart.js';
+import { Empty, ScanList, WireScan, rawReplies, replies } from '../schemas.js';
+import type { HttpCore } from '../types.js';
+import { toWireScan } from '../wire.js';
+import { writeSettingsFile } from './settings.js';
+
+const SyncStatus = Type.Object({
+  linked: Type.Boolean(),
+  hubUrl: Type.Union([Type.String(), Type.Null()]),
+  lastSyncAt: Type.Union([Type.String(), Type.Null()]),
+  pending: Type.Integer(),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+});
+const LinkBody = Type.Object(
+  { hubUrl: Type.String({ minLength: 1, maxLength: 2048 }), hubApiKey: Type.String({ maxLength: 64 }) },
+  { additionalProperties: false },
+);
+const ScanParams = Type.Object({ scanId: Type.String({ minLength: 1, maxLength: 128 }) });
+const PageQuery = Type.Object({
+  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+});
+const Variant = Type.Object({
+  variant: Type.Optional(Type.Union([Type.Literal('original'), Type.Literal('thumbnail')])),
+});
+
+const UPLOAD_LIMITS = { fileSize: MAX_IMAGE_BYTES, files: 1, fields: 1, fieldSize: 64 * 1024, parts: 2, headerPairs: 20 };
+
+/** The sync routes need the whole store and the image store, which a full Core has. */
+function storage(core: HttpCore): { store: Store; images: ImageStore } {
+  const full = core as unknown as { store: Partial<Store>; images?: ImageStore };
+  if (!full.images || !full.store.scans || !full.store.meta) {
+    throw new Error('the sync routes need a core with a full store and an image store');
+  }
+  return { store: full.store as Store, images: full.images };
+}
+
+async function readUpload(request: FastifyRequest): Promise<{ scan: SyncScan; image: Buffer | null }> {
+  if (!/^multipart\/form-data\b/i.test(request.headers['content-type'] ?? '')) {
+    throw new AppError('VALIDATION_ERROR', 'Send the scan as multipart/form-data: the field "scan" and the file "image"');
+  }
+  let scan: SyncScan | null = null;
+  let image: Buffer | null = null;
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'image') throw new AppError('VALIDATION_ERROR', `Unexpected file "${part.fieldname}"`);
+        image = await part.toBuffer();
+      } else if (part.fieldname === 'scan') {
+        if (part.valueTruncated) throw new AppError('VALIDATION_ERROR', 'The field "scan" is too long');
+        scan = parseSyncScan(String(part.value));
+      } else {
+        throw new AppError('VALIDATION_ERROR', `Unknown field "${part.fieldname}"; send "scan" and "image"`);
+      }
+    }
+  } catch (error) {
+    throw multipartError(error);
+  }
+  if (!scan) throw new AppError('VALIDATION_ERROR', 'The field "scan" is required');
+  return { scan, image };
+}
+
+export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { config, clock, logger, services } = app.core;
+  const { store, images } = storage(app.core);
+  const tags = ['sync'];
+
+  const sync = createSyncService({
+    link: config.sync,
+    store,
+    images,
+    clock,
+    logger,
+    async saveLink(link) {
+      const { sync: _previous, ...rest } = readSettingsFile(config.dataDir);
+      await writeSettingsFile(config.dataDir, link ? { ...rest, sync: link } : rest);
+    },
+  });
+  app.addHook('onClose', () => sync.close());
+
+  await app.register(fastifyMultipart, {
+    limits: UPLOAD_LIMITS,
+    throwFileSizeLimit: true,
+    isPartAFile: (field, contentType, fileName) => field === 'image' || fileName !== undefined || contentType === 'application/octet-stream',
+  });
+
+  app.put(
+    '/sync/scans/:scanId',
+    {
+      config: { auth: 'account' },
+      // The form is read and checked by hand while it streams; the schema documents it.
+      validatorCompiler: () => (value) => ({ value }),
+      schema: {
+        tags,
+        summary: 'Hub: store or merge one scan pushed by a linked desktop (idempotent)',
+        consumes: ['multipart/form-data'],
+        params: ScanParams,
+        body: Type.Object({
+          scan: Type.String({ description: 'JSON: the scan with measurementMm, measuredAt, deletedAt' }),
+          image: Type.Optional(Type.String({ format: 'binary', description: 'Needed the first time the hub sees the scan' })),
+        }),
+        response: replies(WireScan),
+      },
+    },
+    async (request) => {
+      const caller = accountCaller(request);
+      if (caller.via !== 'key') throw new AppError('FORBIDDEN', 'Sync uploads need the X-API-Key of a hub account');
+      const { scan, image } = await readUpload(request);
+      if (scan.scanId !== request.params.scanId) {
+        throw new AppError('VALIDATION_ERROR', 'scan.scanId does not match the scan id in the path');
+      }
+      const stored = await receiveSyncedScan(
+        { store, images },
+        { accountId: caller.account.id, apiKeyId: caller.apiKeyId },
+        scan,
+        image,
+      );
+      return { success: true as const, data: toWireScan(stored) };
+    },
+  );
+
+  app.get(
+    '/sync/scans',
+    {
+      config: { auth: 'account' },
+      schema: { tags, summary: "Hub: the account's scans from every linked shop, newest first", querystring: PageQuery, response: replies(ScanList) },
+    },
+    async (request) => {
+      const { cursor, limit } = request.query;
+      const page = await services.scans.list(accountCaller(request), { limit: limit ?? 50, ...(cursor ? { cursor } : {}) });
+      return { success: true as const, data: { items: page.items.map(toWireScan), nextCursor: page.nextCursor } };
+    },
+  );
+
+  const desk = { auth: 'desk' as const };
+
+  app.get(
+    '/sync/status',
+    { config: desk, schema: { tags, summary: 'Desk: hub link, last sync, pending changes, last error', response: replies(SyncStatus) } },
+    async () => ({ success: true as const, data: await sync.status() }),
+  );
+
+  app.put(
+    '/sync/link',
+    { config: desk, schema: { tags, summary: 'Desk: link this computer to a hub', body: LinkBody, response: replies(SyncStatus) } },
+    async (request) => ({ success: true as const, data: await sync.link(request.body) }),
+  );
+
+  app.delete(
+    '/sync/link',
+    { config: desk, schema: { tags, summary: 'Desk: unlink from the hub (local scans stay)', response: replies(SyncStatus) } },
+    async () => ({ success: true as const, data: await sync.unlink() }),
+  );
+
+  app.post(
+    '/sync/run',
+    { config: desk, schema: { tags, summary: 'Desk: push pending changes now', body: Type.Optional(Empty), response: replies(SyncStatus) } },
+    async () => {
+      const pusher = sync.pusher;
+      if (!pusher) throw new AppError('VALIDATION_ERROR', 'This computer is not linked to a hub; link it in Settings first');
+      await pusher.runOnce();
+      return { success: true as const, data: await sync.status() };
+    },
+  );
+
+  app.get(
+    '/sync/hub-scans',
+    { config: desk, schema: { tags, summary: "Desk: the chain's scans, read from the hub", querystring: PageQuery, response: replies(ScanList) } },
+    async (request) => ({ success: true as const, data: await sync.hubScans(request.query.cursor ?? null) }),
+  );
+
+  app.get(
+    '/sync/hub-scans/:scanId/image',
+    {
+      config: desk,
+      schema: {
+        tags,
+        summary: "Desk: an image of one of the chain's scans, read from the hub",
+        params: ScanParams,
+        querystring: Variant,
+        produces: ['image/jpeg', 'image/png', 'image/webp'],
+        response: rawReplies('The image bytes (JPEG, PNG or WebP)'),
+      },
+    },
+    async (request, reply) => {
+      const image = await sync.hubImage(request.params.scanId, request.query.variant ?? 'original');
+      return reply.type(image.mime).send(image.data);
+    },
+  );
+};
