@@ -6,6 +6,7 @@
 import type { Analyzer } from './analysis/analyzer.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
+import { AppError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { LoginThrottle } from './services/login-throttle.js';
 import { IDEMPOTENCY_TTL_MS } from './services/idempotency.js';
@@ -49,10 +50,25 @@ export async function housekeeping(core: Pick<Core, 'store' | 'clock'>, throttle
   throttle?.prune(now.getTime());
 }
 
-/** Loaded on demand so a core built with a fake analyzer never loads onnxruntime's native module. */
-async function loadOnnxAnalyzer(modelsDir: string): Promise<Analyzer> {
-  const { createOnnxAnalyzer } = await import('./analysis/index.js');
-  return createOnnxAnalyzer({ modelsDir });
+/**
+ * Loaded on demand so a core built with a fake analyzer never loads onnxruntime's native module.
+ * Models that fail to load do not stop the server: history, accounts and licenses keep working
+ * and every analysis answers MODEL_UNAVAILABLE (SPEC §3) while the log says why.
+ */
+async function loadOnnxAnalyzer(modelsDir: string, logger: Logger): Promise<Analyzer> {
+  try {
+    const { createOnnxAnalyzer } = await import('./analysis/index.js');
+    return await createOnnxAnalyzer({ modelsDir });
+  } catch (error) {
+    logger.error({ err: error, modelsDir }, 'tread models failed to load; analyses will answer MODEL_UNAVAILABLE');
+    return {
+      modelVersion: 'unavailable',
+      analyze: async () => {
+        throw new AppError('MODEL_UNAVAILABLE', 'The tread models are not available; see the server log.');
+      },
+      close: async () => {},
+    };
+  }
 }
 
 export async function createCore(config: Config, overrides: CoreOverrides = {}): Promise<Core> {
@@ -61,7 +77,7 @@ export async function createCore(config: Config, overrides: CoreOverrides = {}):
   const store = overrides.store ?? (await openStore(config, clock));
   try {
     const images = overrides.images ?? createFileImageStore(config.imagesDir);
-    const analyzer = overrides.analyzer ?? (await loadOnnxAnalyzer(config.modelsDir));
+    const analyzer = overrides.analyzer ?? (await loadOnnxAnalyzer(config.modelsDir, logger));
     const loginThrottle = new LoginThrottle();
     const services = createServices({
       store,

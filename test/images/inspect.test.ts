@@ -41,6 +41,11 @@ describe('hostile and unusable uploads', () => {
     await expectAppError(inspectImage(Buffer.alloc(0)), 'VALIDATION_ERROR');
   });
 
+  test('over 10 MiB is refused before anything is decoded', async () => {
+    const big = Buffer.concat([await makeJpeg(), Buffer.alloc(10 * 1024 * 1024)]);
+    await expectAppError(inspectImage(big), 'FILE_TOO_LARGE');
+  });
+
   test('type is decided by content: GIF, TIFF, text and HTML are refused whatever they are called', async () => {
     const gif = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } }).gif().toBuffer();
     const tiff = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } }).tiff().toBuffer();

@@ -1,8 +1,9 @@
 import { afterEach, expect, test } from 'vitest';
-import { housekeeping } from '../../src/core/core.js';
+import { createCore, housekeeping } from '../../src/core/core.js';
+import { createLogger } from '../../src/core/logger.js';
 import { sha256Hex } from '../../src/core/services/ids.js';
 import { testCore, type TestCore } from '../support/core.js';
-import { accountCaller } from './helpers.js';
+import { accountCaller, anon, command, expectAppError } from './helpers.js';
 
 let t: TestCore | null = null;
 afterEach(async () => {
@@ -49,4 +50,18 @@ test('housekeeping drops crash-left holds, expired sessions and day-old idempote
     new Date(0),
   );
   expect(again.claimed).toBe(true);
+});
+
+test('models that fail to load leave the server up, answering MODEL_UNAVAILABLE without charging', async () => {
+  const base = await testCore();
+  const config = { ...base.config, modelsDir: `${base.dataDir}/no-models-here` };
+  await base.core.close();
+  const core = await createCore(config, { clock: base.clock, logger: createLogger({ level: 'silent' }) });
+  try {
+    await expectAppError(core.services.scans.analyze(await command(anon())), 'MODEL_UNAVAILABLE');
+    expect(await core.store.usage.usage('ip:203.0.113.7', 'day:2026-11-21')).toEqual({ used: 0, held: 0 });
+  } finally {
+    await core.close();
+    await base.cleanup();
+  }
 });

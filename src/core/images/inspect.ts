@@ -11,6 +11,8 @@ import type { StoredImageInfo } from '../types.js';
 
 export type ImageMime = StoredImageInfo['mime'];
 
+/** SPEC §2: 10 MiB. The HTTP layer enforces it while streaming; this guards every other caller. */
+export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 export const MAX_PIXELS = 40_000_000;
 export const MIN_SHORT_SIDE = 256;
 export const THUMBNAIL_SIZE = 320;
@@ -51,11 +53,12 @@ function unreadable(cause?: unknown): AppError {
 
 /**
  * Validate an upload. Errors: VALIDATION_ERROR (zero bytes: nothing was uploaded, so it is a
- * request problem rather than a media type), UNSUPPORTED_MEDIA_TYPE, IMAGE_TOO_LARGE,
+ * request problem rather than a media type), FILE_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IMAGE_TOO_LARGE,
  * IMAGE_TOO_SMALL, IMAGE_UNREADABLE.
  */
 export async function inspectImage(data: Buffer): Promise<InspectedImage> {
   if (data.length === 0) throw new AppError('VALIDATION_ERROR', 'The image file is empty.');
+  if (data.length > MAX_UPLOAD_BYTES) throw new AppError('FILE_TOO_LARGE', 'The image is larger than 10 MiB.');
   const mime = sniffImageType(data);
   if (!mime) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The image must be a JPEG, PNG or WebP file.');
 

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Store } from '../storage/store.js';
 import type { Caller } from '../types.js';
+import { meteringAddress } from './client-ip.js';
 import { randomId, randomToken, sha256Hex } from './ids.js';
 import { LoginThrottle } from './login-throttle.js';
 import { burnPasswordCheck, hashPassword, verifyPassword } from './passwords.js';
@@ -55,7 +56,7 @@ export function createAuthService(deps: { store: Store; clock: Clock; throttle?:
     async login(email, password, ip) {
       if (typeof password !== 'string' || password.length > MAX_PASSWORD) throw invalidCredentials();
       const folded = typeof email === 'string' ? email.trim().toLowerCase() : '';
-      const throttleKey = `${folded}\n${ip}`;
+      const throttleKey = `${folded}\n${meteringAddress(ip)}`;
       throttle.check(throttleKey, clock.now().getTime());
       const account = folded ? await store.accounts.findByEmail(folded) : null;
       const ok = account ? await verifyPassword(password, account.passwordHash) : (await burnPasswordCheck(password), false);

@@ -9,6 +9,7 @@ import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Store } from '../storage/store.js';
 import type { Caller } from '../types.js';
+import { meteringAddress } from './client-ip.js';
 import type { AnalyzeResponse } from './ports.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -22,7 +23,7 @@ export function checkIdempotencyKey(key: string): string {
 }
 
 export function callerKeyOf(caller: Caller): string {
-  return caller.kind === 'account' ? `acct:${caller.account.id}` : `ip:${caller.ip}`;
+  return caller.kind === 'account' ? `acct:${caller.account.id}` : `ip:${meteringAddress(caller.ip)}`;
 }
 
 export interface IdempotencyClaim {

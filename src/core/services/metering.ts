@@ -4,6 +4,8 @@
  * never expiring; pro unmetered while unexpired. The store's reserve is the atomic part;
  * this file decides who is metered how and renders the X-RateLimit-* headers.
  *
+ * Anonymous callers are counted by meteringAddress (an IPv6 caller by its /64).
+ *
  * Header conventions (documented for integrators):
  * - X-RateLimit-Reset: Unix epoch seconds when the current window ends
  *   (next UTC midnight for anonymous, the 1st of next month 00:00 UTC for accounts).
@@ -17,6 +19,7 @@ import { AppError } from '../errors.js';
 import type { Reservation, Store } from '../storage/store.js';
 import type { Account, Caller } from '../types.js';
 import type { RateLimitState } from './ports.js';
+import { meteringAddress } from './client-ip.js';
 import { randomId } from './ids.js';
 
 export const ANONYMOUS_DAILY_LIMIT = 3;
@@ -54,7 +57,7 @@ export interface Meter {
 export function meterFor(caller: Caller, now: Date): Meter {
   if (caller.kind === 'anonymous') {
     return {
-      subject: `ip:${caller.ip}`,
+      subject: `ip:${meteringAddress(caller.ip)}`,
       window: dayWindow(now),
       limit: ANONYMOUS_DAILY_LIMIT,
       packAccountId: null,
