@@ -5,7 +5,10 @@
 import type { Account, ApiKeyRecord, Caller, RedeemedLicense, ScanRecord, ScanResult, TirePosition } from '../types.js';
 import type { VerboseExtras, Wear } from '../analysis/analyzer.js';
 
-/** Values for the X-RateLimit-* headers; limit/remaining null means unlimited (pro). */
+/**
+ * Values for the X-RateLimit-* headers; limit/remaining null means unlimited (pro).
+ * Rendered by rateLimitHeaders() in metering.ts (pro: the token `unlimited`; Reset: epoch seconds).
+ */
 export interface RateLimitState {
   limit: number | null;
   remaining: number | null;
@@ -58,7 +61,10 @@ export interface AnalyzeCommand {
   vehicle: string | null;
   position: TirePosition | null;
   idempotencyKey: string | null;
-  /** When the upload was received (processingTimeMs counts from here). */
+  /**
+   * When the upload was received, as Date.now() milliseconds (wall clock, not the injected
+   * Clock: processingTimeMs is a measured duration and counts from here).
+   */
   receivedAt: number;
 }
 
