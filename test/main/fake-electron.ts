@@ -16,7 +16,13 @@ class FakeApp extends EventEmitter {
   readonly getAppPath = () => process.cwd();
   readonly getVersion = () => '0.1.0-test';
   readonly getLocaleCountryCode = () => 'US';
-  readonly getPath = (name: string) => path.join(process.env.TIREWEAR_USER_DATA ?? '', name === 'userData' ? '' : name);
+  constructor(private readonly userDataPath: string) {
+    super();
+  }
+
+  getPath(name: string): string {
+    return name === 'userData' ? this.userDataPath : path.join(this.userDataPath, name);
+  }
 
   /** Like Electron: before-quit listeners may hold the quit back with preventDefault. */
   quit(): void {
@@ -45,8 +51,8 @@ class FakeWebContents extends EventEmitter {
   }
 }
 
-export function createFakeElectron() {
-  const app = new FakeApp();
+export function createFakeElectron(userDataPath: string) {
+  const app = new FakeApp(userDataPath);
   const fake = {
     app,
     windows: [] as FakeWindow[],

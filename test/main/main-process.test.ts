@@ -36,8 +36,8 @@ afterEach(async () => {
 
 async function launch(env: Record<string, string>): Promise<FakeElectron> {
   const { ELECTRON_RENDERER_URL: _devServer, ...inherited } = savedEnv;
-  process.env = { ...inherited, TIREWEAR_LOG_LEVEL: 'silent', TIREWEAR_USER_DATA: tmp, ...env };
-  const electron = createFakeElectron();
+  process.env = { ...inherited, TIREWEAR_LOG_LEVEL: 'silent', ...env };
+  const electron = createFakeElectron(tmp);
   vi.doMock('electron', () => electron);
   await import('../../src/main/index.js');
   return electron.fake;
