@@ -145,7 +145,8 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'Record the tread depth gauge reading (mm) beside the estimate; null clears it',
         params: ScanParams,
-        body: Type.Object({ measurementMm: Type.Union([Type.Number({ minimum: 0, maximum: MAX_MEASUREMENT_MM }), Type.Null()]) }),
+        // Null first: with Fastify's type coercion a number-first union would turn null into 0.
+        body: Type.Object({ measurementMm: Type.Union([Type.Null(), Type.Number({ minimum: 0, maximum: MAX_MEASUREMENT_MM })]) }),
         response: replies(WireScan),
       },
     },
