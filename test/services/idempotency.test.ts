@@ -77,6 +77,16 @@ describe('Idempotency-Key on analyze', () => {
     expect(await usage()).toEqual({ used: 1, held: 0 });
   });
 
+  test('a claim left in flight by a crash is taken over after 10 minutes', async () => {
+    t = await testCore();
+    const createdAt = t.clock.now();
+    await t.core.store.idempotency.begin({ callerKey: 'ip:203.0.113.7', key: 'crashed', requestHash: 'x', createdAt }, new Date(0));
+    await expectAppError(t.core.services.scans.analyze(await command(anon(), { idempotencyKey: 'crashed' })), 'IDEMPOTENCY_KEY_REUSED');
+    t.clock.advance(10 * 60_000 + 1000);
+    const res = await t.core.services.scans.analyze(await command(anon(), { idempotencyKey: 'crashed' }));
+    expect(res.status).toBe(200);
+  });
+
   test('keys are per caller and last 24 hours', async () => {
     t = await testCore();
     const image = await freshJpeg();

@@ -13,6 +13,8 @@ import { meteringAddress } from './client-ip.js';
 import type { AnalyzeResponse } from './ports.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** An in-flight claim older than this was left by a crash (no analysis runs this long): take it over. */
+export const IN_FLIGHT_MAX_AGE_MS = 10 * 60 * 1000;
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 
 export function checkIdempotencyKey(key: string): string {
@@ -44,10 +46,17 @@ export async function claimIdempotencyKey(
   const key = checkIdempotencyKey(rawKey);
   const callerKey = callerKeyOf(caller);
   const now = deps.clock.now();
-  const outcome = await deps.store.idempotency.begin(
-    { callerKey, key, requestHash, createdAt: now },
-    new Date(now.getTime() - IDEMPOTENCY_TTL_MS),
-  );
+  const begin = () =>
+    deps.store.idempotency.begin({ callerKey, key, requestHash, createdAt: now }, new Date(now.getTime() - IDEMPOTENCY_TTL_MS));
+  let outcome = await begin();
+  if (
+    !outcome.claimed &&
+    outcome.existing.response === null &&
+    outcome.existing.createdAt.getTime() < now.getTime() - IN_FLIGHT_MAX_AGE_MS
+  ) {
+    await deps.store.idempotency.abandon(callerKey, key);
+    outcome = await begin();
+  }
   if (outcome.claimed) return { claim: { callerKey, key } };
   const existing = outcome.existing;
   if (existing.requestHash !== requestHash) {
