@@ -1,0 +1,150 @@
+import os from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeJpeg } from '../fixtures/images/make.js';
+import { createKey, expectError, httpTest, imageForm, signIn, type HttpTest } from './helpers.js';
+
+let t: HttpTest;
+let jpeg: Buffer;
+beforeAll(async () => {
+  t = await httpTest({ config: { allowedHosts: ['tirewear.shop.lan'] } });
+  jpeg = await makeJpeg({ width: 300, height: 256 });
+});
+afterAll(() => t.cleanup());
+
+const health = (headers: Record<string, string>, remoteAddress?: string) =>
+  t.app.inject({ url: '/api/v1/health', headers, ...(remoteAddress ? { remoteAddress } : {}) });
+
+describe('Host allow-list (DNS rebinding)', () => {
+  it.each(['localhost', 'localhost:8787', '127.0.0.1:8787', '[::1]:8787', '[::1]', 'TireWear.Shop.Lan:8787'])('accepts %s', async (host) => {
+    expect((await health({ host })).statusCode).toBe(200);
+  });
+
+  it.each(['evil.example', 'evil.example:8787', 'localhost.evil.example', '127.0.0.1.nip.io', '192.168.1.20:8787'])(
+    'refuses %j with 403, on every path',
+    async (host) => {
+      expect(expectError(await health({ host }), 403, 'FORBIDDEN')).toMatch(/Host/);
+      expectError(await t.app.inject({ url: '/', headers: { host } }), 403, 'FORBIDDEN');
+      expectError(await t.app.inject({ method: 'POST', url: '/api/v1/nope', headers: { host } }), 403, 'FORBIDDEN');
+    },
+  );
+});
+
+describe('Origin check (CSRF)', () => {
+  it('refuses a state-changing request from another origin, even anonymous', async () => {
+    const upload = imageForm(jpeg);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/analyze',
+      headers: { ...upload.headers, origin: 'https://evil.example' },
+      payload: upload.payload,
+    });
+    expect(expectError(res, 403, 'FORBIDDEN')).toMatch(/Cross-origin/);
+    const login = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', headers: { origin: 'null' }, payload: {} });
+    expectError(login, 403, 'FORBIDDEN');
+  });
+
+  it('refuses a cookie read from another origin or another port of localhost', async () => {
+    const { cookie } = await signIn(t.app);
+    expectError(await t.app.inject({ url: '/api/v1/account', headers: { cookie, origin: 'http://localhost:3000' } }), 403, 'FORBIDDEN');
+    const img = await t.app.inject({ url: '/api/v1/account', headers: { cookie, 'sec-fetch-site': 'same-site' } });
+    expectError(img, 403, 'FORBIDDEN');
+  });
+
+  it('accepts the page’s own origin, and callers without Origin (POS software)', async () => {
+    const { cookie } = await signIn(t.app);
+    const own = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/keys',
+      headers: { cookie, host: '127.0.0.1:8787', origin: 'http://127.0.0.1:8787', 'sec-fetch-site': 'same-origin' },
+      payload: { name: 'x' },
+    });
+    expect(own.statusCode).toBe(201);
+    expect((await t.app.inject({ url: '/api/v1/account', headers: { cookie } })).statusCode).toBe(200);
+  });
+
+  it('never sends CORS headers; a preflight is 405', async () => {
+    const res = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/api/v1/analyze',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
+    expectError(res, 405, 'METHOD_NOT_ALLOWED');
+    expect(Object.keys(res.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
+  });
+});
+
+describe('LAN callers', () => {
+  it('are refused while LAN access is off, even with a key', async () => {
+    const { cookie } = await signIn(t.app);
+    const key = await createKey(t.app, cookie);
+    const res = await health({ 'x-api-key': key }, '192.168.1.20');
+    expect(expectError(res, 403, 'FORBIDDEN')).toMatch(/LAN access is off/);
+  });
+
+  describe('with LAN access on', () => {
+    let lan: HttpTest;
+    let key: string;
+    let cookie: string;
+    beforeAll(async () => {
+      lan = await httpTest({ config: { lanAccess: true, host: '0.0.0.0' } });
+      ({ cookie } = await signIn(lan.app));
+      key = await createKey(lan.app, cookie);
+    });
+    afterAll(() => lan.cleanup());
+
+    const fromLan = (url: string, headers: Record<string, string> = {}, method: 'GET' | 'POST' = 'GET', payload?: Buffer) =>
+      lan.app.inject({ method, url, headers, remoteAddress: '192.168.1.20', ...(payload ? { payload } : {}) });
+
+    it('need an API key: the cookie is not enough', async () => {
+      expect(expectError(await fromLan('/api/v1/account', { cookie }), 403, 'FORBIDDEN')).toMatch(/requires an API key/);
+      const upload = imageForm(jpeg);
+      expectError(await fromLan('/api/v1/analyze', upload.headers, 'POST', upload.payload), 403, 'FORBIDDEN');
+      expectError(await fromLan('/'), 403, 'FORBIDDEN');
+    });
+
+    it('with a key can analyze; a bad key is 401', async () => {
+      const upload = imageForm(jpeg);
+      const res = await fromLan('/api/v1/analyze', { ...upload.headers, 'x-api-key': key }, 'POST', upload.payload);
+      expect(res.statusCode).toBe(200);
+      expectError(await fromLan('/api/v1/account', { 'x-api-key': 'tw_nope' }), 401, 'INVALID_API_KEY');
+    });
+
+    it('may read /health without a key, and may not touch settings even with one', async () => {
+      expect((await fromLan('/api/v1/health')).statusCode).toBe(200);
+      expectError(await fromLan('/api/v1/settings', { 'x-api-key': key }), 403, 'FORBIDDEN');
+    });
+
+    it('may use this machine’s LAN address as Host', async () => {
+      const address = Object.values(os.networkInterfaces())
+        .flat()
+        .find((info) => info && info.family === 'IPv4' && !info.internal)?.address;
+      if (!address) return;
+      expect((await fromLan('/api/v1/health', { host: `${address}:8787` })).statusCode).toBe(200);
+      expect((await health({ host: `${address}:8787` })).statusCode).toBe(403);
+    });
+  });
+});
+
+describe('response headers', () => {
+  it('every answer carries the security headers, errors and pages included, and no CORS', async () => {
+    for (const res of [
+      await t.app.inject({ url: '/api/v1/health' }),
+      await t.app.inject({ url: '/api/v1/nope' }),
+      await t.app.inject({ url: '/api/v1/health', headers: { host: 'evil.example' } }),
+      await t.app.inject({ url: '/' }),
+    ]) {
+      expect(res.headers).toMatchObject({
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+        'x-frame-options': 'DENY',
+      });
+      expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+      expect(res.headers['content-security-policy']).toContain("default-src 'self'");
+      expect(res.headers['access-control-allow-origin']).toBeUndefined();
+    }
+  });
+
+  it('API answers are not cached', async () => {
+    expect((await t.app.inject({ url: '/api/v1/health' })).headers['cache-control']).toBe('no-store');
+  });
+});
