@@ -1,0 +1,88 @@
+/**
+ * The anonymous demo in a real browser: a webcam capture (Chromium's fake camera playing
+ * a tire video), picked photos, an unreadable file explained in plain words, and the
+ * 3-a-day limit met with what to do about it.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type RunningApp } from './support/app.js';
+import { launchChromium, openPage } from './support/browser.js';
+import { screenshotDir, tirePhotos } from './support/files.js';
+import { writeY4mFromImage } from './support/y4m.js';
+
+describe('anonymous demo in the browser', () => {
+  let app: RunningApp;
+  let browser: Browser;
+  let page: Page;
+  let errors: string[];
+  let videoDir: string;
+  let photos: string[];
+
+  beforeAll(async () => {
+    photos = tirePhotos();
+    videoDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-webcam-'));
+    const video = path.join(videoDir, 'tire.y4m');
+    await writeY4mFromImage(photos[0]!, video);
+    app = await startApp();
+    browser = await launchChromium(video);
+    ({ page, errors } = await openPage(browser, app.url));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    if (videoDir) await rm(videoDir, { recursive: true, force: true });
+  });
+
+  it('continues without an account', async () => {
+    await page.getByRole('button', { name: 'Continue without an account' }).click();
+    await page.getByRole('heading', { name: 'Scan tires' }).waitFor();
+    await expect(page.locator('.who').textContent()).resolves.toBe('Demo (no account)');
+  });
+
+  it('captures a photo from the webcam, retakes it and analyzes it', async () => {
+    await page.getByRole('button', { name: 'Use webcam' }).click();
+    const camera = page.getByRole('region', { name: 'Camera capture' });
+    await camera.getByLabel('Camera').locator('option').first().waitFor({ state: 'attached' });
+    await page.waitForFunction("document.querySelector('.camera video')?.videoWidth === 640");
+    await camera.getByRole('button', { name: 'Capture' }).click();
+    await camera.getByRole('img', { name: 'Captured photo' }).waitFor();
+    await camera.getByRole('button', { name: 'Retake' }).click();
+    await camera.getByRole('button', { name: 'Capture' }).click();
+    await page.screenshot({ path: path.join(await screenshotDir(), 'webcam.png') });
+    await camera.getByRole('button', { name: 'Analyze photo' }).click();
+    const card = page.locator('article.result-card').first();
+    await card.waitFor({ timeout: 90_000 });
+    await expect(card.locator('.badge').getAttribute('data-wear')).resolves.toMatch(/^(new|good|medium|worn|critical)$/);
+    await expect(card.getByRole('img', { name: /^Photo of/ }).getAttribute('src')).resolves.toMatch(/^blob:/);
+    await page.getByRole('button', { name: 'Hide camera' }).click();
+  });
+
+  it('explains a file that is not a photo and charges nothing', async () => {
+    await page.getByTestId('file-input').setInputFiles({ name: 'notes.jpg', mimeType: 'image/jpeg', buffer: Buffer.from('not a photo at all') });
+    const failed = page.locator('article.queue-failed');
+    await failed.waitFor();
+    await expect(failed.getByRole('alert').textContent()).resolves.toContain('That file is not a photo we can read');
+    await expect(failed.getByRole('alert').textContent()).resolves.toContain('UNSUPPORTED_MEDIA_TYPE');
+    await failed.getByRole('button', { name: 'Remove' }).click();
+  });
+
+  it('meets the daily limit after three scans and says what to do', async () => {
+    await page.getByTestId('file-input').setInputFiles([photos[1 % photos.length]!, photos[2 % photos.length]!]);
+    await page.locator('article.result-card').nth(2).waitFor({ timeout: 90_000 });
+    await expect(page.locator('.allowance').textContent()).resolves.toMatch(/^0 of 3 scans left today/);
+
+    await page.getByTestId('file-input').setInputFiles(photos[0]!);
+    const limit = page.locator('.message-limit');
+    await limit.waitFor();
+    await expect(limit.textContent()).resolves.toContain('Scan limit reached.');
+    await expect(limit.textContent()).resolves.toContain('RATE_LIMIT_EXCEEDED');
+    await expect(limit.getByRole('link', { name: 'Create a free shop account' }).isVisible()).resolves.toBe(true);
+    await expect(limit.textContent()).resolves.toMatch(/renews on/);
+    await expect(page.locator('article.result-card').count()).resolves.toBe(3);
+    expect(errors).toEqual([]);
+  });
+});

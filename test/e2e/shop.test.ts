@@ -1,0 +1,229 @@
+/**
+ * A shop's day at the counter in a real browser against the real server: sign up, scan a
+ * car's four tires, read and switch the overlays, record a gauge reading, print the
+ * customer report, find the scans in the history, redeem a pack, manage API keys, settings.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type RunningApp } from './support/app.js';
+import { launchChromium, openPage } from './support/browser.js';
+import { screenshotDir, tirePhotos } from './support/files.js';
+
+const PLATE = 'AB-123-CD';
+
+describe('shop account in the browser', () => {
+  let app: RunningApp;
+  let browser: Browser;
+  let page: Page;
+  let errors: string[];
+  let shots: string;
+  let photos: string[];
+
+  const shot = async (name: string) => {
+    await page.evaluate('window.scrollTo(0, 0)');
+    await page.screenshot({ path: path.join(shots, `${name}.png`) });
+  };
+
+  beforeAll(async () => {
+    photos = tirePhotos();
+    shots = await screenshotDir();
+    app = await startApp();
+    browser = await launchChromium();
+    ({ page, errors } = await openPage(browser, app.url));
+    page.on('dialog', (dialog) => void dialog.accept());
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  it('creates the shop account on first run and signs in', async () => {
+    await expect(page.getByRole('heading', { name: 'Welcome to TireWear' }).isVisible()).resolves.toBe(true);
+    await page.getByLabel('Email').fill('owner@mainstreet-tires.test');
+    await page.getByLabel(/^Password/).fill('correct horse battery');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('heading', { name: 'Scan tires' }).waitFor();
+    await expect(page.locator('.who').textContent()).resolves.toBe('owner@mainstreet-tires.test');
+  });
+
+  it('saves the shop name used on reports', async () => {
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByLabel(/Shop name/).fill('Main Street Tires');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    await expect(page.locator('.brand').textContent()).resolves.toContain('Main Street Tires');
+  });
+
+  it('analyzes a dropped photo and picked photos, one result card each', async () => {
+    await page.getByRole('link', { name: 'Scan' }).click();
+    await page.getByLabel('Vehicle / plate').fill(PLATE);
+    await page.getByLabel('Tire position').selectOption('FL');
+    const bytes = (await readFile(photos[0]!)).toString('base64');
+    const dataTransfer = await page.evaluateHandle((b64) => {
+      // Runs in the page; the Node typings of this file have no DOM.
+      const { DataTransfer } = globalThis as unknown as { DataTransfer: new () => { items: { add(file: File): void } } };
+      const data = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([data], 'front-left.jpg', { type: 'image/jpeg' }));
+      return transfer;
+    }, bytes);
+    await page.getByTestId('drop-zone').dispatchEvent('drop', { dataTransfer });
+    for (const [i, position] of (['FR', 'RL', 'RR'] as const).entries()) {
+      await page.getByLabel('Tire position').selectOption(position);
+      await page.getByTestId('file-input').setInputFiles(photos[(i + 1) % photos.length]!);
+    }
+    await page.locator('article.result-card').nth(3).waitFor({ timeout: 90_000 });
+
+    const cards = page.locator('article.result-card');
+    await expect(cards.count()).resolves.toBe(4);
+    for (let i = 0; i < 4; i++) {
+      const card = cards.nth(i);
+      await expect(card.locator('.badge').getAttribute('data-wear')).resolves.toMatch(/^(new|good|medium|worn|critical)$/);
+      await expect(card.locator('.depth-main').textContent()).resolves.toMatch(/^\d+\.\d mm \(\d+\/32″\)$/);
+      await expect(card.locator('.disclaimer').textContent()).resolves.toContain('not a full safety inspection');
+      await expect(card.getByRole('meter', { name: 'Tread health' }).getAttribute('aria-valuenow')).resolves.toMatch(/^\d+$/);
+    }
+    await expect(cards.first().locator('h3').textContent()).resolves.toBe(`${PLATE} · Rear right`);
+    expect(errors).toEqual([]);
+  });
+
+  it('switches the analysis overlays over the photo', async () => {
+    const card = page.locator('article.result-card').first();
+    await expect(card.locator('img.overlay').count()).resolves.toBe(0);
+    await card.getByLabel('Depth heat map').check();
+    await expect(card.locator('img.overlay').getAttribute('data-overlay')).resolves.toBe('depthHeatmap');
+    await expect(card.locator('img.overlay').getAttribute('src')).resolves.toMatch(/^data:image\/png;base64,/);
+    await card.getByLabel('Tread / groove / TWI mask').check();
+    await expect(card.locator('img.overlay').getAttribute('data-overlay')).resolves.toBe('mask');
+    await card.getByLabel('Photo only').check();
+    await expect(card.locator('img.overlay').count()).resolves.toBe(0);
+  });
+
+  it('records the gauge reading beside the estimate', async () => {
+    const card = page.locator('article.result-card').first();
+    await card.getByLabel('Gauge reading (mm)').fill('4.5');
+    await card.getByRole('button', { name: 'Save reading' }).click();
+    await card.getByText('Saved: 4.5 mm.').waitFor();
+    await expect(card.locator('.depth-bar figcaption').textContent()).resolves.toContain('gauge 4.5 mm');
+    await card.getByLabel('Depth heat map').check();
+    await shot('scan');
+  });
+
+  it('prints the customer report on one page', async () => {
+    await page.getByRole('button', { name: 'Customer report' }).click();
+    const report = page.getByTestId('report');
+    await report.waitFor();
+    await expect(report.locator('.report-tire').count()).resolves.toBe(4);
+    await expect(report.locator('h2').textContent()).resolves.toBe('Main Street Tires');
+    await expect(report.textContent()).resolves.toContain(PLATE);
+    await expect(report.locator('.report-position').allTextContents()).resolves.toEqual(['Front left', 'Front right', 'Rear left', 'Rear right']);
+    await page.emulateMedia({ media: 'print' });
+    await expect(page.locator('.app-header').isVisible()).resolves.toBe(false);
+    await expect(page.getByRole('button', { name: 'Print report' }).isVisible()).resolves.toBe(false);
+    await shot('report');
+    const pdf = await page.pdf({ format: 'A4' });
+    expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+    // One sheet: a PDF lists its pages as /Type /Page objects.
+    expect(pdf.toString('latin1').match(/\/Type\s*\/Page\b/g)?.length).toBe(1);
+    await page.emulateMedia({ media: 'screen' });
+  });
+
+  it('finds the scans in the history, with filters, detail and the CSV export', async () => {
+    await page.getByRole('link', { name: 'History' }).click();
+    await page.locator('.history-item').nth(3).waitFor();
+    await expect(page.locator('.history-item img').first().getAttribute('src')).resolves.toContain('variant=thumbnail');
+    await page.getByRole('search').getByLabel('Vehicle / plate').fill('ab-123');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: `Report for ab-123` }).waitFor();
+    await expect(page.locator('.history-item').count()).resolves.toBe(4);
+    await page.getByRole('link', { name: `Report for ab-123` }).click();
+    await page.getByTestId('report').locator('.report-tire').nth(3).waitFor();
+    await expect(page.getByTestId('report').textContent()).resolves.toContain(`Tread depth report for ${PLATE}`);
+    await page.getByRole('link', { name: 'History' }).click();
+    await page.getByRole('search').getByLabel('Vehicle / plate').fill('ZZ-999');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByText('No scans match.').waitFor();
+    await page.getByRole('search').getByLabel('Vehicle / plate').fill('');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.locator('.history-item').nth(3).waitFor();
+    await shot('history');
+
+    const href = await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href');
+    const csv = await page.request.get(new URL(href!, app.url).toString());
+    expect(csv.status()).toBe(200);
+    expect(await csv.text()).toContain('4.5');
+
+    await page.locator('.history-item').first().click();
+    await page.getByRole('heading', { name: 'Scan details' }).waitFor();
+    const detail = page.getByRole('region', { name: 'Scan details' });
+    await expect(detail.locator('.depth-bar figcaption').textContent()).resolves.toContain('gauge 4.5 mm');
+  });
+
+  it('deletes a scan from its detail view', async () => {
+    await page.getByRole('button', { name: 'Delete scan' }).click();
+    await page.getByRole('button', { name: 'Yes, delete' }).click();
+    await page.getByRole('heading', { name: 'History' }).waitFor();
+    await page.locator('.history-item').nth(2).waitFor();
+    await expect(page.locator('.history-item').count()).resolves.toBe(3);
+  });
+
+  it('shows usage and redeems a scan pack license', async () => {
+    await page.getByRole('link', { name: 'Account' }).click();
+    await expect(page.getByTestId('plan').textContent()).resolves.toBe('Free');
+    await expect(page.getByTestId('usage').textContent()).resolves.toBe('4 of 10 scans used');
+    await page.getByLabel(/License code/).fill(app.issueCode({ kind: 'pack', scans: 100 }));
+    await page.getByRole('button', { name: 'Redeem' }).click();
+    await page.getByText('Scan pack added: 100 scans.').waitFor();
+    await expect(page.getByTestId('pack-credit').textContent()).resolves.toBe('100 scans');
+    await page.getByLabel(/License code/).fill('TWL1.bogus.code');
+    await page.getByRole('button', { name: 'Redeem' }).click();
+    await page.getByText('That license code is not valid.', { exact: false }).waitFor();
+    await shot('account');
+  });
+
+  it('creates an API key shown once, with a ready curl example, and revokes it', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByLabel(/Name of the new key/).fill('Front desk POS');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = await page.getByTestId('new-key').textContent();
+    expect(key).toMatch(/^tw_[0-9A-Za-z]{32}$/);
+    const curl = await page.getByTestId('curl-example').textContent();
+    expect(curl).toContain(`${new URL(app.url).origin}/api/v1/analyze`);
+    expect(curl).toContain(`X-API-Key: ${key}`);
+    await expect(page.getByRole('row').filter({ hasText: 'Front desk POS' }).count()).resolves.toBe(1);
+    await shot('keys');
+
+    await page.getByRole('button', { name: 'Revoke key Front desk POS' }).click();
+    await page.getByText('No keys yet.').waitFor();
+  });
+
+  it('changes settings and says when a restart is needed', async () => {
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByLabel('Show depths in').selectOption('32nds');
+    await page.getByLabel(/LAN access/).check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Restart required', { exact: false }).waitFor();
+    await shot('settings');
+    await page.getByRole('link', { name: 'Scan' }).click();
+    await expect(page.locator('.depth-main').first().textContent()).resolves.toMatch(/^\d+\/32″ \(\d+\.\d mm\)$/);
+  });
+
+  it('signs out and back in', async () => {
+    await page.getByRole('link', { name: 'Account' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Welcome to TireWear' }).waitFor();
+    await page.getByRole('button', { name: 'I already have an account' }).click();
+    await page.getByLabel('Email').fill('owner@mainstreet-tires.test');
+    await page.getByLabel('Password').fill('wrong password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('Wrong email or password.').waitFor();
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('plan').waitFor();
+    await expect(page.locator('.who').textContent()).resolves.toBe('owner@mainstreet-tires.test');
+    expect(errors).toEqual([]);
+  });
+});
