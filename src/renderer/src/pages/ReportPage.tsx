@@ -3,6 +3,7 @@
  * it from the history (#/report?vehicle=...); the scan screen passes its fresh results.
  */
 import { useEffect, useState } from 'react';
+import type { WireScan } from '../../../shared/api';
 import { api } from '../api/client';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { WearBadge } from '../components/WearBadge';
@@ -18,6 +19,17 @@ export function pickTires(scans: ScanView[]): ScanView[] {
   return [...byPosition, ...sorted.filter((s) => s.position === null)].slice(0, 6);
 }
 
+/**
+ * The server matches part of the plate; the report is for one car: the newest matching
+ * scan's exact plate, ignoring case.
+ */
+function oneVehicle(items: WireScan[], query: string): WireScan[] {
+  const q = query.trim().toLowerCase();
+  const newest = items.find((s) => s.vehicle?.toLowerCase().includes(q));
+  const plate = newest?.vehicle?.toLowerCase();
+  return plate ? items.filter((s) => s.vehicle?.toLowerCase() === plate) : [];
+}
+
 export function ReportPage({ vehicle, sessionScans }: { vehicle: string | null; sessionScans: ScanView[] }) {
   const { prefs } = useSession();
   const [scans, setScans] = useState<ScanView[] | null>(vehicle ? null : sessionScans);
@@ -28,12 +40,12 @@ export function ReportPage({ vehicle, sessionScans }: { vehicle: string | null; 
     if (!vehicle) return;
     api
       .listScans({ vehicle }, undefined, 50)
-      .then((list) => setScans(list.items.filter((s) => s.vehicle === vehicle).map(fromWireScan)))
+      .then((list) => setScans(oneVehicle(list.items, vehicle).map(fromWireScan)))
       .catch(setError);
   }, [vehicle]);
 
   const tires = pickTires(scans ?? []);
-  const plate = vehicle ?? tires.find((t) => t.vehicle)?.vehicle ?? '';
+  const plate = tires.find((t) => t.vehicle)?.vehicle ?? vehicle ?? '';
   const latest = tires.reduce<string | null>((acc, t) => (acc && acc > t.createdAt ? acc : t.createdAt), null);
   const legal = legalMinimumMm(prefs.legalMinimum);
   const desktop = bridge();
@@ -52,7 +64,7 @@ export function ReportPage({ vehicle, sessionScans }: { vehicle: string | null; 
   return (
     <section className="report-page" aria-labelledby="report-title">
       <div className="toolbar no-print">
-        <a href="#/history" className="button secondary">
+        <a href={vehicle ? '#/history' : '#/scan'} className="button secondary">
           Back
         </a>
         <button type="button" onClick={() => window.print()} disabled={tires.length === 0}>

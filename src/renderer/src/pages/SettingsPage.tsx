@@ -12,8 +12,10 @@ type Editable = Omit<SettingsData, 'restartRequired'>;
 export function SettingsPage() {
   const { setPrefs } = useSession();
   const [form, setForm] = useState<Editable | null>(null);
+  /** As last read from the server: only changed fields are sent back. */
+  const [saved, setSavedValues] = useState<Editable | null>(null);
   const [restart, setRestart] = useState(false);
-  const [saved, setSaved] = useState(false);
+  const [done, setDone] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const id = { shop: useId(), port: useId(), units: useId(), legal: useId(), lan: useId(), tray: useId() };
@@ -22,6 +24,7 @@ export function SettingsPage() {
   useEffect(() => {
     api.getSettings().then(({ restartRequired, ...rest }) => {
       setForm(rest);
+      setSavedValues(rest);
       setRestart(restartRequired);
     }, setError);
   }, []);
@@ -30,20 +33,22 @@ export function SettingsPage() {
 
   const set = <K extends keyof Editable>(key: K, value: Editable[K]) => {
     setForm({ ...form, [key]: value });
-    setSaved(false);
+    setDone(false);
   };
 
   async function save(event: FormEvent) {
     event.preventDefault();
     if (!form) return;
+    const patch = Object.fromEntries(Object.entries(form).filter(([key, value]) => saved?.[key as keyof Editable] !== value));
     setBusy(true);
     setError(null);
     try {
-      const { restartRequired, ...rest } = await api.putSettings(form);
+      const { restartRequired, ...rest } = await api.putSettings(patch);
       setForm(rest);
+      setSavedValues(rest);
       setRestart(restartRequired);
       setPrefs({ units: rest.units, legalMinimum: rest.legalMinimum, shopName: rest.shopName });
-      setSaved(true);
+      setDone(true);
     } catch (err) {
       setError(err);
     } finally {
@@ -94,7 +99,7 @@ export function SettingsPage() {
             Restart required: close TireWear completely (also from the tray) and start it again to apply the port or LAN setting.
           </p>
         )}
-        {saved && !restart && (
+        {done && !restart && (
           <p className="message message-ok" role="status">
             Settings saved.
           </p>
