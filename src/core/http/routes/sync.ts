@@ -21,7 +21,7 @@ import { parseSyncScan, type SyncScan } from '../../sync/wire.js';
 import { accountCaller } from '../auth.js';
 import { multipartError } from '../errors.js';
 import { MAX_IMAGE_BYTES } from '../plugins/multipart.js';
-import { Empty, ScanList, WireScan, rawReplies, replies } from '../schemas.js';
+import { ScanList, WireScan, rawReplies, replies } from '../schemas.js';
 import type { HttpCore } from '../types.js';
 import { toWireScan } from '../wire.js';
 import { writeSettingsFile } from './settings.js';
@@ -176,7 +176,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/sync/run',
-    { config: desk, schema: { tags, summary: 'Desk: push pending changes now', body: Type.Optional(Empty), response: replies(SyncStatus) } },
+    { config: desk, schema: { tags, summary: 'Desk: push pending changes now', response: replies(SyncStatus) } },
     async () => {
       const pusher = sync.pusher;
       if (!pusher) throw new AppError('VALIDATION_ERROR', 'This computer is not linked to a hub; link it in Settings first');

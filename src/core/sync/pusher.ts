@@ -1,0 +1,196 @@
+/**
+ * The desktop's outbox pusher. It walks store.scans.changesSince(cursor) and upserts
+ * each change on the hub; the cursor moves (in store.meta) only after the hub has
+ * acknowledged, so a restart resumes where it stopped and at worst re-sends one
+ * change, which the hub's idempotent upsert absorbs. Failures back off exponentially
+ * with jitter. Nothing here is awaited by the scan path: scanning never waits on the network.
+ */
+import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
+import type { ImageStore } from '../storage/images.js';
+import type { Store } from '../storage/store.js';
+import type { ScanRecord } from '../types.js';
+import { HubError, type HubClient } from './hub-client.js';
+import { toSyncScan } from './wire.js';
+
+export const META_LAST_SYNC_AT = 'sync.lastSyncAt';
+export const META_LAST_ERROR = 'sync.lastError';
+
+export const BACKOFF_BASE_MS = 2_000;
+export const BACKOFF_CAP_MS = 5 * 60_000;
+/** How often an idle pusher looks for new changes. */
+export const IDLE_POLL_MS = 10_000;
+const BATCH = 25;
+
+/** Answers about one scan that retrying cannot change: the push is skipped, the error kept. */
+const PERMANENT_STATUSES = new Set([400, 403, 413, 415, 422]);
+
+export interface Timers {
+  set(run: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+const realTimers: Timers = {
+  set: (run, ms) => {
+    const handle = setTimeout(run, ms);
+    handle.unref();
+    return handle;
+  },
+  clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+export interface PusherDeps {
+  store: Pick<Store, 'scans' | 'meta'>;
+  images: ImageStore;
+  hub: HubClient;
+  clock: Clock;
+  logger: Logger;
+  /** Meta key of this link's cursor (a new hub or account starts from the beginning). */
+  cursorKey: string;
+  timers?: Timers;
+  random?: () => number;
+}
+
+export interface PassResult {
+  pushed: number;
+  /** The pass stopped on this error and will be retried (null: everything pending was handled). */
+  error: string | null;
+}
+
+export interface SyncPusher {
+  /** Push everything pending now; never throws (the error is recorded and returned). */
+  runOnce(): Promise<PassResult>;
+  /** Start the background loop. */
+  start(): void;
+  /** Look for changes now instead of at the next poll or backoff step. */
+  nudge(): void;
+  /** Stop the loop; waits for a push in flight to finish. */
+  close(): Promise<void>;
+}
+
+/** Delay before retry number `failures` (1, 2, ...): doubling from the base, capped, with full jitter on half of it. */
+export function backoffDelay(failures: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.min(failures - 1, 20));
+  return Math.round(ceiling / 2 + (ceiling / 2) * random());
+}
+
+export function createSyncPusher(deps: PusherDeps): SyncPusher {
+  const { store, hub, logger } = deps;
+  const timers = deps.timers ?? realTimers;
+  const random = deps.random ?? Math.random;
+  let closed = false;
+  let failures = 0;
+  let timer: unknown = null;
+  let running: Promise<PassResult> | null = null;
+
+  async function loadImage(scan: ScanRecord): Promise<{ data: Buffer; mime: string }> {
+    const data = await deps.images.get(scan.image.originalKey).catch(() => null);
+    if (data === null) throw new LocalImageMissing(scan.id);
+    return { data, mime: scan.image.mime };
+  }
+
+  /**
+   * A deletion goes alone (the hub keeps a tombstone even of a scan it never saw). A new
+   * scan goes with its image. An edit goes without, and again with the image only when
+   * the hub turns out not to have the scan yet.
+   */
+  async function pushOne(scan: ScanRecord): Promise<void> {
+    const wire = toSyncScan(scan);
+    if (scan.deletedAt !== null) {
+      await hub.pushScan(wire, null);
+      return;
+    }
+    const isEdit = scan.measuredAt !== null;
+    if (isEdit && (await hub.pushScan(wire, null)) === 'stored') return;
+    await hub.pushScan(wire, await loadImage(scan));
+  }
+
+  async function pass(): Promise<PassResult> {
+    let cursor = Number((await store.meta.get(deps.cursorKey)) ?? 0);
+    let pushed = 0;
+    let skipped: string | null = null;
+    try {
+      for (;;) {
+        const batch = await store.scans.changesSince(cursor, BATCH);
+        if (batch.length === 0) break;
+        for (const { seq, scan } of batch) {
+          if (closed) return { pushed, error: null };
+          try {
+            await pushOne(scan);
+            pushed++;
+          } catch (error) {
+            if (!isPermanent(error)) throw error;
+            // Retrying cannot help, and would hold every later change back: skip, and say so on the status line.
+            skipped = `Scan ${scan.id} was not synced: ${(error as Error).message}`;
+            logger.warn({ err: error, scanId: scan.id }, 'scan skipped by sync');
+          }
+          cursor = seq;
+          await store.meta.set(deps.cursorKey, String(seq));
+        }
+        if (pushed > 0) await store.meta.set(META_LAST_SYNC_AT, deps.clock.now().toISOString());
+      }
+      await store.meta.set(META_LAST_ERROR, skipped ?? '');
+      return { pushed, error: null };
+    } catch (error) {
+      const message = (error as Error).message;
+      await store.meta.set(META_LAST_ERROR, message).catch(() => undefined);
+      logger.warn({ err: error }, 'sync to the hub failed; will retry');
+      return { pushed, error: message };
+    }
+  }
+
+  function runPass(): Promise<PassResult> {
+    running ??= pass().finally(() => {
+      running = null;
+    });
+    return running;
+  }
+
+  function schedule(ms: number): void {
+    if (closed) return;
+    if (timer !== null) timers.clear(timer);
+    timer = timers.set(() => {
+      timer = null;
+      void tick();
+    }, ms);
+  }
+
+  async function tick(): Promise<void> {
+    if (closed) return;
+    const result = await runPass();
+    failures = result.error === null ? 0 : failures + 1;
+    schedule(failures > 0 ? backoffDelay(failures, random) : IDLE_POLL_MS);
+  }
+
+  return {
+    async runOnce() {
+      // A pass in flight may have read its batch before the latest change: run a fresh one after it.
+      if (running) await running;
+      return runPass();
+    },
+    start() {
+      schedule(0);
+    },
+    nudge() {
+      if (!running) schedule(0);
+    },
+    async close() {
+      closed = true;
+      if (timer !== null) timers.clear(timer);
+      timer = null;
+      await running;
+    },
+  };
+}
+
+class LocalImageMissing extends Error {
+  constructor(scanId: string) {
+    super(`the image of scan ${scanId} is missing on this computer`);
+    this.name = 'LocalImageMissing';
+  }
+}
+
+function isPermanent(error: unknown): boolean {
+  if (error instanceof LocalImageMissing) return true;
+  return error instanceof HubError && error.status !== null && PERMANENT_STATUSES.has(error.status);
+}

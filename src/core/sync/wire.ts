@@ -1,0 +1,115 @@
+/**
+ * The scan as a desktop pushes it to its hub: everything the hub cannot recompute
+ * (the result, when it was taken, the gauge reading, the deletion), with dates as
+ * ISO strings. Local ids (account, API key, image keys) stay on the desktop: the hub
+ * files the scan under the account of the hub key that pushed it.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { AppError } from '../errors.js';
+import { TIRE_POSITIONS, type ScanRecord, type ScanResult, type StoredImageInfo } from '../types.js';
+import { WEAR_CLASSES } from '../analysis/analyzer.js';
+
+const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
+  Type.Union([schema, Type.Null()]);
+/** Checked by date() below: TypeBox's Value has no built-in date-time format. */
+const IsoDate = Type.String({ minLength: 10, maxLength: 40 });
+
+export const SyncScanSchema = Type.Object({
+  scanId: Type.String({ pattern: '^[A-Za-z0-9_-]{16,64}$' }),
+  createdAt: IsoDate,
+  vehicle: nullable(Type.String({ maxLength: 64 })),
+  position: nullable(Type.Union(TIRE_POSITIONS.map((p) => Type.Literal(p)))),
+  result: Type.Object(
+    {
+      wear: Type.Union(WEAR_CLASSES.map((w) => Type.Literal(w))),
+      confidence: Type.Number({ minimum: 0, maximum: 1 }),
+      estimatedDepthMm: Type.Number({ minimum: 0 }),
+      depthRangeMm: Type.Object({ min: Type.Number(), max: Type.Number() }),
+      treadHealthIndex: Type.Integer({ minimum: 0, maximum: 100 }),
+      isPreliminary: Type.Boolean(),
+      modelAlignment: Type.Integer({ minimum: 0, maximum: 100 }),
+      twiConsensusCount: Type.Integer({ minimum: 0 }),
+      processingTimeMs: Type.Integer({ minimum: 0 }),
+      modelVersion: Type.String({ maxLength: 64 }),
+      disclaimer: Type.String({ maxLength: 1000 }),
+      depth32nds: Type.Number(),
+      grooves: Type.Optional(
+        Type.Array(Type.Object({ index: Type.Integer(), depthMm: Type.Number() }), { maxItems: 16 }),
+      ),
+    },
+    { additionalProperties: true },
+  ),
+  image: Type.Object({
+    mime: Type.Union([Type.Literal('image/jpeg'), Type.Literal('image/png'), Type.Literal('image/webp')]),
+    width: Type.Integer({ minimum: 1 }),
+    height: Type.Integer({ minimum: 1 }),
+    bytes: Type.Integer({ minimum: 1 }),
+    sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+  }),
+  measurementMm: nullable(Type.Number({ minimum: 0, maximum: 40 })),
+  measuredAt: nullable(IsoDate),
+  deletedAt: nullable(IsoDate),
+});
+
+export type SyncScan = Static<typeof SyncScanSchema>;
+
+const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
+
+export function toSyncScan(scan: ScanRecord): SyncScan {
+  const { originalKey: _original, thumbnailKey: _thumbnail, ...image } = scan.image;
+  return {
+    scanId: scan.id,
+    createdAt: scan.createdAt.toISOString(),
+    vehicle: scan.vehicle,
+    position: scan.position,
+    result: scan.result as SyncScan['result'],
+    image,
+    measurementMm: scan.measurementMm,
+    measuredAt: iso(scan.measuredAt),
+    deletedAt: iso(scan.deletedAt),
+  };
+}
+
+function date(value: string, field: string): Date {
+  const parsed = new Date(value);
+  if (Number.isNaN(parsed.getTime())) throw new AppError('VALIDATION_ERROR', `scan.${field} is not a valid date`);
+  return parsed;
+}
+
+/** Parse the `scan` field of a sync upload; VALIDATION_ERROR names the first bad field. */
+export function parseSyncScan(text: string): SyncScan {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new AppError('VALIDATION_ERROR', 'The scan field must be JSON');
+  }
+  const error = Value.Errors(SyncScanSchema, value).First();
+  if (error) {
+    throw new AppError('VALIDATION_ERROR', `scan${error.path.replace(/\//g, '.')}: ${error.message}`);
+  }
+  return value as SyncScan;
+}
+
+/** The hub's record of a pushed scan, filed under the pushing hub account and key. */
+export function fromSyncScan(
+  wire: SyncScan,
+  owner: { accountId: string; apiKeyId: string | null },
+  keys: Pick<StoredImageInfo, 'originalKey' | 'thumbnailKey'>,
+): ScanRecord {
+  return {
+    id: wire.scanId,
+    accountId: owner.accountId,
+    apiKeyId: owner.apiKeyId,
+    source: 'sync',
+    createdAt: date(wire.createdAt, 'createdAt'),
+    vehicle: wire.vehicle,
+    position: wire.position,
+    result: wire.result as ScanResult,
+    image: { ...keys, ...wire.image },
+    measurementMm: wire.measurementMm,
+    measuredAt: wire.measuredAt === null ? null : date(wire.measuredAt, 'measuredAt'),
+    deletedAt: wire.deletedAt === null ? null : date(wire.deletedAt, 'deletedAt'),
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * Desktop → hub sync end to end: real listening hub, desktops driving their own API,
+ * pushes through the outbox over HTTP.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { analyze, call, hubAccount, hubScans, removeNode, startNode, type Node } from './nodes.js';
+import { expectError, signIn } from '../http/helpers.js';
+
+let nodes: Node[] = [];
+afterEach(async () => {
+  await Promise.all(nodes.map(removeNode));
+  nodes = [];
+});
+
+async function node(options: Parameters<typeof startNode>[0] = {}): Promise<Node> {
+  const started = await startNode(options);
+  nodes.push(started);
+  return started;
+}
+
+/** A hub with an account, and a desktop signed in and linked to it. */
+async function linkedPair() {
+  const hub = await node();
+  const { key } = await hubAccount(hub);
+  const desk = await node();
+  const { cookie } = await signIn(desk.app);
+  const linked = await call(desk, cookie, 'PUT', '/api/v1/sync/link', { hubUrl: hub.url, hubApiKey: key });
+  expect(linked.json().data).toMatchObject({ linked: true, hubUrl: hub.url, pending: 0, lastError: null });
+  return { hub, key, desk, cookie };
+}
+
+async function syncNow(desk: Node, cookie: string) {
+  const res = await call(desk, cookie, 'POST', '/api/v1/sync/run');
+  expect(res.statusCode).toBe(200);
+  return res.json().data as { pending: number; lastError: string | null; lastSyncAt: string | null };
+}
+
+describe('linking a desktop to a hub', () => {
+  it('validates the link, keeps it in settings.json and never shows the key back', async () => {
+    const { hub, key, desk, cookie } = await linkedPair();
+    const settings = JSON.parse(readFileSync(path.join(desk.dataDir, 'settings.json'), 'utf8'));
+    expect(settings.sync).toEqual({ hubUrl: hub.url, hubApiKey: key });
+    const status = await call(desk, cookie, 'GET', '/api/v1/sync/status');
+    expect(JSON.stringify(status.json())).not.toContain(key);
+
+    expectError(await call(desk, cookie, 'PUT', '/api/v1/sync/link', { hubUrl: 'ftp://hub', hubApiKey: key }), 400, 'VALIDATION_ERROR');
+    expectError(await call(desk, cookie, 'PUT', '/api/v1/sync/link', { hubUrl: hub.url, hubApiKey: 'tw_short' }), 400, 'VALIDATION_ERROR');
+
+    const unlinked = await call(desk, cookie, 'DELETE', '/api/v1/sync/link');
+    expect(unlinked.json().data).toMatchObject({ linked: false, hubUrl: null });
+    expect(JSON.parse(readFileSync(path.join(desk.dataDir, 'settings.json'), 'utf8')).sync).toBeUndefined();
+  });
+
+  it('says at once when the hub refuses the key, and keeps the link', async () => {
+    const hub = await node();
+    const desk = await node();
+    const { cookie } = await signIn(desk.app);
+    const res = await call(desk, cookie, 'PUT', '/api/v1/sync/link', { hubUrl: hub.url, hubApiKey: `tw_${'A'.repeat(32)}` });
+    expect(res.json().data).toMatchObject({ linked: true });
+    expect(res.json().data.lastError).toMatch(/401 INVALID_API_KEY/);
+  });
+
+  it('is for the signed-in user at this computer only', async () => {
+    const desk = await node();
+    expectError(await desk.app.inject({ method: 'GET', url: '/api/v1/sync/status' }), 401, 'INVALID_SESSION');
+  });
+});
+
+describe('pushing the outbox', () => {
+  it('pushes scans, gauge readings and deletions; the hub holds each scan once', async () => {
+    const { hub, key, desk, cookie } = await linkedPair();
+    const a = await analyze(desk, cookie);
+    const b = await analyze(desk, cookie);
+    const c = await analyze(desk, cookie);
+    desk.clock.advance(60_000);
+    await call(desk, cookie, 'PUT', `/api/v1/scans/${a.scanId}/measurement`, { measurementMm: 4.2 });
+    await call(desk, cookie, 'DELETE', `/api/v1/scans/${b.scanId}`);
+    expect((await call(desk, cookie, 'GET', '/api/v1/sync/status')).json().data.pending).toBe(3);
+
+    const status = await syncNow(desk, cookie);
+    expect(status).toMatchObject({ pending: 0, lastError: null });
+    expect(status.lastSyncAt).not.toBeNull();
+
+    const onHub = await hubScans(hub, key);
+    expect(onHub.map((s) => s.scanId).sort()).toEqual([a.scanId, c.scanId].sort());
+    expect(onHub.find((s) => s.scanId === a.scanId)?.measurementMm).toBe(4.2);
+    const image = await hub.app.inject({ method: 'GET', url: `/api/v1/scans/${c.scanId}/image`, headers: { 'x-api-key': key } });
+    expect(image.rawPayload.equals(c.image)).toBe(true);
+    expectError(
+      await hub.app.inject({ method: 'GET', url: `/api/v1/scans/${b.scanId}`, headers: { 'x-api-key': key } }),
+      404,
+      'NOT_FOUND',
+    );
+
+    await syncNow(desk, cookie);
+    expect(await hubScans(hub, key)).toHaveLength(2);
+  });
+
+  it('loses nothing while the hub is down and duplicates nothing after it returns', async () => {
+    const { hub, key, desk, cookie } = await linkedPair();
+    const first = [await analyze(desk, cookie), await analyze(desk, cookie)];
+    await syncNow(desk, cookie);
+
+    await hub.server.close();
+    const later = [await analyze(desk, cookie), await analyze(desk, cookie), await analyze(desk, cookie)];
+    desk.clock.advance(60_000);
+    await call(desk, cookie, 'PUT', `/api/v1/scans/${first[0]!.scanId}/measurement`, { measurementMm: 3.1 });
+    const down = await syncNow(desk, cookie);
+    expect(down.pending).toBe(4);
+    expect(down.lastError).toMatch(/unreachable/i);
+
+    const back = await startNode({ dataDir: hub.dataDir, port: hub.port });
+    nodes[0] = back;
+    const up = await syncNow(desk, cookie);
+    expect(up).toMatchObject({ pending: 0, lastError: null });
+    const onHub = await hubScans(back, key);
+    expect(onHub.map((s) => s.scanId).sort()).toEqual([...first, ...later].map((s) => s.scanId).sort());
+    expect(onHub.find((s) => s.scanId === first[0]!.scanId)?.measurementMm).toBe(3.1);
+  });
+
+  it('keeps the link and the outbox across a desktop restart', async () => {
+    const { hub, key, desk, cookie } = await linkedPair();
+    await hub.server.close();
+    await analyze(desk, cookie);
+    await analyze(desk, cookie);
+    await desk.server.close();
+
+    const again = await startNode({ dataDir: desk.dataDir });
+    nodes[1] = again;
+    const { cookie: fresh } = await signIn(again.app);
+    expect((await call(again, fresh, 'GET', '/api/v1/sync/status')).json().data).toMatchObject({ linked: true, pending: 2 });
+    const back = await startNode({ dataDir: hub.dataDir, port: hub.port });
+    nodes[0] = back;
+    expect(await syncNow(again, fresh)).toMatchObject({ pending: 0 });
+    expect(await hubScans(back, key)).toHaveLength(2);
+  });
+});
+
+describe("the chain's scans", () => {
+  it('shows every shop’s scans, images read through the desktop', async () => {
+    const { hub, key, desk, cookie } = await linkedPair();
+    const other = await node();
+    const { cookie: otherCookie } = await signIn(other.app);
+    await call(other, otherCookie, 'PUT', '/api/v1/sync/link', { hubUrl: hub.url, hubApiKey: key });
+    const mine = await analyze(desk, cookie);
+    const theirs = await analyze(other, otherCookie);
+    await syncNow(desk, cookie);
+    await syncNow(other, otherCookie);
+
+    const chain = (await call(desk, cookie, 'GET', '/api/v1/sync/hub-scans')).json().data;
+    expect(chain.items.map((s: { scanId: string }) => s.scanId).sort()).toEqual([mine.scanId, theirs.scanId].sort());
+    const item = chain.items.find((s: { scanId: string }) => s.scanId === theirs.scanId);
+    expect(item.image.url).toBe(`/api/v1/sync/hub-scans/${theirs.scanId}/image`);
+    const image = await call(desk, cookie, 'GET', item.image.url);
+    expect(image.statusCode).toBe(200);
+    expect(image.rawPayload.equals(theirs.image)).toBe(true);
+  });
+
+  it('answers 503 with the reason when the hub cannot be reached', async () => {
+    const { hub, desk, cookie } = await linkedPair();
+    await hub.server.close();
+    const message = expectError(await call(desk, cookie, 'GET', '/api/v1/sync/hub-scans'), 503, 'STORAGE_UNAVAILABLE');
+    expect(message).toMatch(/unreachable/i);
+  });
+});
