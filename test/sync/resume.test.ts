@@ -1,0 +1,85 @@
+/**
+ * A desktop that stops in the middle of a sync (network lost, app quit) picks up where
+ * the hub last acknowledged: the cursor is in the desktop's own database.
+ */
+import { afterEach, expect, it } from 'vitest';
+import { createLogger } from '../../src/core/logger.js';
+import type { FetchLike } from '../../src/core/sync/hub-client.js';
+import { createSyncService, type SyncService } from '../../src/core/sync/service.js';
+import { signIn } from '../http/helpers.js';
+import { analyze, hubAccount, hubScans, removeNode, startNode, type Node } from './nodes.js';
+
+let nodes: Node[] = [];
+let services: SyncService[] = [];
+afterEach(async () => {
+  await Promise.all(services.map((service) => service.close()));
+  await Promise.all(nodes.map(removeNode));
+  nodes = [];
+  services = [];
+});
+
+/** Counts uploads; after `allowed` of them the network is gone. */
+function countingFetch(allowed = Infinity): FetchLike & { uploads: number } {
+  const wrapped = Object.assign(
+    async (url: string, init: RequestInit) => {
+      if (init.method === 'PUT') {
+        if (wrapped.uploads >= allowed) throw new TypeError('fetch failed');
+        wrapped.uploads++;
+      }
+      return fetch(url, init);
+    },
+    { uploads: 0 },
+  );
+  return wrapped;
+}
+
+function service(desk: Node, link: { hubUrl: string; hubApiKey: string }, fetchLike: FetchLike): SyncService {
+  const created = createSyncService({
+    link,
+    store: desk.server.core.store,
+    images: desk.server.core.images,
+    clock: desk.clock,
+    logger: createLogger({ level: 'silent' }),
+    saveLink: async () => undefined,
+    fetch: fetchLike,
+    // The test drives each pass itself; the background loop never fires.
+    timers: { set: () => null, clear: () => undefined },
+  });
+  services.push(created);
+  return created;
+}
+
+it('resumes from the last acknowledged change after a restart mid-sync', async () => {
+  const hub = await startNode();
+  nodes.push(hub);
+  const { key } = await hubAccount(hub);
+  const desk = await startNode();
+  nodes.push(desk);
+  const { cookie } = await signIn(desk.app);
+  for (let i = 0; i < 5; i++) await analyze(desk, cookie);
+  const link = { hubUrl: hub.url, hubApiKey: key };
+
+  const cut = countingFetch(2);
+  const first = service(desk, link, cut);
+  const interrupted = await first.pusher!.runOnce();
+  expect(interrupted).toMatchObject({ pushed: 2 });
+  expect(interrupted.error).toMatch(/unreachable/i);
+  await first.close();
+  await desk.server.close();
+
+  const restarted = await startNode({ dataDir: desk.dataDir });
+  nodes[1] = restarted;
+  const whole = countingFetch();
+  const second = service(restarted, link, whole);
+  expect((await second.status()).pending).toBe(3);
+  expect(await second.pusher!.runOnce()).toEqual({ pushed: 3, error: null });
+  expect(whole.uploads).toBe(3);
+  expect(await hubScans(hub, key)).toHaveLength(5);
+});
+
+it('backs off exponentially with jitter, capped at five minutes', async () => {
+  const { backoffDelay, BACKOFF_CAP_MS } = await import('../../src/core/sync/pusher.js');
+  expect([1, 2, 3].map((n) => backoffDelay(n, () => 1))).toEqual([2_000, 4_000, 8_000]);
+  expect(backoffDelay(3, () => 0)).toBe(4_000);
+  expect(backoffDelay(30, () => 1)).toBe(BACKOFF_CAP_MS);
+});
