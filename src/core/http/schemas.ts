@@ -134,7 +134,16 @@ export function replies<T extends TSchema, S extends number = 200>(data: T, stat
   return { [status ?? 200]: ok(data), ...errors } as Record<S, ReturnType<typeof ok<T>>> & typeof errors;
 }
 
-/** For routes whose success body is not JSON (images, CSV): sent as-is, described for OpenAPI. */
-export function rawReplies(description: string) {
-  return { 200: Type.Unsafe<Buffer | string>({ type: 'string', description }), ...errors };
+const RawBody = Type.Unsafe<Buffer | string>({ type: 'string', format: 'binary' });
+
+/**
+ * For routes whose success body is not JSON (images, CSV): sent as-is, described for OpenAPI
+ * under its own content types, so the error envelopes stay application/json.
+ */
+export function rawReplies(description: string, contentTypes?: string[]) {
+  if (!contentTypes) return { 200: Type.Unsafe<Buffer | string>({ type: 'string', description }), ...errors };
+  return {
+    200: { description, content: Object.fromEntries(contentTypes.map((type) => [type, { schema: RawBody }])) },
+    ...errors,
+  };
 }

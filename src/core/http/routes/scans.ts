@@ -77,8 +77,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'CSV of the scans with estimate and gauge measurement',
         querystring: ExportQuery,
-        produces: ['text/csv'],
-        response: rawReplies('CSV file (text/csv)'),
+        response: rawReplies('CSV, one row per scan', ['text/csv']),
       },
     },
     async (request, reply) => {
@@ -114,8 +113,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
         querystring: Type.Object({
           variant: Type.Optional(Type.Union([Type.Literal('original'), Type.Literal('thumbnail')])),
         }),
-        produces: ['image/jpeg', 'image/png', 'image/webp'],
-        response: rawReplies('The image bytes (JPEG, PNG or WebP)'),
+        response: rawReplies('The image bytes', ['image/jpeg', 'image/png', 'image/webp']),
       },
     },
     async (request, reply) => {

@@ -1,0 +1,131 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError, httpTest, type HttpTest } from './helpers.js';
+
+let t: HttpTest;
+beforeAll(async () => {
+  t = await httpTest();
+});
+afterAll(() => t.cleanup());
+
+describe('unknown routes and methods', () => {
+  it('an unknown API route is 404 NOT_FOUND in the envelope', async () => {
+    expect(expectError(await t.app.inject({ url: '/api/v1/tyres' }), 404, 'NOT_FOUND')).toMatch(/GET \/api\/v1\/tyres/);
+    expectError(await t.app.inject({ method: 'POST', url: '/api/v2/analyze' }), 404, 'NOT_FOUND');
+    expectError(await t.app.inject({ method: 'POST', url: '/somewhere' }), 404, 'NOT_FOUND');
+  });
+
+  it.each([
+    ['GET', '/api/v1/analyze', 'POST'],
+    ['DELETE', '/api/v1/health', 'GET, HEAD'],
+    ['PATCH', '/api/v1/scans/abc/measurement', 'PUT'],
+    ['POST', '/api/v1/scans/abc', 'DELETE, GET, HEAD'],
+    ['PUT', '/api/v1/keys', 'GET, HEAD, POST'],
+    ['GET', '/api/v1/auth/login', 'POST'],
+  ])('%s %s is 405 with Allow: %s', async (method, url, allow) => {
+    const res = await t.app.inject({ method: method as 'GET', url });
+    expect(expectError(res, 405, 'METHOD_NOT_ALLOWED')).toContain(allow);
+    expect(res.headers.allow).toBe(allow);
+  });
+
+  it('a malformed URL is a 400 in the envelope', async () => {
+    expectError(await t.app.inject({ url: '/api/v1/scans/%E0%A4%A' }), 400, 'VALIDATION_ERROR');
+  });
+});
+
+describe('the renderer at /', () => {
+  it('without a built UI, / says how to build it and API routes stay JSON', async () => {
+    const res = await t.app.inject({ url: '/' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.body).toContain('npm run build');
+    expectError(await t.app.inject({ url: '/api/v1/missing' }), 404, 'NOT_FOUND');
+  });
+
+  describe('with a built UI', () => {
+    let ui: HttpTest;
+    let dir: string;
+    beforeAll(async () => {
+      dir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-ui-'));
+      await mkdir(path.join(dir, 'assets'));
+      await writeFile(path.join(dir, 'index.html'), '<!doctype html><title>TireWear UI</title><div id="root"></div>');
+      await writeFile(path.join(dir, 'assets', 'app.js'), 'console.log("ui")');
+      ui = await httpTest({ config: { rendererDir: dir } });
+    });
+    afterAll(async () => {
+      await ui.cleanup();
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    it('serves index.html with a strict CSP, and its assets', async () => {
+      const page = await ui.app.inject({ url: '/' });
+      expect(page.statusCode).toBe(200);
+      expect(page.body).toContain('TireWear UI');
+      expect(page.headers['content-security-policy']).toBe(
+        "default-src 'self'; img-src 'self' data: blob:; media-src 'self' blob: mediastream:; style-src 'self' 'unsafe-inline'; " +
+          "connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+      );
+      const asset = await ui.app.inject({ url: '/assets/app.js' });
+      expect(asset.statusCode).toBe(200);
+      expect(asset.headers['content-type']).toMatch(/javascript/);
+    });
+
+    it('falls back to index.html for client routes, not for files or the API', async () => {
+      const route = await ui.app.inject({ url: '/history/abc?x=1' });
+      expect(route.statusCode).toBe(200);
+      expect(route.body).toContain('TireWear UI');
+      expectError(await ui.app.inject({ url: '/assets/missing.js' }), 404, 'NOT_FOUND');
+      expectError(await ui.app.inject({ url: '/api/v1/history' }), 404, 'NOT_FOUND');
+      expectError(await ui.app.inject({ method: 'POST', url: '/history' }), 404, 'NOT_FOUND');
+    });
+  });
+});
+
+describe('GET /api/v1/openapi.json', () => {
+  const SPEC_ROUTES = [
+    'post /api/v1/analyze',
+    'post /api/v1/auth/register',
+    'post /api/v1/auth/login',
+    'post /api/v1/auth/logout',
+    'get /api/v1/account',
+    'post /api/v1/keys',
+    'get /api/v1/keys',
+    'delete /api/v1/keys/{id}',
+    'post /api/v1/licenses',
+    'get /api/v1/scans',
+    'get /api/v1/scans/export',
+    'get /api/v1/scans/{scanId}',
+    'get /api/v1/scans/{scanId}/image',
+    'delete /api/v1/scans/{scanId}',
+    'put /api/v1/scans/{scanId}/measurement',
+    'get /api/v1/health',
+    'get /api/v1/openapi.json',
+    'get /api/v1/settings',
+    'put /api/v1/settings',
+  ];
+
+  it('lists every route of SPEC §5 and nothing outside /api/v1', async () => {
+    const doc = (await t.app.inject({ url: '/api/v1/openapi.json' })).json();
+    expect(doc.openapi).toMatch(/^3\./);
+    const operations = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) =>
+      Object.keys(ops).map((method) => `${method} ${p}`),
+    );
+    expect(operations).toEqual(expect.arrayContaining(SPEC_ROUTES));
+    expect(operations.filter((op) => !op.split(' ')[1]!.startsWith('/api/v1/'))).toEqual([]);
+  });
+
+  it('documents the analyze form and the envelopes from the validating schemas', async () => {
+    const doc = (await t.app.inject({ url: '/api/v1/openapi.json' })).json();
+    const analyze = doc.paths['/api/v1/analyze'].post;
+    const form = analyze.requestBody.content['multipart/form-data'].schema;
+    expect(form.required).toContain('image');
+    expect(form.properties.position).toBeDefined();
+    expect(JSON.stringify(analyze.responses['200'])).toContain('estimatedDepthMm');
+    expect(JSON.stringify(analyze.responses['4XX'] ?? analyze.responses['4xx'])).toMatch(/ErrorEnvelope|code/);
+    const register = doc.paths['/api/v1/auth/register'].post;
+    expect(register.requestBody.content['application/json'].schema.properties.password.minLength).toBe(8);
+    expect(doc.components.securitySchemes.apiKey).toMatchObject({ in: 'header', name: 'X-API-Key' });
+  });
+});
