@@ -1,0 +1,43 @@
+/**
+ * TIREWEAR_TRUST_PROXY: behind a reverse proxy every request comes from the proxy, so
+ * anonymous metering must read the caller from X-Forwarded-For, and only when told to
+ * (otherwise anyone could pick a fresh "IP" per request). Loopback client addresses keep
+ * these requests clear of the LAN gate, which is not what is under test here.
+ */
+import { afterEach, beforeAll, expect, it } from 'vitest';
+import { makeJpeg } from '../fixtures/images/make.js';
+import { httpTest, imageForm, type HttpTest } from '../http/helpers.js';
+
+let t: HttpTest | null = null;
+let jpeg: Buffer;
+beforeAll(async () => {
+  jpeg = await makeJpeg({ width: 320, height: 256 });
+});
+afterEach(async () => {
+  await t?.cleanup();
+  t = null;
+});
+
+async function anonymous(forwardedFor: string): Promise<number> {
+  const upload = imageForm(jpeg);
+  const res = await t!.app.inject({
+    method: 'POST',
+    url: '/api/v1/analyze',
+    payload: upload.payload,
+    headers: { ...upload.headers, 'x-forwarded-for': forwardedFor },
+  });
+  return res.statusCode;
+}
+
+it('meters each forwarded client on its own when the proxy is trusted', async () => {
+  t = await httpTest({ config: { trustProxy: true } });
+  for (let i = 0; i < 3; i++) expect(await anonymous('127.0.0.2')).toBe(200);
+  expect(await anonymous('127.0.0.2')).toBe(429);
+  expect(await anonymous('127.0.0.3')).toBe(200);
+});
+
+it('ignores X-Forwarded-For when the proxy is not trusted', async () => {
+  t = await httpTest({ config: { trustProxy: false } });
+  for (let i = 0; i < 3; i++) expect(await anonymous(`127.0.0.${10 + i}`)).toBe(200);
+  expect(await anonymous('127.0.0.20')).toBe(429);
+});
