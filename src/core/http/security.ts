@@ -111,6 +111,10 @@ export function registerSecurity(app: FastifyInstance): void {
   app.addHook('preClose', async () => {
     closing = true;
   });
+  // A keep-alive connection would hold close() open after its last answer; end it with that answer.
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) void reply.header('connection', 'close');
+  });
   app.addHook('onRequest', async (request, reply) => {
     applySecurityHeaders(reply);
     if (request.url.startsWith('/api/')) void reply.header('cache-control', 'no-store');

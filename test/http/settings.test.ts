@@ -1,0 +1,70 @@
+import { readFile, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey, expectError, httpTest, signIn, type HttpTest } from './helpers.js';
+
+let t: HttpTest;
+let cookie: string;
+beforeAll(async () => {
+  t = await httpTest({ config: { port: 8787 } });
+  ({ cookie } = await signIn(t.app));
+});
+afterAll(() => t.cleanup());
+
+const settingsFile = () => path.join(t.dataDir, 'settings.json');
+const put = (payload: object, headers: Record<string, string> = { cookie }) =>
+  t.app.inject({ method: 'PUT', url: '/api/v1/settings', headers, payload });
+
+describe('GET/PUT /api/v1/settings', () => {
+  it('reads defaults before anything was saved', async () => {
+    const res = await t.app.inject({ url: '/api/v1/settings', headers: { cookie } });
+    expect(res.json().data).toEqual({
+      port: 8787,
+      lanAccess: false,
+      keepApiRunningInTray: false,
+      units: 'mm',
+      legalMinimum: '1.6mm',
+      shopName: '',
+      restartRequired: false,
+    });
+  });
+
+  it('saves desk preferences into settings.json, keeping keys it does not manage', async () => {
+    await writeFile(settingsFile(), JSON.stringify({ allowedHosts: ['pos.lan'], ui: { shopName: 'Old name' } }));
+    const res = await put({ units: '32nds', legalMinimum: '2/32in', shopName: ' Reifen Müller ', keepApiRunningInTray: true });
+    expect(res.json().data).toMatchObject({ units: '32nds', legalMinimum: '2/32in', shopName: 'Reifen Müller', restartRequired: false });
+    const file = JSON.parse(await readFile(settingsFile(), 'utf8'));
+    expect(file).toEqual({
+      allowedHosts: ['pos.lan'],
+      keepApiRunningInTray: true,
+      ui: { shopName: 'Reifen Müller', units: '32nds', legalMinimum: '2/32in' },
+    });
+    expect((await readdir(t.dataDir)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('a new port or LAN access needs a restart; LAN access also binds every interface next time', async () => {
+    expect((await put({ port: 9001 })).json().data).toMatchObject({ port: 9001, restartRequired: true });
+    const lan = (await put({ port: 8787, lanAccess: true })).json().data;
+    expect(lan).toMatchObject({ port: 8787, lanAccess: true, restartRequired: true });
+    expect(JSON.parse(await readFile(settingsFile(), 'utf8'))).toMatchObject({ lanAccess: true, host: '0.0.0.0' });
+    expect((await put({ lanAccess: false })).json().data.restartRequired).toBe(false);
+    expect(JSON.parse(await readFile(settingsFile(), 'utf8')).host).toBe('127.0.0.1');
+  });
+
+  it('refuses bad values naming the field', async () => {
+    expect(expectError(await put({ units: 'inches' }), 400, 'VALIDATION_ERROR')).toMatch(/units/);
+    expect(expectError(await put({ port: 70000 }), 400, 'VALIDATION_ERROR')).toMatch(/port/);
+  });
+
+  it('needs the cookie session: anonymous 401, an API key 403', async () => {
+    expectError(await t.app.inject({ url: '/api/v1/settings' }), 401, 'INVALID_SESSION');
+    const key = await createKey(t.app, cookie);
+    expectError(await put({ shopName: 'x' }, { 'x-api-key': key }), 403, 'FORBIDDEN');
+  });
+
+  it('concurrent saves do not drop each other’s changes', async () => {
+    await Promise.all([put({ shopName: 'A' }), put({ units: 'mm' }), put({ keepApiRunningInTray: false })]);
+    const file = JSON.parse(await readFile(settingsFile(), 'utf8'));
+    expect(file).toMatchObject({ keepApiRunningInTray: false, ui: { shopName: 'A', units: 'mm' } });
+  });
+});
