@@ -1,0 +1,222 @@
+"""Calibrate on the validation split, export ONNX (opset 17) and write the manifest.
+
+    python finalize.py --tread runs/tread/best.pt --seg runs/seg/best.pt --version tread-2026.11.0
+
+Everything the app needs besides the two networks (how to turn their outputs
+into a depth, an interval, a confidence and a tire/no-tire decision) is fitted
+here on validation images that neither network trained on, and written to
+models/manifest.json. src/core/analysis/combine.ts applies the same formulas.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import sys
+from datetime import datetime, timezone
+
+import numpy as np
+import onnxruntime as ort
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+import preprocess as pp  # noqa: E402
+from nets import SegNet, SegNetExport, TreadNet, TreadNetExport  # noqa: E402
+from train import load, wear_index  # noqa: E402
+
+MODELS = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+BAND_LO = np.array([7.0, 5.0, 3.0, 1.6, 0.0])
+BAND_HI = np.array([99.0, 7.0, 5.0, 3.0, 1.6])
+Z80 = 1.2815516
+
+
+def export(module, path, outputs):
+    torch.onnx.export(module.eval(), torch.zeros(1, 3, pp.INPUT, pp.INPUT), path, opset_version=17,
+                      input_names=["input"], output_names=outputs,
+                      dynamic_axes={"input": {0: "n"}, **{o: {0: "n"} for o in outputs}}, dynamo=False)
+
+
+def run(path, x_u8):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    s = ort.InferenceSession(path, so)
+    outs = None
+    for i in range(0, len(x_u8), 64):
+        r = s.run(None, {"input": pp.normalise(x_u8[i:i + 64])})
+        outs = [list() for _ in r] if outs is None else outs
+        for o, v in zip(outs, r):
+            o.append(v)
+    return [np.concatenate(o) for o in outs]
+
+
+def seg_stats(probs, depth, pct):
+    """Second depth estimate: a low percentile of the dense depth over tread pixels."""
+    tread = probs[:, 1:].sum(1) > 0.5
+    out = np.full(len(probs), np.nan, np.float32)
+    frac = tread.reshape(len(probs), -1).mean(1)
+    for i in range(len(probs)):
+        v = depth[i][tread[i]]
+        if v.size >= 20:
+            out[i] = np.percentile(v, pct)
+    return out, frac
+
+
+def phi(x):
+    return 0.5 * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+
+
+def band_of(d):
+    return wear_index(np.round(d, 1))
+
+
+def softmax(z):
+    z = z - z.max(1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(1, keepdims=True)
+
+
+def fit_temperature(logits, y):
+    best = (1e9, 1.0)
+    for t in np.arange(0.5, 5.01, 0.05):
+        p = softmax(logits / t)
+        nll = -np.log(p[np.arange(len(y)), y] + 1e-9).mean()
+        best = min(best, (nll, float(t)))
+    return best[1]
+
+
+def fit_platt(raw, correct):
+    z = np.log(np.clip(raw, 1e-4, 1 - 1e-4) / (1 - np.clip(raw, 1e-4, 1 - 1e-4)))
+    a, b = 1.0, 0.0
+    for _ in range(3000):
+        p = 1 / (1 + np.exp(-(a * z + b)))
+        ga, gb = ((p - correct) * z).mean(), (p - correct).mean()
+        a, b = a - 0.5 * ga, b - 0.5 * gb
+    return float(a), float(b)
+
+
+def ece(conf, correct, bins=10):
+    e = 0.0
+    for lo in np.linspace(0, 1, bins, endpoint=False):
+        m = (conf >= lo) & (conf < lo + 1 / bins)
+        if m.any():
+            e += m.mean() * abs(conf[m].mean() - correct[m].mean())
+    return float(e)
+
+
+def sha256(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tread", required=True)
+    ap.add_argument("--seg", required=True)
+    ap.add_argument("--version", required=True)
+    ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "data"))
+    ap.add_argument("--notes", default="")
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+
+    tn = TreadNet()
+    tn.load_state_dict(torch.load(a.tread))
+    sn = SegNet()
+    sn.load_state_dict(torch.load(a.seg))
+    tpath, spath = os.path.join(MODELS, "tread.onnx"), os.path.join(MODELS, "seg.onnx")
+    export(TreadNetExport(tn), tpath, ["gate", "depth", "sigma", "wear_logits"])
+    export(SegNetExport(sn), spath, ["probs", "depth_map"])
+
+    va = load("val", a.data)
+    gate, d_a, sig, logits = run(tpath, va["x"])
+    probs, dmap = run(spath, va["x"])
+    tire, has = va["is_tire"], va["has_depth"]
+    y = va["min_depth"]
+
+    # Second estimate: percentile and linear map fitted on validation.
+    best = None
+    for pct in (5, 10, 20, 30, 50):
+        q, frac = seg_stats(probs, dmap, pct)
+        m = has & np.isfinite(q)
+        A = np.stack([np.ones(m.sum()), q[m]], 1)
+        coef = np.linalg.lstsq(A, y[m], rcond=None)[0]
+        mae = np.abs(A @ coef - y[m]).mean()
+        if best is None or mae < best[0]:
+            best = (mae, pct, coef)
+    _, pct, coef = best
+    q, frac = seg_stats(probs, dmap, pct)
+    d_b = np.where(np.isfinite(q), coef[0] + coef[1] * np.nan_to_num(q), d_a)
+
+    m = has
+    w_best = min(((np.abs(w * d_a[m] + (1 - w) * d_b[m] - y[m]).mean(), float(w)) for w in np.arange(0, 1.01, 0.05)))
+    w = w_best[1]
+    est = np.clip(w * d_a + (1 - w) * d_b, 0, None)
+    est_r = np.round(est, 1)
+
+    # Interval: est +- k * sigma_A, k so that 80 % of validation truths fall inside.
+    k = float(np.quantile(np.abs(y[m] - est[m]) / sig[m], 0.8))
+    lo, hi = np.maximum(est - k * sig, 0), est + k * sig
+    cover = float(((y[m] >= lo[m]) & (y[m] <= hi[m])).mean())
+
+    T = fit_temperature(logits[m], va["wear"][m])
+    p_cls = softmax(logits / T)
+    band = band_of(est)
+    true_band = va["wear"]
+    sd = k * sig / Z80
+    p_g = phi((BAND_HI[band] - est) / sd) - phi((BAND_LO[band] - est) / sd)
+    raw = 0.5 * (p_cls[np.arange(len(band)), band] + p_g)
+    correct = (band == true_band).astype(np.float32)
+    pa, pb = fit_platt(raw[m], correct[m])
+    zz = np.log(np.clip(raw, 1e-4, 1 - 1e-4) / (1 - np.clip(raw, 1e-4, 1 - 1e-4)))
+    conf = 1 / (1 + np.exp(-(pa * zz + pb)))
+
+    gw = va["gate_w"] > 0
+    tires_g = gate[gw & tire]
+    thr = float(min(0.5, np.quantile(tires_g, 0.01)))
+    refused_tires = float((tires_g < thr).mean())
+    refused_neg = float((gate[gw & ~tire] < thr).mean())
+
+    metrics = {
+        "val_images": int(len(y)), "val_depth_images": int(m.sum()),
+        "mae_regressor": float(np.abs(d_a[m] - y[m]).mean()), "mae_dense": float(np.abs(d_b[m] - y[m]).mean()),
+        "mae_blend": float(np.abs(est_r[m] - y[m]).mean()), "within_1mm": float((np.abs(est_r[m] - y[m]) <= 1).mean()),
+        "class_accuracy": float(correct[m].mean()), "classifier_accuracy": float((logits[m].argmax(1) == true_band[m]).mean()),
+        "interval_coverage": cover, "ece": ece(conf[m], correct[m]),
+        "tires_refused": refused_tires, "nontires_refused": refused_neg,
+    }
+    print(json.dumps(metrics, indent=1))
+
+    manifest = {
+        "version": a.version,
+        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "input": {"size": pp.INPUT, "layout": "NCHW", "channels": "RGB", "resize": "fill, linear (triangle) filter",
+                  "mean": pp.MEAN.tolist(), "std": pp.STD.tolist()},
+        "models": {
+            "tread": {"file": "tread.onnx", "sha256": sha256(tpath), "bytes": os.path.getsize(tpath),
+                      "inputs": {"input": [None, 3, pp.INPUT, pp.INPUT]},
+                      "outputs": {"gate": [None], "depth": [None], "sigma": [None], "wear_logits": [None, 5]}},
+            "seg": {"file": "seg.onnx", "sha256": sha256(spath), "bytes": os.path.getsize(spath),
+                    "inputs": {"input": [None, 3, pp.INPUT, pp.INPUT]},
+                    "outputs": {"probs": [None, 4, pp.OUT, pp.OUT], "depth_map": [None, pp.OUT, pp.OUT]}},
+        },
+        "calibration": {
+            "gateThreshold": thr,
+            "dense": {"percentile": pct, "intercept": float(coef[0]), "slope": float(coef[1]), "minPixels": 20},
+            "blendWeightRegressor": w,
+            "intervalK": k,
+            "wearTemperature": T,
+            "confidencePlatt": {"a": pa, "b": pb},
+            "wearClasses": ["new", "good", "medium", "worn", "critical"],
+            "maskClasses": ["none", "tread", "groove", "twi"],
+        },
+        "validation": metrics,
+        "notes": a.notes,
+    }
+    with open(os.path.join(MODELS, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=2)
+        f.write("\n")
+    print("wrote manifest", a.version)
+
+
+if __name__ == "__main__":
+    main()

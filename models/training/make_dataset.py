@@ -1,0 +1,194 @@
+"""Generate the synthetic training/validation shards and the held-out test set.
+
+    python make_dataset.py --split train --count 16000 --seed-base 0
+    python make_dataset.py --split heldout --count 200 --out ../../test/fixtures/tires/heldout
+
+Shards (npz): x uint8 Nx160x160x3 (preprocess.to_input_u8 of the rendered
+JPEG), cls uint8 Nx80x80 (0 none, 1 tread, 2 main groove, 3 TWI), dmap f16
+Nx80x80 (local main-groove depth, mm), and per-image labels. Image i of a
+split uses seed seed_base + i, so any image can be re-rendered alone.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import os
+import sys
+from multiprocessing import Pool
+
+import cv2
+import numpy as np
+from PIL import Image
+
+sys.path.insert(0, os.path.dirname(__file__))
+import preprocess as pp  # noqa: E402
+import tread_render as tr  # noqa: E402
+
+BANDS = [("critical", 0.4, 1.6), ("worn", 1.6, 3.0), ("medium", 3.0, 5.0), ("good", 5.0, 7.0), ("new", 7.0, 10.5)]
+WEAR_INDEX = {"new": 0, "good": 1, "medium": 2, "worn": 3, "critical": 4}
+SIZES = [(320, 240), (240, 320), (288, 288), (320, 180), (180, 320)]
+NEG_SHARE = 0.15
+
+_photos: list[np.ndarray] | None = None
+
+
+def photos() -> list[np.ndarray]:
+    global _photos
+    if _photos is None:
+        import skimage.data as d
+        names = ["astronaut", "brick", "camera", "chelsea", "clock", "coffee", "coins", "colorwheel", "grass", "gravel",
+                 "horse", "moon", "page", "rocket", "text", "immunohistochemistry", "hubble_deep_field", "retina", "cell"]
+        out = []
+        for n in names:
+            a = np.asarray(getattr(d, n)())
+            if a.dtype != np.uint8:
+                a = (a.astype(np.float32) / max(a.max(), 1) * 255).astype(np.uint8)
+            if a.ndim == 2:
+                a = np.stack([a] * 3, -1)
+            out.append(np.ascontiguousarray(a[..., :3]))
+        _photos = out
+    return _photos
+
+
+def wear_of(depth: float) -> str:
+    if depth >= 7.0:
+        return "new"
+    if depth >= 5.0:
+        return "good"
+    if depth >= 3.0:
+        return "medium"
+    if depth >= 1.6:
+        return "worn"
+    return "critical"
+
+
+def clutter(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
+    """Non-tire scenes: photo crops, stripes and gratings, shapes, dark rubber-like textures."""
+    kind = rng.choice(["photo", "stripes", "shapes", "dark", "scene"], p=[0.4, 0.2, 0.15, 0.15, 0.1])
+    if kind == "scene":
+        r = tr.render(rng, 5.0, (w, h), photos(), with_tire=False)
+        return r["image"]
+    if kind == "photo":
+        p = photos()[int(rng.integers(0, len(photos())))]
+        s = rng.uniform(0.3, 1.0)
+        ch, cw = max(32, int(p.shape[0] * s)), max(32, int(p.shape[1] * s))
+        y, x = int(rng.integers(0, p.shape[0] - ch + 1)), int(rng.integers(0, p.shape[1] - cw + 1))
+        img = cv2.resize(p[y:y + ch, x:x + cw], (w, h), interpolation=cv2.INTER_AREA).astype(np.float32)
+        if rng.random() < 0.5:
+            img = img[:, ::-1]
+        img = img * rng.uniform(0.5, 1.3, 3) + rng.uniform(-30, 30)
+    elif kind == "stripes":
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        a = rng.uniform(0, np.pi)
+        period = rng.uniform(6, 40)
+        s = np.sin((xx * math.cos(a) + yy * math.sin(a)) * 2 * np.pi / period)
+        base = rng.uniform(10, 120)
+        img = (base + rng.uniform(10, 80) * (s > rng.uniform(-0.5, 0.5)))[..., None] * rng.uniform(0.6, 1.2, 3)
+    elif kind == "shapes":
+        img = np.full((h, w, 3), rng.uniform(0, 255, 3), np.float32)
+        for _ in range(int(rng.integers(3, 15))):
+            col = tuple(float(c) for c in rng.uniform(0, 255, 3))
+            if rng.random() < 0.5:
+                cv2.circle(img, (int(rng.integers(0, w)), int(rng.integers(0, h))), int(rng.integers(5, w // 2)), col, -1)
+            else:
+                p1 = (int(rng.integers(0, w)), int(rng.integers(0, h)))
+                p2 = (int(rng.integers(0, w)), int(rng.integers(0, h)))
+                cv2.rectangle(img, p1, p2, col, -1)
+    else:
+        n = tr._noise(rng, (h, w), [(2, 0.3), (8, 0.3), (30, 0.4)])
+        img = (rng.uniform(10, 60) * np.exp(n))[..., None] * np.array([1, 1, rng.uniform(0.9, 1.1)])
+    img = cv2.GaussianBlur(img.astype(np.float32), (0, 0), rng.uniform(0.3, 1.5))
+    img = img + rng.normal(0, rng.uniform(1, 8), img.shape)
+    img = np.clip(img, 0, 255).astype(np.uint8)
+    ok, enc = cv2.imencode(".jpg", np.ascontiguousarray(img[..., ::-1]), [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(40, 95))])
+    return cv2.imdecode(enc, cv2.IMREAD_COLOR)[..., ::-1].copy()
+
+
+def sample(seed: int, sizes=SIZES):
+    rng = np.random.default_rng(seed)
+    w, h = sizes[int(rng.integers(0, len(sizes)))]
+    if rng.random() < NEG_SHARE:
+        img = clutter(rng, w, h)
+        return img, np.zeros((h, w), np.uint8), np.zeros((h, w), np.float32), {
+            "is_tire": False, "gate_w": 1.0, "min_depth": float("nan"), "tread_frac": 0.0, "mean_depth": float("nan")}
+    band = BANDS[int(rng.integers(0, len(BANDS)))]
+    depth = float(rng.uniform(band[1], band[2]))
+    r = tr.render(rng, depth, (w, h), photos())
+    lab = r["labels"]
+    tf = lab["tread_frac"]
+    lab["gate_w"] = 0.0 if 0.005 <= tf < 0.03 else 1.0
+    return r["image"], r["cls"], r["depth"], lab
+
+
+def to_arrays(img, cls, dmap):
+    x = pp.to_input_u8(Image.fromarray(img))
+    c = cv2.resize(cls, (pp.OUT, pp.OUT), interpolation=cv2.INTER_NEAREST)
+    # keep thin TWI bars and grooves alive through the downscale
+    for k in (tr.BG_GROOVE, tr.BG_TWI):
+        m = cv2.resize((cls == k).astype(np.float32), (pp.OUT, pp.OUT), interpolation=cv2.INTER_AREA) > 0.3
+        c[m] = k
+    d = cv2.resize(dmap, (pp.OUT, pp.OUT), interpolation=cv2.INTER_NEAREST)
+    return x, c, d.astype(np.float16)
+
+
+def shard(args):
+    split, start, n, seed_base, out_dir = args
+    xs, cs, ds, labs = [], [], [], []
+    for i in range(start, start + n):
+        img, cls, dmap, lab = sample(seed_base + i)
+        x, c, d = to_arrays(img, cls, dmap)
+        xs.append(x), cs.append(c), ds.append(d), labs.append(lab)
+    path = os.path.join(out_dir, f"{split}_{start:06d}.npz")
+    np.savez(path, x=np.stack(xs), cls=np.stack(cs), dmap=np.stack(ds),
+             is_tire=np.array([l["is_tire"] for l in labs]), gate_w=np.array([l["gate_w"] for l in labs], np.float32),
+             min_depth=np.array([l["min_depth"] for l in labs], np.float32),
+             tread_frac=np.array([l["tread_frac"] for l in labs], np.float32))
+    return path
+
+
+def heldout(count: int, seed_base: int, out_dir: str):
+    os.makedirs(out_dir, exist_ok=True)
+    rows = []
+    sizes = [(400, 300), (300, 400), (360, 360)]
+    for i in range(count):
+        img, cls, dmap, lab = sample(seed_base + i, sizes)
+        name = f"syn_{i:04d}.jpg"
+        Image.fromarray(img).save(os.path.join(out_dir, name), quality=88)
+        if lab["is_tire"] and math.isfinite(lab["min_depth"]):
+            rows.append((name, f"{lab['min_depth']:.2f}", wear_of(lab["min_depth"])))
+        elif not lab["is_tire"] and lab["tread_frac"] < 0.005:
+            rows.append((name, "", "notire"))
+        else:
+            os.remove(os.path.join(out_dir, name))
+    with open(os.path.join(out_dir, "labels.csv"), "w", newline="") as f:
+        wr = csv.writer(f)
+        wr.writerow(["file", "depthMm", "wear"])
+        wr.writerows(rows)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--split", required=True)
+    ap.add_argument("--count", type=int, required=True)
+    ap.add_argument("--seed-base", type=int, required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--shard", type=int, default=500)
+    ap.add_argument("--workers", type=int, default=2)
+    a = ap.parse_args()
+    cv2.setNumThreads(1)
+    if a.split == "heldout":
+        heldout(a.count, a.seed_base, a.out)
+        return
+    os.makedirs(a.out, exist_ok=True)
+    jobs = [(a.split, s, min(a.shard, a.count - s), a.seed_base, a.out) for s in range(0, a.count, a.shard)]
+    jobs = [j for j in jobs if not os.path.exists(os.path.join(a.out, f"{j[0]}_{j[1]:06d}.npz"))]
+    with Pool(a.workers) as pool:
+        for p in pool.imap_unordered(shard, jobs):
+            print("wrote", p, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,153 @@
+"""The two networks.
+
+TreadNet: MobileNetV2 (alpha 1.0, Keras layer layout so the nsfwjs ImageNet-
+derived weights load by name) with three heads: tire gate logit, depth
+(mean and log-sigma of the shallowest visible main groove, mm) and wear
+class logits (new, good, medium, worn, critical).
+
+SegNet: a small U-Net trained from scratch on different targets: per-pixel
+tread / main groove / TWI classes and a dense local groove-depth map at
+half resolution. Its depth is the second, independent estimate; its masks
+drive the TWI detector and the overlays.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# (expansion t, channels c, repeats n, stride s), Keras block order
+MBV2_CFG = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]
+
+
+def conv_bn(cin, cout, k, s, groups=1, act=True):
+    layers = [nn.Conv2d(cin, cout, k, s, k // 2, groups=groups, bias=False), nn.BatchNorm2d(cout, eps=1e-3, momentum=0.1)]
+    if act:
+        layers.append(nn.ReLU6(inplace=True))
+    return nn.Sequential(*layers)
+
+
+class InvRes(nn.Module):
+    def __init__(self, cin, cout, stride, t, name):
+        super().__init__()
+        self.name = name
+        hid = cin * t
+        self.expand = conv_bn(cin, hid, 1, 1) if t != 1 else None
+        self.dw = conv_bn(hid, hid, 3, stride, groups=hid)
+        self.project = conv_bn(hid, cout, 1, 1, act=False)
+        self.res = stride == 1 and cin == cout
+
+    def forward(self, x):
+        y = self.expand(x) if self.expand is not None else x
+        y = self.project(self.dw(y))
+        return x + y if self.res else y
+
+
+class MobileNetV2(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = conv_bn(3, 32, 3, 2)
+        blocks, cin, i = [], 32, 0
+        for t, c, n, s in MBV2_CFG:
+            for r in range(n):
+                name = "expanded_conv" if i == 0 else f"block_{i}"
+                blocks.append(InvRes(cin, c, s if r == 0 else 1, t, name))
+                cin, i = c, i + 1
+        self.blocks = nn.ModuleList(blocks)
+        self.head = conv_bn(320, 1280, 1, 1)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for b in self.blocks:
+            x = b(x)
+        return self.head(x)
+
+
+FROZEN_BLOCKS = 6  # stem + blocks 0..5 (to 32 ch at 1/8) stay as pretrained
+TOP_BLOCKS = 13  # blocks 6..12 (64 and 96 ch at 1/16) are fine-tuned
+
+
+class TreadNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = MobileNetV2()
+        self.fc = nn.Linear(96 * 2, 128)
+        self.drop = nn.Dropout(0.2)
+        self.out = nn.Linear(128, 1 + 2 + 5)
+
+    def early(self, x):
+        x = self.backbone.stem(x)
+        for b in self.backbone.blocks[:FROZEN_BLOCKS]:
+            x = b(x)
+        return x
+
+    def top(self, f):
+        for b in self.backbone.blocks[FROZEN_BLOCKS:TOP_BLOCKS]:
+            f = b(f)
+        pooled = torch.cat([f.mean((2, 3)), f.amax((2, 3))], 1)
+        o = self.out(self.drop(F.relu(self.fc(pooled))))
+        return o[:, 0], F.softplus(o[:, 1]), o[:, 2].clamp(-3, 2), o[:, 3:]
+
+    def forward(self, x):
+        return self.top(self.early(x))
+
+
+class TreadNetExport(nn.Module):
+    """ONNX wrapper: gate probability, depth mm, sigma mm, wear logits."""
+
+    def __init__(self, net: TreadNet):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        g, d, ls, w = self.net(x)
+        return torch.sigmoid(g), d, torch.exp(ls), w
+
+
+def cbr(cin, cout, s=1):
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, s, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+
+def pw(cin, cout):
+    return nn.Sequential(nn.Conv2d(cin, cout, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+
+def dw(c):
+    return nn.Sequential(nn.Conv2d(c, c, 3, 1, 1, groups=c, bias=False), nn.BatchNorm2d(c), nn.ReLU(inplace=True))
+
+
+class SegNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.e1 = cbr(3, 12, 2)  # 80
+        self.e2 = nn.Sequential(cbr(12, 24, 2), cbr(24, 24))  # 40
+        self.e3 = nn.Sequential(cbr(24, 48, 2), cbr(48, 48))  # 20
+        self.e4 = nn.Sequential(cbr(48, 64, 2), cbr(64, 64), cbr(64, 64))  # 10
+        self.d3 = nn.Sequential(pw(64 + 48, 48), dw(48))
+        self.d2 = nn.Sequential(pw(48 + 24, 24), dw(24))
+        self.d1 = nn.Sequential(pw(24 + 12, 16), dw(16))
+        self.cls = nn.Conv2d(16, 4, 1)
+        self.depth = nn.Conv2d(16, 1, 1)
+
+    def forward(self, x):
+        e1 = self.e1(x)
+        e2 = self.e2(e1)
+        e3 = self.e3(e2)
+        e4 = self.e4(e3)
+        up = lambda a, b: F.interpolate(a, size=b.shape[-2:], mode="bilinear", align_corners=False)
+        d3 = self.d3(torch.cat([up(e4, e3), e3], 1))
+        d2 = self.d2(torch.cat([up(d3, e2), e2], 1))
+        d1 = self.d1(torch.cat([up(d2, e1), e1], 1))
+        return self.cls(d1), F.softplus(self.depth(d1))[:, 0]
+
+
+class SegNetExport(nn.Module):
+    """ONNX wrapper: class probabilities N x 4 x 80 x 80 and depth N x 80 x 80 (mm)."""
+
+    def __init__(self, net: SegNet):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        c, d = self.net(x)
+        return torch.softmax(c, 1), d

@@ -1,0 +1,225 @@
+"""Train one of the two networks within a wall-clock budget.
+
+    python train.py --model tread --minutes 40 --out runs/tread
+    python train.py --model seg --minutes 40 --out runs/seg
+
+tread: the pretrained MobileNetV2 stem and blocks 0..5 are frozen; their
+features are computed once with onnxruntime (much faster than PyTorch on a
+CPU) and blocks 6..12 plus the heads are trained on them. `--scratch`
+trains the same network from random weights end to end, for comparison.
+seg: the small U-Net, from scratch, on full images.
+The learning rate follows a cosine over the time budget; the checkpoint with
+the best validation loss is kept.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(__file__))
+import preprocess as pp  # noqa: E402
+from nets import SegNet, TreadNet  # noqa: E402
+
+WEAR_EDGES = np.array([7.0, 5.0, 3.0, 1.6])  # new, good, medium, worn, critical
+
+
+def wear_index(depth: np.ndarray) -> np.ndarray:
+    idx = np.full(depth.shape, 4, np.int64)
+    for i, e in reversed(list(enumerate(WEAR_EDGES))):
+        idx[depth >= e] = np.minimum(idx[depth >= e], i)
+    return idx
+
+
+def load(split: str, data_dir: str, limit: int | None = None):
+    files = sorted(glob.glob(os.path.join(data_dir, f"{split}_*.npz")))
+    parts = [np.load(f) for f in files]
+    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0].files}
+    if limit:
+        out = {k: v[:limit] for k, v in out.items()}
+    d = out["min_depth"]
+    out["has_depth"] = out["is_tire"] & np.isfinite(d)
+    out["min_depth"] = np.where(out["has_depth"], d, 0).astype(np.float32)
+    out["wear"] = wear_index(out["min_depth"])
+    return out
+
+
+def early_features(x_u8: np.ndarray, pretrained: str, tmp: str) -> np.ndarray:
+    import onnxruntime as ort
+    net = TreadNet()
+    net.backbone.load_state_dict(torch.load(pretrained))
+    net.eval()
+
+    class Early(torch.nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.n = n
+
+        def forward(self, x):
+            return self.n.early(x)
+
+    path = os.path.join(tmp, "early.onnx")
+    torch.onnx.export(Early(net), torch.zeros(1, 3, pp.INPUT, pp.INPUT), path, opset_version=17, input_names=["x"],
+                      output_names=["f"], dynamic_axes={"x": {0: "n"}, "f": {0: "n"}}, dynamo=False)
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(path, so)
+    out = []
+    for i in range(0, len(x_u8), 64):
+        out.append(sess.run(None, {"x": pp.normalise(x_u8[i:i + 64])})[0].astype(np.float16))
+    return np.concatenate(out)
+
+
+def tread_loss(out, y, gate_w, has_depth, wear):
+    gate, depth, log_sigma, logits = out
+    lg = (F.binary_cross_entropy_with_logits(gate, y, reduction="none") * gate_w).sum() / gate_w.sum().clamp(min=1)
+    m = has_depth
+    if m.any():
+        d, ls, t = depth[m], log_sigma[m], y_depth_of(y, m)
+        nll = (0.5 * ((t - d) / ls.exp()) ** 2 + ls).mean()
+        l1 = (t - d).abs().mean()
+        lc = F.cross_entropy(logits[m], wear[m])
+    else:
+        nll = l1 = lc = torch.zeros(())
+    return lg + 0.5 * nll + l1 + 0.5 * lc, float(l1)
+
+
+_depth_target = {}
+
+
+def y_depth_of(_y, m):
+    return _depth_target["t"][m]
+
+
+def run_tread(a, tr, va):
+    if a.scratch:
+        xtr, xva = tr["x"], va["x"]
+    else:
+        t0 = time.time()
+        xtr = early_features(tr["x"], a.pretrained, a.out)
+        xva = early_features(va["x"], a.pretrained, a.out)
+        print(f"features {xtr.shape} in {time.time() - t0:.0f}s", flush=True)
+    net = TreadNet()
+    if not a.scratch:
+        net.backbone.load_state_dict(torch.load(a.pretrained))
+    params = [p for n, p in net.named_parameters() if a.scratch or not n.startswith(("backbone.stem", "backbone.head"))
+              and not any(n.startswith(f"backbone.blocks.{i}.") for i in range(6))]
+    return net, params, xtr, xva
+
+
+def batch_tread(net, x, idx, data, scratch, train):
+    xb = x[idx]
+    if scratch:
+        xb = torch.from_numpy(pp.normalise(xb))
+        f = net.early(xb)
+    else:
+        f = torch.from_numpy(xb.astype(np.float32))
+    if train and np.random.rand() < 0.5:
+        f = torch.flip(f, dims=[3])
+    _depth_target["t"] = torch.from_numpy(data["min_depth"][idx])
+    out = net.top(f)
+    return tread_loss(out, torch.from_numpy(data["is_tire"][idx].astype(np.float32)),
+                      torch.from_numpy(data["gate_w"][idx]), torch.from_numpy(data["has_depth"][idx]),
+                      torch.from_numpy(data["wear"][idx]))
+
+
+CLASS_W = torch.tensor([1.0, 1.0, 2.0, 8.0])
+
+
+def batch_seg(net, x, idx, data, train):
+    xb = x[idx].astype(np.float32)
+    cls = data["cls"][idx].astype(np.int64)
+    dm = data["dmap"][idx].astype(np.float32)
+    if train:
+        flip = np.random.rand(len(idx)) < 0.5
+        xb[flip] = xb[flip, :, ::-1]
+        cls[flip] = cls[flip, :, ::-1]
+        dm[flip] = dm[flip, :, ::-1]
+        xb = xb * np.random.uniform(0.7, 1.3, (len(idx), 1, 1, 1)) + np.random.uniform(-20, 20, (len(idx), 1, 1, 1))
+        xb = np.clip(xb, 0, 255)
+    xt = torch.from_numpy(pp.normalise(xb))
+    c_t, d_t = torch.from_numpy(np.ascontiguousarray(cls)), torch.from_numpy(np.ascontiguousarray(dm))
+    logits, depth = net(xt)
+    lc = F.cross_entropy(logits, c_t, weight=CLASS_W)
+    m = c_t > 0
+    ld = (depth[m] - d_t[m]).abs().mean() if m.any() else torch.zeros(())
+    return lc + 0.3 * ld, float(ld)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", choices=["tread", "seg"], required=True)
+    ap.add_argument("--minutes", type=float, required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "data"))
+    ap.add_argument("--pretrained", default=os.path.join(os.path.dirname(__file__), "runs", "mbv2_nsfwjs.pt"))
+    ap.add_argument("--scratch", action="store_true")
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    a = ap.parse_args()
+    torch.manual_seed(0)
+    np.random.seed(0)
+    torch.set_num_threads(a.threads)
+    os.makedirs(a.out, exist_ok=True)
+    tr, va = load("train", a.data, a.limit), load("val", a.data)
+    print(f"train {len(tr['x'])} val {len(va['x'])}", flush=True)
+    if a.model == "tread":
+        net, params, xtr, xva = run_tread(a, tr, va)
+        step = lambda idx, d, x, train: batch_tread(net, x, idx, d, a.scratch, train)
+    else:
+        net = SegNet()
+        params = list(net.parameters())
+        xtr, xva = tr["x"], va["x"]
+        step = lambda idx, d, x, train: batch_seg(net, x, idx, d, train)
+    opt = torch.optim.AdamW(params, lr=a.lr, weight_decay=1e-4)
+    budget = a.minutes * 60
+    t0 = time.time()
+    best, epoch, log = float("inf"), 0, []
+    while time.time() - t0 < budget:
+        net.train()
+        if a.model == "tread" and not a.scratch:
+            net.backbone.stem.eval()
+            for b in net.backbone.blocks[:6]:
+                b.eval()
+        perm = np.random.permutation(len(xtr))
+        tl, n = 0.0, 0
+        for i in range(0, len(perm) - a.batch + 1, a.batch):
+            frac = min(1.0, (time.time() - t0) / budget)
+            for g in opt.param_groups:
+                g["lr"] = a.lr * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * frac)))
+            loss, _ = step(np.sort(perm[i:i + a.batch]), tr, xtr, True)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            tl, n = tl + float(loss), n + 1
+            if time.time() - t0 > budget:
+                break
+        net.eval()
+        vl, vm, vn = 0.0, 0.0, 0
+        with torch.no_grad():
+            for i in range(0, len(xva), 128):
+                idx = np.arange(i, min(i + 128, len(xva)))
+                loss, mae = step(idx, va, xva, False)
+                vl, vm, vn = vl + float(loss) * len(idx), vm + mae * len(idx), vn + len(idx)
+        epoch += 1
+        rec = {"epoch": epoch, "t": round(time.time() - t0), "train_loss": tl / max(n, 1), "val_loss": vl / vn, "val_mae": vm / vn}
+        log.append(rec)
+        print(json.dumps(rec), flush=True)
+        if vl / vn < best:
+            best = vl / vn
+            torch.save(net.state_dict(), os.path.join(a.out, "best.pt"))
+    json.dump(log, open(os.path.join(a.out, "log.json"), "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()

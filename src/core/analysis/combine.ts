@@ -1,0 +1,111 @@
+/**
+ * Network outputs → the result fields of SPEC §2. Pure arithmetic; the
+ * formulas and their fitted constants come from models/training/finalize.py
+ * (manifest.calibration), so the app reports what validation measured.
+ */
+import { AppError } from '../errors.js';
+import { MM_PER_32ND, treadHealthIndex, wearForDepth, WEAR_CLASSES, type Analysis, type GrooveDepth, type Wear } from './analyzer.js';
+import type { Calibration } from './manifest.js';
+import { findTwiBars, grooveRegions, type MaskMaps } from './mask.js';
+
+export interface TreadOutput {
+  gate: number;
+  depthMm: number;
+  sigmaMm: number;
+  wearLogits: number[];
+}
+
+const Z80 = 1.2815516;
+/** Below this share of the frame showing tread, the tread is "barely visible" (SPEC §2 isPreliminary). */
+export const MIN_TREAD_SHARE = 0.05;
+/** Depth disagreement between the two estimators at which their agreement counts as zero. */
+const FULL_DISAGREEMENT_MM = 3;
+const BAND_LIMITS: Record<Wear, [number, number]> = {
+  new: [7.0, Infinity],
+  good: [5.0, 7.0],
+  medium: [3.0, 5.0],
+  worn: [1.6, 3.0],
+  critical: [-Infinity, 1.6],
+};
+
+function erf(x: number): number {
+  const t = 1 / (1 + 0.3275911 * Math.abs(x));
+  const y = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
+  return x >= 0 ? y : -y;
+}
+
+const normalCdf = (x: number): number => 0.5 * (1 + erf(x / Math.SQRT2));
+
+export function softmax(logits: number[], temperature: number): number[] {
+  const z = logits.map((v) => v / temperature);
+  const max = Math.max(...z);
+  const e = z.map((v) => Math.exp(v - max));
+  const sum = e.reduce((a, b) => a + b, 0);
+  return e.map((v) => v / sum);
+}
+
+/** Second estimate: a low percentile of the dense depth over tread pixels, mapped linearly (fitted on validation). */
+export function denseEstimate(maps: MaskMaps, cal: Calibration): number | null {
+  const values: number[] = [];
+  for (let i = 0; i < maps.depth.length; i++) if (maps.treadProb[i]! > 0.5) values.push(maps.depth[i]!);
+  if (values.length < cal.dense.minPixels) return null;
+  values.sort((a, b) => a - b);
+  // numpy's default (linear) percentile
+  const pos = (cal.dense.percentile / 100) * (values.length - 1);
+  const lo = Math.floor(pos);
+  const q = values[lo]! + (values[Math.min(lo + 1, values.length - 1)]! - values[lo]!) * (pos - lo);
+  return cal.dense.intercept + cal.dense.slope * q;
+}
+
+const round1 = (v: number): number => Math.round(v * 10) / 10;
+
+export interface Combined {
+  analysis: Omit<Analysis, 'modelVersion'>;
+  regressorMm: number;
+  denseMm: number | null;
+}
+
+export function combine(tread: TreadOutput, maps: MaskMaps, cal: Calibration): Combined {
+  if (!(tread.gate >= cal.gateThreshold)) {
+    throw new AppError('NO_TIRE_DETECTED', 'No tire tread was found in the image. Photograph the tread face of the tire.');
+  }
+  const dense = denseEstimate(maps, cal);
+  const w = dense === null ? 1 : cal.blendWeightRegressor;
+  const raw = Math.max(0, w * tread.depthMm + (1 - w) * (dense ?? 0));
+  const estimate = round1(raw);
+  const half = cal.intervalK * tread.sigmaMm;
+  const min = Math.min(estimate, Math.max(0, Math.floor((raw - half) * 10) / 10));
+  const max = Math.max(estimate, Math.ceil((raw + half) * 10) / 10);
+  const wear = wearForDepth(estimate);
+
+  const probs = softmax(tread.wearLogits, cal.wearTemperature);
+  const pVote = probs[WEAR_CLASSES.indexOf(wear)] ?? 0;
+  const sd = Math.max(half / Z80, 1e-3);
+  const [bandLo, bandHi] = BAND_LIMITS[wear];
+  const pDepth = normalCdf((bandHi - raw) / sd) - normalCdf((bandLo - raw) / sd);
+  const mix = Math.min(1 - 1e-4, Math.max(1e-4, 0.5 * (pVote + pDepth)));
+  const logit = Math.log(mix / (1 - mix));
+  const confidence = 1 / (1 + Math.exp(-(cal.confidencePlatt.a * logit + cal.confidencePlatt.b)));
+
+  const agreement = dense === null ? 0.5 : Math.max(0, 1 - Math.abs(tread.depthMm - dense) / FULL_DISAGREEMENT_MM);
+  const modelAlignment = Math.round(100 * (0.7 * agreement + 0.3 * pVote));
+  const treadShare = maps.treadProb.reduce((n, p) => n + (p > 0.5 ? 1 : 0), 0) / maps.treadProb.length;
+  const grooves: GrooveDepth[] = grooveRegions(maps).map((g, index) => ({ index, depthMm: round1(g.depthMm) }));
+
+  return {
+    regressorMm: tread.depthMm,
+    denseMm: dense,
+    analysis: {
+      wear,
+      confidence: Math.round(confidence * 100) / 100,
+      estimatedDepthMm: estimate,
+      depthRangeMm: { min: round1(min), max: round1(max) },
+      treadHealthIndex: treadHealthIndex(estimate),
+      isPreliminary: modelAlignment < 70 || treadShare < MIN_TREAD_SHARE,
+      modelAlignment,
+      twiConsensusCount: findTwiBars(maps).filter((b) => b.confirmed).length,
+      depth32nds: Math.round(estimate / MM_PER_32ND),
+      ...(grooves.length > 0 ? { grooves } : {}),
+    },
+  };
+}

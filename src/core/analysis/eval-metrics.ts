@@ -1,0 +1,121 @@
+/** The figures `npm run eval` prints, computed from per-image outcomes. */
+import { WEAR_CLASSES, type Analysis, type Wear } from './index.js';
+
+export type Truth = Wear | 'notire' | 'usable' | 'bad';
+
+export interface Sample {
+  file: string;
+  depthMm: number | null;
+  truth: Truth;
+  outcome: { analysis: Analysis; ms: number } | { error: string; ms: number };
+}
+
+/** Worn-vs-usable: "bad" means the reported wear is worn or critical (under 3.0 mm). */
+export const isBad = (w: Wear): boolean => w === 'worn' || w === 'critical';
+
+export interface Report {
+  images: number;
+  tires: number;
+  nonTires: number;
+  depth: { n: number; mae: number; within1mm: number } | null;
+  wear: { n: number; accuracy: number; balancedAccuracy: number; confusion: Record<string, Record<string, number>> } | null;
+  wornVsUsable: { n: number; balancedAccuracy: number; badRecall: number; usableRecall: number } | null;
+  interval: { coverage: number } | null;
+  calibrationError: number | null;
+  tiresRefused: number | null;
+  nonTiresRefused: number | null;
+  errors: Record<string, number>;
+  msPerImage: { median: number; p95: number; mean: number };
+}
+
+const mean = (v: number[]): number => (v.length ? v.reduce((a, b) => a + b, 0) / v.length : NaN);
+const quantile = (v: number[], q: number): number => {
+  const s = [...v].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : NaN;
+};
+
+function ece(conf: number[], correct: boolean[], bins = 10): number {
+  let e = 0;
+  for (let b = 0; b < bins; b++) {
+    const idx = conf.map((c, i) => (c >= b / bins && (c < (b + 1) / bins || (b === bins - 1 && c <= 1)) ? i : -1)).filter((i) => i >= 0);
+    if (!idx.length) continue;
+    e += (idx.length / conf.length) * Math.abs(mean(idx.map((i) => conf[i]!)) - mean(idx.map((i) => (correct[i] ? 1 : 0))));
+  }
+  return e;
+}
+
+export function evaluate(samples: Sample[]): Report {
+  const analysed = (s: Sample) => ('analysis' in s.outcome ? s.outcome.analysis : null);
+  const tires = samples.filter((s) => s.truth !== 'notire');
+  const nonTires = samples.filter((s) => s.truth === 'notire');
+  const errors: Record<string, number> = {};
+  for (const s of samples) if ('error' in s.outcome) errors[s.outcome.error] = (errors[s.outcome.error] ?? 0) + 1;
+
+  const withDepth = tires.filter((s) => s.depthMm !== null && analysed(s));
+  const absErr = withDepth.map((s) => Math.abs(analysed(s)!.estimatedDepthMm - s.depthMm!));
+  const covered = withDepth.map((s) => {
+    const r = analysed(s)!.depthRangeMm;
+    return s.depthMm! >= r.min && s.depthMm! <= r.max;
+  });
+
+  const fiveClass = tires.filter((s) => (WEAR_CLASSES as readonly string[]).includes(s.truth) && analysed(s));
+  const confusion: Record<string, Record<string, number>> = {};
+  for (const t of WEAR_CLASSES) confusion[t] = Object.fromEntries(WEAR_CLASSES.map((p) => [p, 0]));
+  const correct = fiveClass.map((s) => {
+    const p = analysed(s)!.wear;
+    confusion[s.truth]![p]! += 1;
+    return p === s.truth;
+  });
+  const present = WEAR_CLASSES.filter((c) => fiveClass.some((s) => s.truth === c));
+  const recalls = present.map((c) => mean(fiveClass.filter((s) => s.truth === c).map((s) => (analysed(s)!.wear === c ? 1 : 0))));
+
+  const binary = tires.filter((s) => analysed(s)).map((s) => ({
+    bad: s.truth === 'bad' || (s.truth !== 'usable' && isBad(s.truth as Wear)),
+    predBad: isBad(analysed(s)!.wear),
+  }));
+  const badRecall = mean(binary.filter((b) => b.bad).map((b) => (b.predBad ? 1 : 0)));
+  const usableRecall = mean(binary.filter((b) => !b.bad).map((b) => (b.predBad ? 0 : 1)));
+  const times = samples.map((s) => s.outcome.ms);
+  const refused = (s: Sample) => 'error' in s.outcome && s.outcome.error === 'NO_TIRE_DETECTED';
+
+  return {
+    images: samples.length,
+    tires: tires.length,
+    nonTires: nonTires.length,
+    depth: withDepth.length ? { n: withDepth.length, mae: mean(absErr), within1mm: mean(absErr.map((e) => (e <= 1.0 + 1e-9 ? 1 : 0))) } : null,
+    wear: fiveClass.length ? { n: fiveClass.length, accuracy: mean(correct.map((c) => (c ? 1 : 0))), balancedAccuracy: mean(recalls), confusion } : null,
+    wornVsUsable:
+      binary.some((b) => b.bad) && binary.some((b) => !b.bad)
+        ? { n: binary.length, balancedAccuracy: (badRecall + usableRecall) / 2, badRecall, usableRecall }
+        : null,
+    interval: withDepth.length ? { coverage: mean(covered.map((c) => (c ? 1 : 0))) } : null,
+    calibrationError: fiveClass.length ? ece(fiveClass.map((s) => analysed(s)!.confidence), correct) : null,
+    tiresRefused: tires.length ? mean(tires.map((s) => (refused(s) ? 1 : 0))) : null,
+    nonTiresRefused: nonTires.length ? mean(nonTires.map((s) => (refused(s) ? 1 : 0))) : null,
+    errors,
+    msPerImage: { median: quantile(times, 0.5), p95: quantile(times, 0.95), mean: mean(times) },
+  };
+}
+
+const pct = (v: number) => `${(100 * v).toFixed(1)} %`;
+
+export function formatReport(r: Report, modelVersion: string): string {
+  const lines = [`model ${modelVersion}: ${r.images} images (${r.tires} tires, ${r.nonTires} non-tires)`];
+  if (r.depth) lines.push(`depth MAE           ${r.depth.mae.toFixed(2)} mm over ${r.depth.n}`, `within 1 mm         ${pct(r.depth.within1mm)}`);
+  if (r.wear) {
+    lines.push(`wear accuracy       ${pct(r.wear.accuracy)} over ${r.wear.n}`, `balanced accuracy   ${pct(r.wear.balancedAccuracy)}`);
+    lines.push('confusion (rows truth, columns reported):', `  ${''.padStart(9)}${WEAR_CLASSES.map((c) => c.padStart(9)).join('')}`);
+    for (const t of WEAR_CLASSES) lines.push(`  ${t.padStart(9)}${WEAR_CLASSES.map((p) => String(r.wear!.confusion[t]![p]).padStart(9)).join('')}`);
+  }
+  if (r.wornVsUsable) {
+    const b = r.wornVsUsable;
+    lines.push(`worn-vs-usable      balanced accuracy ${b.balancedAccuracy.toFixed(3)} (bad recall ${pct(b.badRecall)}, usable recall ${pct(b.usableRecall)})`);
+  }
+  if (r.interval) lines.push(`80 % interval       coverage ${pct(r.interval.coverage)}`);
+  if (r.calibrationError !== null) lines.push(`calibration error   ${r.calibrationError.toFixed(3)} (ECE, 10 bins)`);
+  if (r.tiresRefused !== null) lines.push(`tires refused       ${pct(r.tiresRefused)}`);
+  if (r.nonTiresRefused !== null) lines.push(`non-tires refused   ${pct(r.nonTiresRefused)}`);
+  if (Object.keys(r.errors).length) lines.push(`errors              ${JSON.stringify(r.errors)}`);
+  lines.push(`time per image      median ${r.msPerImage.median.toFixed(1)} ms, p95 ${r.msPerImage.p95.toFixed(1)} ms`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,113 @@
+/**
+ * models/manifest.json: what the app loads and how it turns network outputs into
+ * a result. Written by models/training/finalize.py; checked here before any
+ * session is created, so a missing or corrupt file is a clear MODEL_UNAVAILABLE
+ * instead of a native crash mid-request.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { AppError } from '../errors.js';
+
+export interface ModelEntry {
+  file: string;
+  sha256: string;
+  bytes: number;
+}
+
+export interface Calibration {
+  gateThreshold: number;
+  dense: { percentile: number; intercept: number; slope: number; minPixels: number };
+  blendWeightRegressor: number;
+  intervalK: number;
+  wearTemperature: number;
+  confidencePlatt: { a: number; b: number };
+}
+
+export interface Manifest {
+  version: string;
+  input: { size: number; mean: number[]; std: number[] };
+  models: { tread: ModelEntry; seg: ModelEntry };
+  calibration: Calibration;
+}
+
+function unavailable(message: string, cause?: unknown): AppError {
+  return new AppError('MODEL_UNAVAILABLE', message, cause === undefined ? {} : { cause });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function num(value: unknown, where: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw unavailable(`Model manifest: ${where} must be a number.`);
+  return value;
+}
+
+function entry(value: unknown, name: string): ModelEntry {
+  if (!isRecord(value) || typeof value.file !== 'string' || typeof value.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(value.sha256)) {
+    throw unavailable(`Model manifest: models.${name} needs file and a sha256 hex digest.`);
+  }
+  if (value.file.includes('/') || value.file.includes('\\')) throw unavailable(`Model manifest: models.${name}.file must be a plain file name.`);
+  return { file: value.file, sha256: value.sha256, bytes: num(value.bytes, `models.${name}.bytes`) };
+}
+
+/** Parses and validates manifest.json in `modelsDir`; does not touch the model files. */
+export async function loadManifest(modelsDir: string): Promise<Manifest> {
+  const file = path.join(modelsDir, 'manifest.json');
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readFile(file, 'utf8'));
+  } catch (error) {
+    throw unavailable(`Model manifest ${file} is missing or not valid JSON.`, error);
+  }
+  if (!isRecord(raw) || typeof raw.version !== 'string' || !isRecord(raw.models) || !isRecord(raw.calibration) || !isRecord(raw.input)) {
+    throw unavailable(`Model manifest ${file} lacks version, input, models or calibration.`);
+  }
+  const c = raw.calibration;
+  const dense = isRecord(c.dense) ? c.dense : {};
+  const platt = isRecord(c.confidencePlatt) ? c.confidencePlatt : {};
+  const input = raw.input;
+  const vector = (v: unknown, where: string): number[] => {
+    if (!Array.isArray(v) || v.length !== 3) throw unavailable(`Model manifest: ${where} must list 3 numbers.`);
+    return v.map((x, i) => num(x, `${where}[${i}]`));
+  };
+  return {
+    version: raw.version,
+    input: { size: num(input.size, 'input.size'), mean: vector(input.mean, 'input.mean'), std: vector(input.std, 'input.std') },
+    models: { tread: entry(raw.models.tread, 'tread'), seg: entry(raw.models.seg, 'seg') },
+    calibration: {
+      gateThreshold: num(c.gateThreshold, 'calibration.gateThreshold'),
+      dense: {
+        percentile: num(dense.percentile, 'calibration.dense.percentile'),
+        intercept: num(dense.intercept, 'calibration.dense.intercept'),
+        slope: num(dense.slope, 'calibration.dense.slope'),
+        minPixels: num(dense.minPixels, 'calibration.dense.minPixels'),
+      },
+      blendWeightRegressor: num(c.blendWeightRegressor, 'calibration.blendWeightRegressor'),
+      intervalK: num(c.intervalK, 'calibration.intervalK'),
+      wearTemperature: num(c.wearTemperature, 'calibration.wearTemperature'),
+      confidencePlatt: { a: num(platt.a, 'calibration.confidencePlatt.a'), b: num(platt.b, 'calibration.confidencePlatt.b') },
+    },
+  };
+}
+
+/** Reads every model file and checks its sha256; returns the bytes so they are read once. */
+export async function readVerifiedModels(modelsDir: string, manifest: Manifest): Promise<{ tread: Buffer; seg: Buffer }> {
+  const read = async (e: ModelEntry): Promise<Buffer> => {
+    const file = path.join(modelsDir, e.file);
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(file);
+    } catch (error) {
+      throw unavailable(`Model file ${file} is missing.`, error);
+    }
+    const digest = createHash('sha256').update(bytes).digest('hex');
+    if (digest !== e.sha256) {
+      throw unavailable(`Model file ${file} is corrupt: sha256 ${digest} does not match the manifest (${e.sha256}).`);
+    }
+    return bytes;
+  };
+  const [tread, seg] = await Promise.all([read(manifest.models.tread), read(manifest.models.seg)]);
+  return { tread, seg };
+}

@@ -1,0 +1,111 @@
+/**
+ * The segmentation network's half-resolution maps and what is read off them:
+ * main-groove regions (per-groove depth, 'groove' points) and TWI bars
+ * (the detector's blobs, confirmed only where they sit inside a main groove).
+ */
+export const MASK_NONE = 0;
+export const MASK_TREAD = 1;
+export const MASK_GROOVE = 2;
+export const MASK_TWI = 3;
+
+export interface MaskMaps {
+  /** Grid side (the maps are side x side, row-major). */
+  side: number;
+  /** Most likely class per cell. */
+  label: Uint8Array;
+  /** Probability that a cell shows tread of any kind (tread, groove or TWI). */
+  treadProb: Float32Array;
+  /** Dense local main-groove depth, mm. */
+  depth: Float32Array;
+}
+
+export function mapsFromSeg(probs: Float32Array, depth: Float32Array, side: number): MaskMaps {
+  const n = side * side;
+  const label = new Uint8Array(n);
+  const treadProb = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    let best = 0;
+    for (let c = 1; c < 4; c++) if (probs[c * n + i]! > probs[best * n + i]!) best = c;
+    label[i] = best;
+    treadProb[i] = 1 - probs[i]!;
+  }
+  return { side, label, treadProb, depth: depth.slice(0, n) };
+}
+
+export interface Region {
+  cells: number[];
+  cx: number;
+  cy: number;
+}
+
+function regions(maps: MaskMaps, accept: (label: number) => boolean, minCells: number): Region[] {
+  const { side, label } = maps;
+  const seen = new Uint8Array(side * side);
+  const out: Region[] = [];
+  for (let start = 0; start < label.length; start++) {
+    if (seen[start] || !accept(label[start]!)) continue;
+    const cells: number[] = [];
+    const stack = [start];
+    seen[start] = 1;
+    while (stack.length > 0) {
+      const i = stack.pop()!;
+      cells.push(i);
+      const x = i % side;
+      const y = (i - x) / side;
+      const next = [x > 0 ? i - 1 : -1, x < side - 1 ? i + 1 : -1, y > 0 ? i - side : -1, y < side - 1 ? i + side : -1];
+      for (const j of next) {
+        if (j >= 0 && !seen[j] && accept(label[j]!)) {
+          seen[j] = 1;
+          stack.push(j);
+        }
+      }
+    }
+    if (cells.length < minCells) continue;
+    const cx = cells.reduce((s, i) => s + (i % side), 0) / cells.length;
+    const cy = cells.reduce((s, i) => s + Math.floor(i / side), 0) / cells.length;
+    out.push({ cells, cx, cy });
+  }
+  return out;
+}
+
+const median = (values: number[]): number => {
+  const s = [...values].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+export interface GrooveRegion extends Region {
+  depthMm: number;
+}
+
+/** Main grooves (with the TWI bars inside them), left to right, largest six. */
+export function grooveRegions(maps: MaskMaps): GrooveRegion[] {
+  return regions(maps, (l) => l === MASK_GROOVE || l === MASK_TWI, 12)
+    .sort((a, b) => b.cells.length - a.cells.length)
+    .slice(0, 6)
+    .sort((a, b) => a.cx - b.cx)
+    .map((r) => ({ ...r, depthMm: median(r.cells.map((i) => maps.depth[i]!)) }));
+}
+
+export interface TwiBar extends Region {
+  /** The bar lies across a main groove: groove cells on at least two sides of it. */
+  confirmed: boolean;
+}
+
+export function findTwiBars(maps: MaskMaps): TwiBar[] {
+  const { side, label } = maps;
+  return regions(maps, (l) => l === MASK_TWI, 1).map((r) => {
+    const sides = new Set<string>();
+    for (const i of r.cells) {
+      const x = i % side;
+      const y = (i - x) / side;
+      for (const [dx, dy, name] of [[-2, 0, 'l'], [2, 0, 'r'], [0, -2, 'u'], [0, 2, 'd']] as const) {
+        const nx = x + dx;
+        const ny = y + dy;
+        if (nx >= 0 && ny >= 0 && nx < side && ny < side && label[ny * side + nx] === MASK_GROOVE) sides.add(name);
+      }
+    }
+    const plausibleSize = r.cells.length <= (side * side) / 100;
+    return { ...r, confirmed: plausibleSize && sides.size >= 2 };
+  });
+}

@@ -1,0 +1,123 @@
+/**
+ * The production Analyzer: two ONNX networks in onnxruntime-node, created once,
+ * warmed up, then shared by every request. Decoding runs concurrently in
+ * sharp's thread pool; network runs go through one queue so that concurrent
+ * requests never oversubscribe the CPU and each run sees the whole thread budget.
+ */
+import { availableParallelism } from 'node:os';
+import * as ort from 'onnxruntime-node';
+import { AppError } from '../errors.js';
+import type { AnalyzeOutcome, AnalyzeRequest, Analyzer } from './analyzer.js';
+import { combine, type TreadOutput } from './combine.js';
+import { loadManifest, readVerifiedModels, type Manifest } from './manifest.js';
+import { mapsFromSeg, type MaskMaps } from './mask.js';
+import { buildVerbose } from './overlays.js';
+import { prepareInput } from './preprocess.js';
+
+export interface OnnxAnalyzerOptions {
+  modelsDir: string;
+  /** Threads per network run; defaults to the machine's cores, at most 4. */
+  threads?: number;
+  logger?: { info(o: object, msg?: string): void; warn(o: object, msg?: string): void };
+}
+
+/** What the networks say about one image, before any calibration. */
+export interface RawOutputs {
+  tread: TreadOutput;
+  maps: MaskMaps;
+}
+
+async function createSession(bytes: Buffer, threads: number, name: string): Promise<ort.InferenceSession> {
+  try {
+    return await ort.InferenceSession.create(bytes, {
+      executionProviders: ['cpu'],
+      graphOptimizationLevel: 'all',
+      intraOpNumThreads: threads,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+    });
+  } catch (error) {
+    throw new AppError('MODEL_UNAVAILABLE', `Model ${name} could not be loaded by onnxruntime.`, { cause: error });
+  }
+}
+
+export class OnnxAnalyzer implements Analyzer {
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    readonly manifest: Manifest,
+    private readonly tread: ort.InferenceSession,
+    private readonly seg: ort.InferenceSession,
+  ) {}
+
+  get modelVersion(): string {
+    return this.manifest.version;
+  }
+
+  static async create(options: OnnxAnalyzerOptions): Promise<OnnxAnalyzer> {
+    const started = Date.now();
+    const manifest = await loadManifest(options.modelsDir);
+    const bytes = await readVerifiedModels(options.modelsDir, manifest);
+    const threads = Math.max(1, Math.floor(options.threads ?? Math.min(4, availableParallelism())));
+    const [tread, seg] = await Promise.all([
+      createSession(bytes.tread, threads, manifest.models.tread.file),
+      createSession(bytes.seg, threads, manifest.models.seg.file),
+    ]);
+    const analyzer = new OnnxAnalyzer(manifest, tread, seg);
+    const size = manifest.input.size;
+    await analyzer.infer(new Float32Array(3 * size * size));
+    options.logger?.info({ modelVersion: manifest.version, threads, ms: Date.now() - started }, 'tread models loaded and warmed up');
+    return analyzer;
+  }
+
+  /** Runs both networks on one normalised 1x3xSxS tensor. */
+  infer(tensor: Float32Array): Promise<RawOutputs> {
+    const run = async (): Promise<RawOutputs> => {
+      if (this.closed) throw new AppError('MODEL_UNAVAILABLE', 'The tread models have been shut down.');
+      const size = this.manifest.input.size;
+      const input = new ort.Tensor('float32', tensor, [1, 3, size, size]);
+      const t = await this.tread.run({ input });
+      const s = await this.seg.run({ input });
+      const value = (o: ort.InferenceSession.OnnxValueMapType, name: string): Float32Array => {
+        const v = o[name];
+        if (!v || !(v.data instanceof Float32Array)) throw new AppError('MODEL_UNAVAILABLE', `Model output ${name} is missing.`);
+        return v.data;
+      };
+      const probs = value(s, 'probs');
+      const side = Math.round(Math.sqrt(probs.length / 4));
+      return {
+        tread: {
+          gate: value(t, 'gate')[0]!,
+          depthMm: value(t, 'depth')[0]!,
+          sigmaMm: value(t, 'sigma')[0]!,
+          wearLogits: Array.from(value(t, 'wear_logits')),
+        },
+        maps: mapsFromSeg(probs, value(s, 'depth_map'), side),
+      };
+    };
+    const result = this.queue.then(run, run);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  async analyze(request: AnalyzeRequest): Promise<AnalyzeOutcome> {
+    const input = await prepareInput(request.image, this.manifest.input);
+    const raw = await this.infer(input.tensor);
+    const { analysis } = combine(raw.tread, raw.maps, this.manifest.calibration);
+    const outcome: AnalyzeOutcome = { analysis: { ...analysis, modelVersion: this.manifest.version } };
+    if (request.verbose) outcome.verbose = await buildVerbose(raw.maps, input);
+    return outcome;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.queue;
+    await Promise.all([this.tread.release(), this.seg.release()]);
+  }
+}
+
+export function createOnnxAnalyzer(options: OnnxAnalyzerOptions): Promise<Analyzer> {
+  return OnnxAnalyzer.create(options);
+}

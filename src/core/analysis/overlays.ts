@@ -1,0 +1,81 @@
+/**
+ * verbose=1 extras (SPEC §2): PNG overlays the size of the analysed frame and
+ * located points in the uploaded image's pixel coordinates. The analysed frame
+ * is the upright upload scaled to fit FRAME_MAX px, the resolution at which the
+ * overlays are drawn; they stretch onto the photo exactly.
+ */
+import sharp from 'sharp';
+import type { AnalysisPoint, VerboseExtras } from './analyzer.js';
+import { findTwiBars, grooveRegions, MASK_GROOVE, MASK_TREAD, MASK_TWI, type MaskMaps } from './mask.js';
+
+export const FRAME_MAX = 640;
+
+export function frameSize(width: number, height: number): { width: number; height: number } {
+  const scale = Math.min(1, FRAME_MAX / Math.max(width, height));
+  return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
+}
+
+/** Depth colour: red at 0 mm, amber at the 1.6 mm limit to 3 mm, green from 7 mm. */
+export function depthColour(mm: number): [number, number, number] {
+  const stops: [number, [number, number, number]][] = [
+    [0, [200, 0, 0]],
+    [1.6, [255, 80, 0]],
+    [3, [255, 190, 0]],
+    [5, [170, 220, 40]],
+    [7, [0, 180, 60]],
+  ];
+  if (mm <= 0) return stops[0]![1];
+  for (let i = 1; i < stops.length; i++) {
+    const [d1, c1] = stops[i]!;
+    const [d0, c0] = stops[i - 1]!;
+    if (mm <= d1) {
+      const t = (mm - d0) / (d1 - d0);
+      return [0, 1, 2].map((k) => Math.round(c0[k]! + (c1[k]! - c0[k]!) * t)) as [number, number, number];
+    }
+  }
+  return stops[stops.length - 1]![1];
+}
+
+const MASK_COLOURS: Record<number, [number, number, number, number]> = {
+  [MASK_TREAD]: [160, 160, 160, 90],
+  [MASK_GROOVE]: [30, 120, 255, 170],
+  [MASK_TWI]: [255, 30, 30, 230],
+};
+
+async function png(rgba: Buffer, side: number, frame: { width: number; height: number }, kernel: 'nearest' | 'linear'): Promise<string> {
+  const data = await sharp(rgba, { raw: { width: side, height: side, channels: 4 } })
+    .resize(frame.width, frame.height, { fit: 'fill', kernel })
+    .png({ compressionLevel: 6 })
+    .toBuffer();
+  return `data:image/png;base64,${data.toString('base64')}`;
+}
+
+export async function buildVerbose(maps: MaskMaps, upload: { width: number; height: number }): Promise<VerboseExtras> {
+  const { side } = maps;
+  const n = side * side;
+  const heat = Buffer.alloc(n * 4);
+  const mask = Buffer.alloc(n * 4);
+  for (let i = 0; i < n; i++) {
+    const p = maps.treadProb[i]!;
+    const [r, g, b] = depthColour(maps.depth[i]!);
+    heat.set([r, g, b, p > 0.5 ? Math.round(200 * p) : 0], i * 4);
+    mask.set(MASK_COLOURS[maps.label[i]!] ?? [0, 0, 0, 0], i * 4);
+  }
+  const frame = frameSize(upload.width, upload.height);
+  const [depthHeatmap, maskPng] = await Promise.all([png(heat, side, frame, 'linear'), png(mask, side, frame, 'nearest')]);
+
+  const toUpload = (cx: number, cy: number) => ({
+    x: Math.round(((cx + 0.5) / side) * upload.width),
+    y: Math.round(((cy + 0.5) / side) * upload.height),
+  });
+  const points: AnalysisPoint[] = [
+    ...findTwiBars(maps).map((b) => ({ kind: 'twi', ...toUpload(b.cx, b.cy), confirmed: b.confirmed })),
+    ...grooveRegions(maps).map((g, index) => ({
+      kind: 'groove',
+      ...toUpload(g.cx, g.cy),
+      index,
+      depthMm: Math.round(g.depthMm * 10) / 10,
+    })),
+  ];
+  return { overlays: { depthHeatmap, mask: maskPng }, points };
+}
