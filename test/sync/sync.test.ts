@@ -5,14 +5,29 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Config } from '../../src/core/config.js';
 import { analyze, call, hubAccount, hubScans, removeNode, startNode, type Node } from './nodes.js';
 import { expectError, signIn } from '../http/helpers.js';
+import { freshSchema, TEST_DATABASE_URL, type TestSchema } from '../hub/pg.js';
 
 let nodes: Node[] = [];
+let schemas: TestSchema[] = [];
 afterEach(async () => {
   await Promise.all(nodes.map(removeNode));
+  await Promise.all(schemas.map((schema) => schema.drop()));
   nodes = [];
+  schemas = [];
 });
+
+/** Where the hub keeps its data: SQLite always, PostgreSQL too when a test database is configured. */
+const HUB_STORES: Array<[string, boolean]> = [['SQLite', false], ...(TEST_DATABASE_URL ? [['PostgreSQL', true] as [string, boolean]] : [])];
+
+async function hubConfig(postgres: boolean) {
+  if (!postgres) return {};
+  const schema = await freshSchema();
+  schemas.push(schema);
+  return { databaseUrl: schema.url };
+}
 
 async function node(options: Parameters<typeof startNode>[0] = {}): Promise<Node> {
   const started = await startNode(options);
@@ -21,8 +36,8 @@ async function node(options: Parameters<typeof startNode>[0] = {}): Promise<Node
 }
 
 /** A hub with an account, and a desktop signed in and linked to it. */
-async function linkedPair() {
-  const hub = await node();
+async function linkedPair(hubOptions: { config?: Partial<Config> } = {}) {
+  const hub = await node(hubOptions);
   const { key } = await hubAccount(hub);
   const desk = await node();
   const { cookie } = await signIn(desk.app);
@@ -68,9 +83,9 @@ describe('linking a desktop to a hub', () => {
   });
 });
 
-describe('pushing the outbox', () => {
+describe.each(HUB_STORES)('pushing the outbox to a hub on %s', (_name, postgres) => {
   it('pushes scans, gauge readings and deletions; the hub holds each scan once', async () => {
-    const { hub, key, desk, cookie } = await linkedPair();
+    const { hub, key, desk, cookie } = await linkedPair({ config: await hubConfig(postgres) });
     const a = await analyze(desk, cookie);
     const b = await analyze(desk, cookie);
     const c = await analyze(desk, cookie);
@@ -99,7 +114,8 @@ describe('pushing the outbox', () => {
   });
 
   it('loses nothing while the hub is down and duplicates nothing after it returns', async () => {
-    const { hub, key, desk, cookie } = await linkedPair();
+    const config = await hubConfig(postgres);
+    const { hub, key, desk, cookie } = await linkedPair({ config });
     const first = [await analyze(desk, cookie), await analyze(desk, cookie)];
     await syncNow(desk, cookie);
 
@@ -111,7 +127,7 @@ describe('pushing the outbox', () => {
     expect(down.pending).toBe(4);
     expect(down.lastError).toMatch(/unreachable/i);
 
-    const back = await startNode({ dataDir: hub.dataDir, port: hub.port });
+    const back = await startNode({ dataDir: hub.dataDir, port: hub.port, config });
     nodes[0] = back;
     const up = await syncNow(desk, cookie);
     expect(up).toMatchObject({ pending: 0, lastError: null });
@@ -121,7 +137,8 @@ describe('pushing the outbox', () => {
   });
 
   it('keeps the link and the outbox across a desktop restart', async () => {
-    const { hub, key, desk, cookie } = await linkedPair();
+    const config = await hubConfig(postgres);
+    const { hub, key, desk, cookie } = await linkedPair({ config });
     await hub.server.close();
     await analyze(desk, cookie);
     await analyze(desk, cookie);
@@ -131,7 +148,7 @@ describe('pushing the outbox', () => {
     nodes[1] = again;
     const { cookie: fresh } = await signIn(again.app);
     expect((await call(again, fresh, 'GET', '/api/v1/sync/status')).json().data).toMatchObject({ linked: true, pending: 2 });
-    const back = await startNode({ dataDir: hub.dataDir, port: hub.port });
+    const back = await startNode({ dataDir: hub.dataDir, port: hub.port, config });
     nodes[0] = back;
     expect(await syncNow(again, fresh)).toMatchObject({ pending: 0 });
     expect(await hubScans(back, key)).toHaveLength(2);

@@ -40,15 +40,19 @@ export class HubError extends Error {
 
 export interface HubClientOptions extends HubLink {
   fetch?: FetchLike;
+  /** For reads the desk waits on; uploads get UPLOAD_TIMEOUT_MS, as a 10 MiB photo may crawl up a shop's line. */
   timeoutMs?: number;
 }
+
+export const READ_TIMEOUT_MS = 15_000;
+export const UPLOAD_TIMEOUT_MS = 120_000;
 
 export function createHubClient(options: HubClientOptions): HubClient {
   const root = `${options.hubUrl.replace(/\/+$/, '')}/api/v1`;
   const doFetch: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  const readTimeoutMs = options.timeoutMs ?? READ_TIMEOUT_MS;
 
-  async function call(path: string, init: RequestInit = {}): Promise<Response> {
+  async function call(path: string, init: RequestInit = {}, timeoutMs = readTimeoutMs): Promise<Response> {
     let response: Response;
     try {
       response = await doFetch(`${root}${path}`, {
@@ -73,7 +77,7 @@ export function createHubClient(options: HubClientOptions): HubClient {
       form.append('scan', JSON.stringify(scan));
       if (image) form.append('image', new Blob([new Uint8Array(image.data)], { type: image.mime }), 'image');
       try {
-        await call(`/sync/scans/${encodeURIComponent(scan.scanId)}`, { method: 'PUT', body: form });
+        await call(`/sync/scans/${encodeURIComponent(scan.scanId)}`, { method: 'PUT', body: form }, UPLOAD_TIMEOUT_MS);
         return 'stored';
       } catch (error) {
         if (!image && error instanceof HubError && error.status === 409 && error.code === 'CONFLICT') {

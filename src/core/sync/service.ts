@@ -124,24 +124,38 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
     }
   }
 
+  /** One link change at a time, so two quick saves cannot leave two pushers running. */
+  let changing: Promise<unknown> = Promise.resolve();
+  function serialized<T>(work: () => Promise<T>): Promise<T> {
+    const next = changing.then(work);
+    changing = next.catch(() => undefined);
+    return next;
+  }
+
   if (deps.link) connect(deps.link);
 
   return {
     status,
-    async link(input) {
+    link(input) {
       const link = validateLink(input);
-      await deps.saveLink(link);
-      await disconnect();
-      await deps.store.meta.set(META_LAST_ERROR, '');
-      await deps.store.meta.set(META_LAST_SYNC_AT, '');
-      await probe(link);
-      connect(link);
-      return status();
+      return serialized(async () => {
+        await deps.saveLink(link);
+        const sameHub = current !== null && cursorKeyOf(current.link) === cursorKeyOf(link);
+        await disconnect();
+        await deps.store.meta.set(META_LAST_ERROR, '');
+        // The last sync of another hub or account says nothing about this one.
+        if (!sameHub) await deps.store.meta.set(META_LAST_SYNC_AT, '');
+        await probe(link);
+        connect(link);
+        return status();
+      });
     },
-    async unlink() {
-      await deps.saveLink(null);
-      await disconnect();
-      return status();
+    unlink() {
+      return serialized(async () => {
+        await deps.saveLink(null);
+        await disconnect();
+        return status();
+      });
     },
     async hubScans(cursor) {
       const page = await call(() => linked().hub.listScans(cursor));
@@ -159,7 +173,7 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
     get pusher() {
       return current?.pusher ?? null;
     },
-    close: disconnect,
+    close: () => serialized(disconnect),
   };
 }
 
