@@ -127,5 +127,7 @@ describe('GET /api/v1/openapi.json', () => {
     const register = doc.paths['/api/v1/auth/register'].post;
     expect(register.requestBody.content['application/json'].schema.properties.password.minLength).toBe(8);
     expect(doc.components.securitySchemes.apiKey).toMatchObject({ in: 'header', name: 'X-API-Key' });
+    expect(doc.paths['/api/v1/keys'].get.security).toEqual([{ session: [] }]);
+    expect(doc.paths['/api/v1/analyze'].post.security).toEqual([{}, { apiKey: [] }, { session: [] }]);
   });
 });

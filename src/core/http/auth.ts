@@ -59,8 +59,20 @@ function enforce(mode: AuthMode, caller: Caller, request: FastifyRequest): void 
   }
 }
 
+/** How each mode reads in the OpenAPI document (an empty requirement means anonymous is fine). */
+const OPENAPI_SECURITY: Record<AuthMode, Array<Record<string, string[]>>> = {
+  none: [],
+  optional: [{}, { apiKey: [] }, { session: [] }],
+  account: [{ apiKey: [] }, { session: [] }],
+  session: [{ session: [] }],
+  desk: [{ session: [] }],
+};
+
 /** Adds the auth hook to the routes of `app` (the /api/v1 scope); each route names its mode. */
 export function registerAuth(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, security: OPENAPI_SECURITY[route.config?.auth ?? 'none'] };
+  });
   app.addHook('onRequest', async (request, reply) => {
     const mode = request.routeOptions.config.auth ?? 'none';
     if (mode === 'none') return;
