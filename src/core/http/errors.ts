@@ -99,7 +99,9 @@ export function toErrorReply(error: unknown): ErrorReply {
 
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const mapped = toErrorReply(error);
-  if (mapped.status >= 500) request.log.error({ err: error }, 'request failed');
-  else request.log.info({ code: mapped.body.error.code, reason: error.message }, 'request refused');
+  const code = mapped.body.error.code;
+  if (code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'request failed');
+  else if (mapped.status >= 500) request.log.warn({ code, reason: error.message }, 'request not served');
+  else request.log.info({ code, reason: error.message }, 'request refused');
   void reply.code(mapped.status).headers(mapped.headers).send(mapped.body);
 }
