@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeAll, expect, it } from 'vitest';
 import { makeJpeg } from '../fixtures/images/make.js';
-import { httpTest, imageForm, type HttpTest } from '../http/helpers.js';
+import { createKey, httpTest, imageForm, signIn, type HttpTest } from '../http/helpers.js';
 
 let t: HttpTest | null = null;
 let jpeg: Buffer;
@@ -18,13 +18,13 @@ afterEach(async () => {
   t = null;
 });
 
-async function anonymous(forwardedFor: string): Promise<number> {
+async function anonymous(forwardedFor: string, headers: Record<string, string> = {}): Promise<number> {
   const upload = imageForm(jpeg);
   const res = await t!.app.inject({
     method: 'POST',
     url: '/api/v1/analyze',
     payload: upload.payload,
-    headers: { ...upload.headers, 'x-forwarded-for': forwardedFor },
+    headers: { ...upload.headers, 'x-forwarded-for': forwardedFor, ...headers },
   });
   return res.statusCode;
 }
@@ -40,4 +40,11 @@ it('ignores X-Forwarded-For when the proxy is not trusted', async () => {
   t = await httpTest({ config: { trustProxy: false } });
   for (let i = 0; i < 3; i++) expect(await anonymous(`127.0.0.${10 + i}`)).toBe(200);
   expect(await anonymous('127.0.0.20')).toBe(429);
+});
+
+it('serves a key holder forwarded from another network when LAN access is on', async () => {
+  t = await httpTest({ config: { trustProxy: '127.0.0.1', lanAccess: true } });
+  const { cookie } = await signIn(t.app);
+  const key = await createKey(t.app, cookie);
+  expect(await anonymous('198.51.100.23', { 'x-api-key': key })).toBe(200);
 });

@@ -22,7 +22,12 @@ export interface PostgresStoreOptions {
 }
 
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
-  const pool = new pg.Pool({ connectionString: options.url, max: options.maxConnections ?? 10 });
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.maxConnections ?? 10,
+    // A database that does not answer becomes STORAGE_UNAVAILABLE in seconds, not at the TCP timeout.
+    connectionTimeoutMillis: 5_000,
+  });
   // An idle client whose server went away emits 'error'; the next query reports it instead.
   pool.on('error', () => undefined);
   const db = new Db(pool);
