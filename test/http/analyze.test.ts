@@ -161,6 +161,7 @@ describe('POST /api/v1/analyze refuses hostile or wrong uploads', () => {
   it('not multipart: JSON, raw bytes, nothing', async () => {
     const json = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', payload: { image: 'x' } });
     expect(expectError(json, 400, 'VALIDATION_ERROR')).toMatch(/multipart\/form-data/);
+    expect(json.headers['x-ratelimit-limit']).toBe('3');
     const raw = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', headers: { 'content-type': 'image/jpeg' }, payload: jpeg });
     expectError(raw, 400, 'VALIDATION_ERROR');
     expectError(await t.app.inject({ method: 'POST', url: '/api/v1/analyze' }), 400, 'VALIDATION_ERROR');

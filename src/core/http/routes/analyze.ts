@@ -33,8 +33,8 @@ interface Upload {
   position: TirePosition | null;
 }
 
-/** Refuse before reading the body: not a form, or announced as too large. */
-async function screenRequest(request: FastifyRequest): Promise<void> {
+/** Refuse before any body parser runs: not a form, or announced as too large. */
+function screenRequest(request: FastifyRequest): void {
   if (!/^multipart\/form-data\b/i.test(request.headers['content-type'] ?? '')) {
     throw new AppError('VALIDATION_ERROR', 'Send the image as multipart/form-data with the file in the field "image"');
   }
@@ -122,13 +122,19 @@ const Form = Type.Object({
 export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await registerMultipart(app);
   const { scans } = app.core.services;
-  const { clock } = app.core;
 
   app.post(
     '/analyze',
     {
       config: { auth: 'optional' },
-      onRequest: screenRequest,
+      // Runs after the auth hook, so the caller is known and refusals carry its allowance.
+      onRequest: async (request) => {
+        try {
+          screenRequest(request);
+        } catch (error) {
+          throw await withRateLimitHeaders(scans, error, anyCaller(request));
+        }
+      },
       // The form is read and checked by hand while it streams; the schema documents it.
       validatorCompiler: () => (value) => ({ value }),
       schema: {
