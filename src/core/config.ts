@@ -4,6 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export interface Config {
   host: string;
@@ -35,7 +36,7 @@ export interface Config {
 
 export type Env = Record<string, string | undefined>;
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export const DEFAULT_LICENSE_KEY_FILE = path.join(ROOT, 'resources', 'license-public.pem');
 
