@@ -20,7 +20,7 @@ export interface HubClient {
    */
   pushScan(scan: SyncScan, image: { data: Buffer; mime: string } | null): Promise<'stored' | 'needs-image'>;
   /** One page of the hub account's scans (every shop of the chain), newest first. */
-  listScans(cursor: string | null): Promise<ScanList>;
+  listScans(cursor: string | null, limit?: number): Promise<ScanList>;
   /** An image of a hub scan, for the chain view. */
   image(scanId: string, variant: 'original' | 'thumbnail'): Promise<{ mime: string; data: Buffer }>;
 }
@@ -42,6 +42,8 @@ export interface HubClientOptions extends HubLink {
   fetch?: FetchLike;
   /** For reads the desk waits on; uploads get UPLOAD_TIMEOUT_MS, as a 10 MiB photo may crawl up a shop's line. */
   timeoutMs?: number;
+  /** Aborts every call in flight (the link is closing). */
+  signal?: AbortSignal;
 }
 
 export const READ_TIMEOUT_MS = 15_000;
@@ -58,7 +60,7 @@ export function createHubClient(options: HubClientOptions): HubClient {
       response = await doFetch(`${root}${path}`, {
         ...init,
         headers: { 'X-API-Key': options.hubApiKey, ...(init.headers as Record<string, string> | undefined) },
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: options.signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), options.signal]) : AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
       const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : describe(error);
@@ -86,9 +88,11 @@ export function createHubClient(options: HubClientOptions): HubClient {
         throw error;
       }
     },
-    async listScans(cursor) {
-      const query = cursor ? `?cursor=${encodeURIComponent(cursor)}` : '';
-      const response = await call(`/sync/scans${query}`);
+    async listScans(cursor, limit) {
+      const query = new URLSearchParams();
+      if (cursor) query.set('cursor', cursor);
+      if (limit) query.set('limit', String(limit));
+      const response = await call(`/sync/scans${query.size ? `?${query}` : ''}`);
       const body = (await response.json()) as { data: ScanList };
       return body.data;
     },

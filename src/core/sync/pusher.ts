@@ -133,6 +133,8 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
       return { pushed, error: null };
     } catch (error) {
       const message = (error as Error).message;
+      // Stopped by close(): the cut-short upload is not the hub's failure, and resumes next start.
+      if (closed) return { pushed, error: null };
       await store.meta.set(META_LAST_ERROR, message).catch(() => undefined);
       logger.warn({ err: error }, 'sync to the hub failed; will retry');
       return { pushed, error: message };

@@ -38,7 +38,7 @@ export interface SyncService {
   link(link: HubLink): Promise<SyncStatus>;
   unlink(): Promise<SyncStatus>;
   /** One page of the chain's scans from the hub; image URLs point at hubImage's route. */
-  hubScans(cursor: string | null): Promise<ScanList>;
+  hubScans(cursor: string | null, limit?: number): Promise<ScanList>;
   hubImage(scanId: string, variant: 'original' | 'thumbnail'): Promise<{ mime: string; data: Buffer }>;
   /** The running pusher (tests drive it with runOnce). */
   readonly pusher: SyncPusher | null;
@@ -72,10 +72,11 @@ export function cursorKeyOf(link: HubLink): string {
 export const HUB_IMAGE_PATH = '/api/v1/sync/hub-scans';
 
 export function createSyncService(deps: SyncServiceDeps): SyncService {
-  let current: { link: HubLink; hub: HubClient; pusher: SyncPusher } | null = null;
+  let current: { link: HubLink; hub: HubClient; pusher: SyncPusher; stop: AbortController } | null = null;
 
   function connect(link: HubLink): void {
-    const hub = createHubClient({ ...link, ...(deps.fetch ? { fetch: deps.fetch } : {}) });
+    const stop = new AbortController();
+    const hub = createHubClient({ ...link, signal: stop.signal, ...(deps.fetch ? { fetch: deps.fetch } : {}) });
     const pusher = createSyncPusher({
       store: deps.store,
       images: deps.images,
@@ -86,14 +87,18 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
       ...(deps.timers ? { timers: deps.timers } : {}),
       ...(deps.random ? { random: deps.random } : {}),
     });
-    current = { link, hub, pusher };
+    current = { link, hub, pusher, stop };
     pusher.start();
   }
 
+  /** Stops the pusher, cutting an upload in flight short: quitting the app must not wait on the hub. */
   async function disconnect(): Promise<void> {
     const previous = current;
     current = null;
-    await previous?.pusher.close();
+    if (!previous) return;
+    const closed = previous.pusher.close();
+    previous.stop.abort();
+    await closed;
   }
 
   function linked(): { link: HubLink; hub: HubClient } {
@@ -157,8 +162,8 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
         return status();
       });
     },
-    async hubScans(cursor) {
-      const page = await call(() => linked().hub.listScans(cursor));
+    async hubScans(cursor, limit) {
+      const page = await call(() => linked().hub.listScans(cursor, limit));
       return {
         nextCursor: page.nextCursor,
         items: page.items.map((scan) => {

@@ -188,7 +188,10 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/sync/hub-scans',
     { config: desk, schema: { tags, summary: "Desk: the chain's scans, read from the hub", querystring: PageQuery, response: replies(ScanList) } },
-    async (request) => ({ success: true as const, data: await sync.hubScans(request.query.cursor ?? null) }),
+    async (request) => ({
+      success: true as const,
+      data: await sync.hubScans(request.query.cursor ?? null, request.query.limit),
+    }),
   );
 
   app.get(
