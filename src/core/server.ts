@@ -18,7 +18,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export interface StartOptions extends BuildServerOptions {}
+export type StartOptions = BuildServerOptions;
 
 function urlOf(address: AddressInfo): string {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/core/errors.js';
 import { makeBombPng, makeJpeg, makePng, makeWebp, truncate } from '../fixtures/images/make.js';
-import { expectError, form, httpTest, imageForm, signIn, type HttpTest } from './helpers.js';
+import { createKey, expectError, form, httpTest, imageForm, signIn, type HttpTest } from './helpers.js';
 
 let t: HttpTest;
 let jpeg: Buffer;
@@ -211,6 +211,20 @@ describe('POST /api/v1/analyze metering and load on the wire', () => {
     expect(expectError(res, 429, 'RATE_LIMIT_EXCEEDED')).toMatch(/3/);
     expect(res.headers['x-ratelimit-remaining']).toBe('0');
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  it('the eleventh scan of a free account: 429 naming the monthly limit, web and key together', async () => {
+    t = await httpTest();
+    const { cookie } = await signIn(t.app);
+    const key = await createKey(t.app, cookie);
+    for (let i = 0; i < 10; i++) {
+      const headers = i % 2 ? { cookie } : { 'x-api-key': key };
+      const res = await analyze(imageForm(await makeJpeg({ width: 256, height: 256, shade: 40 + i * 15 })), headers);
+      expect(res.statusCode).toBe(200);
+    }
+    const res = await analyze(imageForm(await makeJpeg({ width: 256, height: 256, shade: 250 })), { 'x-api-key': key });
+    expect(expectError(res, 429, 'RATE_LIMIT_EXCEEDED')).toMatch(/Monthly scan limit of 10 reached for the free plan/);
+    expect(res.headers).toMatchObject({ 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0' });
   });
 
   it('beyond the analysis queue: 503 SERVER_BUSY with Retry-After', async () => {

@@ -42,6 +42,14 @@ describe('register and login', () => {
     expect(res.headers['set-cookie']).toBeUndefined();
   });
 
+  it('repeated wrong passwords are throttled: 429 TOO_MANY_ATTEMPTS with Retry-After', async () => {
+    const { email } = await signIn(t.app);
+    let res = await post('/auth/login', { email, password: 'wrong password!' });
+    for (let i = 0; i < 10 && res.statusCode === 401; i++) res = await post('/auth/login', { email, password: 'wrong password!' });
+    expectError(res, 429, 'TOO_MANY_ATTEMPTS');
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
   it('logout ends the session and clears the cookie; the old cookie is then 401 and cleared again', async () => {
     const { cookie } = await signIn(t.app);
     const out = await post('/auth/logout', {}, { cookie });
