@@ -218,7 +218,7 @@ describe('POST /api/v1/analyze metering and load on the wire', () => {
     const { cookie } = await signIn(t.app);
     const key = await createKey(t.app, cookie);
     for (let i = 0; i < 10; i++) {
-      const headers = i % 2 ? { cookie } : { 'x-api-key': key };
+      const headers: Record<string, string> = i % 2 ? { cookie } : { 'x-api-key': key };
       const res = await analyze(imageForm(await makeJpeg({ width: 256, height: 256, shade: 40 + i * 15 })), headers);
       expect(res.statusCode).toBe(200);
     }
