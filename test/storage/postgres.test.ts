@@ -6,7 +6,7 @@
  */
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { MIGRATIONS } from '../../src/core/storage/postgres/migrations.js';
+import { MIGRATIONS, migrate } from '../../src/core/storage/postgres/migrations.js';
 import { openPostgresStore } from '../../src/core/storage/postgres/index.js';
 import type { Store } from '../../src/core/storage/store.js';
 import { freshSchema, SKIP_REASON, TEST_DATABASE_URL, type TestSchema } from '../hub/pg.js';
@@ -65,6 +65,23 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL store', () => {
       const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
       await client.end();
       expect(rows.map((row) => row.version)).toEqual(MIGRATIONS.map((migration) => migration.version));
+    });
+
+    it('applies a later migration to a database made by an earlier version, and refuses a newer one', async () => {
+      const [store] = await instances(1);
+      await store!.meta.set('kept', 'yes');
+      const pool = new pg.Pool({ connectionString: schema!.url, max: 1 });
+      try {
+        const next = { version: MIGRATIONS.length + 1, name: 'test column', sql: 'ALTER TABLE meta ADD COLUMN note text' };
+        expect(await migrate(pool, [...MIGRATIONS, next])).toEqual([next.version]);
+        expect(await migrate(pool, [...MIGRATIONS, next])).toEqual([]);
+        expect(await store!.meta.get('kept')).toBe('yes');
+        await expect(openPostgresStore({ url: schema!.url })).rejects.toThrow(
+          `schema version ${next.version}, but this TireWear knows only up to ${MIGRATIONS.length}`,
+        );
+      } finally {
+        await pool.end();
+      }
     });
 
     it('grants exactly the units left when reserves race across instances', async () => {

@@ -5,7 +5,7 @@
  */
 import type { Pool } from 'pg';
 
-interface Migration {
+export interface Migration {
   version: number;
   name: string;
   sql: string;
@@ -107,7 +107,19 @@ export const MIGRATIONS: readonly Migration[] = [
 /** Any 64-bit constant works; this one spells "TIREWEAR" loosely and is only ours. */
 const MIGRATION_LOCK = 7_146_908_217;
 
-export async function migrate(pool: Pool): Promise<number[]> {
+/** A database migrated by a newer TireWear: this instance must not guess at its schema. */
+export class PostgresSchemaTooNewError extends Error {
+  constructor(found: number, known: number) {
+    super(
+      `The PostgreSQL database has schema version ${found}, but this TireWear knows only up to ${known}. ` +
+        'Run the same TireWear version on every hub instance.',
+    );
+    this.name = 'PostgresSchemaTooNewError';
+  }
+}
+
+/** Applies the missing migrations, each in its own transaction; returns the versions applied. */
+export async function migrate(pool: Pool, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
@@ -117,8 +129,11 @@ export async function migrate(pool: Pool): Promise<number[]> {
       );
       const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
       const done = new Set(rows.map((row) => row.version));
+      const known = Math.max(0, ...migrations.map((migration) => migration.version));
+      const found = Math.max(0, ...done);
+      if (found > known) throw new PostgresSchemaTooNewError(found, known);
       const applied: number[] = [];
-      for (const migration of MIGRATIONS) {
+      for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
         if (done.has(migration.version)) continue;
         await client.query('BEGIN');
         try {
