@@ -9,7 +9,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { MIGRATIONS, migrate } from '../../src/core/storage/postgres/migrations.js';
 import { openPostgresStore } from '../../src/core/storage/postgres/index.js';
 import type { Store } from '../../src/core/storage/store.js';
-import { freshSchema, SKIP_REASON, TEST_DATABASE_URL, type TestSchema } from '../hub/pg.js';
+import { freshSchema, TEST_DATABASE_URL, type TestSchema } from '../hub/pg.js';
 import { makeScan } from '../support/store.js';
 import { runStoreConformance } from './conformance.js';
 
@@ -122,8 +122,4 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL store', () => {
       expect(await a!.scans.changesSince(0, 10)).toHaveLength(1);
     });
   });
-});
-
-it.skipIf(Boolean(TEST_DATABASE_URL))('PostgreSQL store (skipped)', () => {
-  console.warn(SKIP_REASON);
 });
