@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from './support/app.js';
 import { launchChromium, openPage } from './support/browser.js';
 import { screenshotDir, tirePhotos } from './support/files.js';
+import { waitForResults } from './support/results.js';
 
 const PLATE = 'AB-123-CD';
 
@@ -22,7 +23,7 @@ describe('shop account in the browser', () => {
   let photos: string[];
 
   const shot = async (name: string) => {
-    await page.evaluate('window.scrollTo(0, 0)');
+    await page.mouse.wheel(0, -100_000);
     await page.screenshot({ path: path.join(shots, `${name}.png`) });
   };
 
@@ -75,7 +76,7 @@ describe('shop account in the browser', () => {
       await page.getByLabel('Tire position').selectOption(position);
       await page.getByTestId('file-input').setInputFiles(photos[(i + 1) % photos.length]!);
     }
-    await page.locator('article.result-card').nth(3).waitFor({ timeout: 90_000 });
+    await waitForResults(page, 4);
 
     const cards = page.locator('article.result-card');
     await expect(cards.count()).resolves.toBe(4);

@@ -1,15 +1,13 @@
 /**
  * The real server serving the built renderer, started in-process for one test file:
- * its own temp data dir, port 0, test license keys, the shipped models.
+ * its own temp data dir, port 0, test license keys, the shipped ONNX models.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Analyzer } from '../../../src/core/analysis/analyzer.js';
 import { defaultConfig, type Config } from '../../../src/core/config.js';
 import { startServer } from '../../../src/core/server.js';
-import { FakeAnalyzer } from '../../support/fake-analyzer.js';
 import { issueTestCode, makeTestLicenseKeys, type TestLicense } from '../../support/licenses.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
@@ -22,7 +20,7 @@ export interface RunningApp {
   close(): Promise<void>;
 }
 
-export async function startApp(options: { analyzer?: Analyzer } = {}): Promise<RunningApp> {
+export async function startApp(): Promise<RunningApp> {
   if (!existsSync(path.join(RENDERER_DIR, 'index.html'))) {
     throw new Error('The renderer is not built: run `npx electron-vite build` before the e2e tests.');
   }
@@ -38,9 +36,7 @@ export async function startApp(options: { analyzer?: Analyzer } = {}): Promise<R
     licensePublicKeyPem: keys.publicKeyPem,
     logLevel: 'silent',
   };
-  // TEMPORARY until the engine's models land: the fake analyzer stands in.
-  const analyzer = options.analyzer ?? (existsSync(path.join(ROOT, 'models', 'manifest.json')) ? undefined : new FakeAnalyzer());
-  const server = await startServer(config, analyzer ? { analyzer } : {});
+  const server = await startServer(config);
   return {
     url: server.url.endsWith('/') ? server.url : `${server.url}/`,
     dataDir,

@@ -10,6 +10,8 @@ export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }
   const [requestedId, setRequestedId] = useState('');
   const [stream, setStream] = useState<MediaStream | null>(null);
   const [shot, setShot] = useState<{ blob: Blob; url: string } | null>(null);
+  /** The preview has a frame to capture (a fresh <video> has none until it loads). */
+  const [ready, setReady] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const selectId = useId();
 
@@ -60,6 +62,7 @@ export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }
   const analyze = () => {
     if (!shot) return;
     onCapture(new File([shot.blob], `camera-${new Date().toISOString().replace(/[:.]/g, '-')}.jpg`, { type: 'image/jpeg' }));
+    setReady(false);
     setShot(null);
   };
 
@@ -81,12 +84,19 @@ export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }
       </div>
       <ErrorMessage error={error} />
       <div className="camera-view">
-        {shot ? <img src={shot.url} alt="Captured photo" /> : <video ref={video} autoPlay playsInline muted aria-label="Live camera preview" />}
+        {shot ? <img src={shot.url} alt="Captured photo" /> : <video ref={video} autoPlay playsInline muted aria-label="Live camera preview" onLoadedData={() => setReady(true)} />}
       </div>
       <div className="row">
         {shot ? (
           <>
-            <button type="button" className="secondary" onClick={() => setShot(null)}>
+            <button
+              type="button"
+              className="secondary"
+              onClick={() => {
+                setReady(false);
+                setShot(null);
+              }}
+            >
               Retake
             </button>
             <button type="button" onClick={analyze}>
@@ -94,7 +104,7 @@ export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }
             </button>
           </>
         ) : (
-          <button type="button" onClick={capture} disabled={!stream}>
+          <button type="button" onClick={capture} disabled={!stream || !ready}>
             Capture
           </button>
         )}

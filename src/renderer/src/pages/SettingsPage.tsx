@@ -40,6 +40,11 @@ export function SettingsPage() {
     event.preventDefault();
     if (!form) return;
     const patch = Object.fromEntries(Object.entries(form).filter(([key, value]) => saved?.[key as keyof Editable] !== value));
+    // Checked here, not by the input's min/max: a server started on a random port (0) must still save the other fields.
+    if ('port' in patch && !(Number.isInteger(form.port) && form.port >= 1 && form.port <= 65535)) {
+      setError(new Error('The port must be a whole number from 1 to 65535.'));
+      return;
+    }
     setBusy(true);
     setError(null);
     try {
@@ -80,7 +85,7 @@ export function SettingsPage() {
         </div>
         <div className="field">
           <label htmlFor={id.port}>Port of the local API</label>
-          <input id={id.port} type="number" min={1} max={65535} value={form.port} onChange={(e) => set('port', Number(e.target.value))} />
+          <input id={id.port} type="number" inputMode="numeric" value={form.port} onChange={(e) => set('port', Number(e.target.value))} />
         </div>
         <div className="field checkbox">
           <input id={id.lan} type="checkbox" checked={form.lanAccess} onChange={(e) => set('lanAccess', e.target.checked)} aria-describedby={`${id.lan}-note`} />
