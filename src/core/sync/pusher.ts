@@ -62,8 +62,6 @@ export interface SyncPusher {
   runOnce(): Promise<PassResult>;
   /** Start the background loop. */
   start(): void;
-  /** Look for changes now instead of at the next poll or backoff step. */
-  nudge(): void;
   /** Stop the loop; waits for a push in flight to finish. */
   close(): Promise<void>;
 }
@@ -129,7 +127,8 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
         }
         if (pushed > 0) await store.meta.set(META_LAST_SYNC_AT, deps.clock.now().toISOString());
       }
-      await store.meta.set(META_LAST_ERROR, skipped ?? '');
+      // A pass that found nothing to do leaves the status line alone (an idle poll is no news).
+      if (pushed > 0 || skipped) await store.meta.set(META_LAST_ERROR, skipped ?? '');
       return { pushed, error: null };
     } catch (error) {
       const message = (error as Error).message;
@@ -172,9 +171,6 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
     },
     start() {
       schedule(0);
-    },
-    nudge() {
-      if (!running) schedule(0);
     },
     async close() {
       closed = true;

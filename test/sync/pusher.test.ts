@@ -1,6 +1,7 @@
 /**
- * A desktop that stops in the middle of a sync (network lost, app quit) picks up where
- * the hub last acknowledged: the cursor is in the desktop's own database.
+ * The pusher on its own: a desktop that stops in the middle of a sync (network lost,
+ * app quit) picks up where the hub last acknowledged, since the cursor is in the
+ * desktop's own database; a change that can never go is skipped, not retried forever.
  */
 import { afterEach, expect, it } from 'vitest';
 import { createLogger } from '../../src/core/logger.js';
@@ -75,6 +76,24 @@ it('resumes from the last acknowledged change after a restart mid-sync', async (
   expect(await second.pusher!.runOnce()).toEqual({ pushed: 3, error: null });
   expect(whole.uploads).toBe(3);
   expect(await hubScans(hub, key)).toHaveLength(5);
+});
+
+it('skips a scan whose photo is gone from this computer, says so, and pushes the rest', async () => {
+  const hub = await startNode();
+  const desk = await startNode();
+  nodes.push(hub, desk);
+  const { key } = await hubAccount(hub);
+  const { cookie } = await signIn(desk.app);
+  const made = [await analyze(desk, cookie), await analyze(desk, cookie), await analyze(desk, cookie)];
+  const lost = (await desk.server.core.store.scans.get(made[1]!.scanId))!;
+  await desk.server.core.images.delete(lost.image.originalKey);
+
+  const sync = service(desk, { hubUrl: hub.url, hubApiKey: key }, countingFetch());
+  expect(await sync.pusher!.runOnce()).toEqual({ pushed: 2, error: null });
+  const status = await sync.status();
+  expect(status.pending).toBe(0);
+  expect(status.lastError).toContain(`Scan ${lost.id} was not synced`);
+  expect((await hubScans(hub, key)).map((s) => s.scanId).sort()).toEqual([made[0]!.scanId, made[2]!.scanId].sort());
 });
 
 it('backs off exponentially with jitter, capped at five minutes', async () => {
