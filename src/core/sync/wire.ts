@@ -4,14 +4,13 @@
  * ISO strings. Local ids (account, API key, image keys) stay on the desktop: the hub
  * files the scan under the account of the hub key that pushed it.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { AppError } from '../errors.js';
 import { TIRE_POSITIONS, type ScanRecord, type ScanResult, type StoredImageInfo } from '../types.js';
 import { WEAR_CLASSES } from '../analysis/analyzer.js';
 
-const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
-  Type.Union([schema, Type.Null()]);
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 /** Checked by date() below: TypeBox's Value has no built-in date-time format. */
 const IsoDate = Type.String({ minLength: 10, maxLength: 40 });
 
@@ -89,7 +88,11 @@ export function parseSyncScan(text: string): SyncScan {
   if (error) {
     throw new AppError('VALIDATION_ERROR', `scan${error.path.replace(/\//g, '.')}: ${error.message}`);
   }
-  return value as SyncScan;
+  const scan = value as SyncScan;
+  date(scan.createdAt, 'createdAt');
+  if (scan.measuredAt !== null) date(scan.measuredAt, 'measuredAt');
+  if (scan.deletedAt !== null) date(scan.deletedAt, 'deletedAt');
+  return scan;
 }
 
 /** The hub's record of a pushed scan, filed under the pushing hub account and key. */
