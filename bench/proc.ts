@@ -22,6 +22,11 @@ function readProc(pid: number): { rssBytes: number; hwmBytes: number; cpuMs: num
   }
 }
 
+/** Resident memory of `pid` in bytes now (NaN when unreadable). */
+export function rssOf(pid: number): number {
+  return readProc(pid)?.rssBytes ?? NaN;
+}
+
 export interface Usage {
   peakRssMb: number;
   cpuPercent: number;

@@ -6,7 +6,6 @@
  *
  *   npm run bench -- [--analyzer auto|onnx|decode-only] [--scale 1] [--out bench/results.json]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -17,12 +16,12 @@ import { inspectImage } from '../src/core/images/inspect.js';
 import { generateLicenseKeyPair, issueLicenseCode } from '../src/core/licensing/codes.js';
 import { createLogger } from '../src/core/logger.js';
 import { setUpAccount } from './account.js';
+import { startBenchServer, stopBenchServer } from './child.js';
 import { loadBenchAnalyzer, type AnalyzerMode, type BenchAnalyzer } from './analyzer.js';
 import { benchImages, type BenchImage } from './images.js';
 import { closedLoop, multipartBody, percentile, post, summarise, type CellStats } from './load.js';
 import { machine } from './machine.js';
 import { watchProcess, type Usage } from './proc.js';
-import type { ServerMessage, ServerOptions } from './server.js';
 import { printReport, type Cell, type Report } from './report.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -42,27 +41,10 @@ function proCode(privateKeyPem: string): string {
   );
 }
 
-async function startChild(options: ServerOptions): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'server.ts'), JSON.stringify(options)], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once('message', (m: ServerMessage) => ('ready' in m ? resolve(m.ready) : reject(new Error(m.failed))));
-    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
-  });
-  return { child, url };
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.send('stop');
-  await exited;
-}
-
 /** Every image at every concurrency against the server process. */
 async function overHttp(images: BenchImage[], bench: BenchAnalyzer, keys: { publicKeyPem: string; privateKeyPem: string }, scale: number) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-bench-http-'));
-  const { child, url } = await startChild({
+  const { child, url } = await startBenchServer({
     dataDir,
     modelsDir: path.join(ROOT, 'models'),
     licensePublicKeyPem: keys.publicKeyPem,
@@ -93,7 +75,7 @@ async function overHttp(images: BenchImage[], bench: BenchAnalyzer, keys: { publ
     }
     agent.destroy();
   } finally {
-    await stopChild(child);
+    await stopBenchServer(child);
     await rm(dataDir, { recursive: true, force: true });
   }
   return { cells, idleRssMb };

@@ -19,7 +19,7 @@ export interface ServerOptions {
   analysisQueueLimit?: number;
 }
 
-export type ServerMessage = { ready: string } | { failed: string };
+export type ServerMessage = { ready: string } | { failed: string } | { memory: NodeJS.MemoryUsage };
 
 const options = JSON.parse(process.argv[2] ?? '{}') as ServerOptions;
 const base = defaultConfig();
@@ -43,6 +43,8 @@ startServer(config, { logger, ...analyzer }).then(
     send({ ready: server.url });
     process.on('message', (message) => {
       if (message === 'stop') void server.close().finally(() => process.exit(0));
+      // Where the memory is (V8 heap, Buffers, native) when RSS looks high.
+      if (message === 'memory') send({ memory: process.memoryUsage() });
     });
   },
   (error: unknown) => {

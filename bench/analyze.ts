@@ -1,0 +1,57 @@
+/**
+ * In-process analysis benchmark: `npx tsx bench/analyze.ts [--runs 30] [--threads N]`.
+ * Builds a 12-megapixel JPEG, a 1-megapixel PNG and a 3-megapixel WebP from a
+ * held-out fixture (nothing big is committed), then times analyzer.analyze on each
+ * (decode + both networks + combination; --verbose adds the overlays).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import { createOnnxAnalyzer } from '../src/core/analysis/index.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const opt = (name: string, fallback: number): number => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+};
+const runs = opt('runs', 30);
+const threads = opt('threads', 0) || undefined;
+const verbose = args.includes('--verbose');
+
+const source = readFileSync(path.join(root, 'test/fixtures/tires/parity/tread.jpg'));
+
+/** A phone-like 12 MP photo: the fixture upscaled plus sensor-like noise, so the JPEG has a realistic size. */
+async function phonePhoto(): Promise<Buffer> {
+  const { data, info } = await sharp(source).resize(4000, 3000, { kernel: 'cubic' }).raw().toBuffer({ resolveWithObject: true });
+  let seed = 12345;
+  for (let i = 0; i < data.length; i++) {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    data[i] = Math.max(0, Math.min(255, data[i]! + ((seed >>> 16) % 17) - 8));
+  }
+  return sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).jpeg({ quality: 92 }).toBuffer();
+}
+
+const images: [string, Buffer][] = [
+  ['12 MP JPEG (4000x3000, q92)', await phonePhoto()],
+  ['1 MP PNG (1155x866)', await sharp(source).resize(1155, 866).png().toBuffer()],
+  ['3 MP WebP (2000x1500, q85)', await sharp(source).resize(2000, 1500).webp({ quality: 85 }).toBuffer()],
+];
+
+const analyzer = await createOnnxAnalyzer({ modelsDir: path.join(root, 'models'), ...(threads ? { threads } : {}) });
+const pct = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+console.log(`model ${analyzer.modelVersion}, ${runs} runs per image${verbose ? ', verbose' : ''}`);
+for (const [name, image] of images) {
+  await analyzer.analyze({ image, verbose });
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = process.hrtime.bigint();
+    await analyzer.analyze({ image, verbose });
+    times.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  times.sort((a, b) => a - b);
+  const mb = (image.length / 1048576).toFixed(1);
+  console.log(`${name.padEnd(30)} ${mb.padStart(5)} MB  median ${pct(times, 0.5).toFixed(1)} ms  p95 ${pct(times, 0.95).toFixed(1)} ms`);
+}
+await analyzer.close();

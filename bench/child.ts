@@ -1,0 +1,45 @@
+/** The server as a child process (bench/server.ts), so its memory and CPU are its own. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import type { ServerMessage, ServerOptions } from './server.js';
+
+export interface BenchServer {
+  child: ChildProcess;
+  url: string;
+}
+
+export async function startBenchServer(options: ServerOptions): Promise<BenchServer> {
+  const entry = path.join(import.meta.dirname, 'server.ts');
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, JSON.stringify(options)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (m: ServerMessage) => {
+      if ('ready' in m) resolve(m.ready);
+      else if ('failed' in m) reject(new Error(m.failed));
+    });
+    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+  });
+  return { child, url };
+}
+
+/** Graceful stop (requests in flight finish, the database closes). */
+export async function stopBenchServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.send('stop');
+  await exited;
+}
+
+/** The server's own view of its memory. */
+export function memoryOf(child: ChildProcess): Promise<NodeJS.MemoryUsage> {
+  return new Promise((resolve) => {
+    const listen = (m: ServerMessage) => {
+      if (!('memory' in m)) return;
+      child.off('message', listen);
+      resolve(m.memory);
+    };
+    child.on('message', listen);
+    child.send('memory');
+  });
+}

@@ -1,0 +1,101 @@
+/**
+ * The long fuzz run: many thousands of hostile uploads over real HTTP against the server
+ * in a child process (the shipped models unless --analyzer decode-only), its RSS sampled
+ * from /proc along the way. Fails (exit 1) on any answer outside the envelope or SPEC §3,
+ * on a charge or stored scan that does not match a 200, on leftovers, or on memory that
+ * keeps growing after warm-up.
+ *
+ *   npx tsx scripts/fuzz.ts [--cases 20000] [--parallel 8] [--seed 1] [--analyzer onnx|decode-only]
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { setUpAccount } from '../bench/account.js';
+import { memoryOf, startBenchServer, stopBenchServer } from '../bench/child.js';
+import { rssOf } from '../bench/proc.js';
+import { generateLicenseKeyPair, issueLicenseCode } from '../src/core/licensing/codes.js';
+import { SQLITE_FILE_NAME } from '../src/core/storage/index.js';
+import { fuzzCases, seedImages } from '../test/reliability/corpus.js';
+import { runFuzz } from '../test/reliability/fuzz-runner.js';
+import { readLedger } from '../test/reliability/ledger.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
+}
+
+/** Growth of the second half's peak over the first half's peak, in MB: a leak grows it, churn does not. */
+export function growthMb(samples: readonly number[]): number {
+  const warm = samples.slice(Math.floor(samples.length / 5));
+  const half = Math.floor(warm.length / 2);
+  if (half === 0) return 0;
+  return (Math.max(...warm.slice(half)) - Math.max(...warm.slice(0, half))) / 2 ** 20;
+}
+
+async function main(): Promise<void> {
+  const cases = Number(arg('cases', '20000'));
+  const parallel = Number(arg('parallel', '8'));
+  const seed = Number(arg('seed', '1'));
+  const analyzer = arg('analyzer', 'onnx') as 'onnx' | 'decode-only';
+  const keys = generateLicenseKeyPair();
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-fuzz-'));
+  const server = await startBenchServer({
+    dataDir,
+    modelsDir: path.join(ROOT, 'models'),
+    licensePublicKeyPem: keys.publicKeyPem,
+    analyzer,
+    logFile: path.join(dataDir, 'server.log'),
+  });
+  let failed = false;
+  try {
+    const code = issueLicenseCode({ v: 1, id: `fuzz-${Date.now()}`, kind: 'pro', expiresAt: '2099-01-01T00:00:00Z' }, keys.privateKeyPem);
+    const apiKey = await setUpAccount(server.url, code);
+    const started = Date.now();
+    const outcome = await runFuzz({
+      baseUrl: server.url,
+      apiKey,
+      cases: fuzzCases(await seedImages(), cases, seed),
+      parallel,
+      sampleRss: () => rssOf(server.child.pid!),
+      sampleEvery: Math.max(50, Math.floor(cases / 200)),
+      onProgress: (done) => {
+        if (done % 1000 === 0) process.stderr.write(`  ${done}/${cases}, server RSS ${(rssOf(server.child.pid!) / 2 ** 20).toFixed(0)} MB\n`);
+      },
+    });
+    const seconds = (Date.now() - started) / 1000;
+    const ok = outcome.statuses.get(200) ?? 0;
+    const memory = await memoryOf(server.child);
+    await stopBenchServer(server.child);
+    const ledger = await readLedger(path.join(dataDir, SQLITE_FILE_NAME), path.join(dataDir, 'images'));
+    const growth = growthMb(outcome.rss);
+    const mb = outcome.rss.map((r) => Math.round(r / 2 ** 20));
+
+    console.log(`${cases} cases in ${seconds.toFixed(0)} s (${(cases / seconds).toFixed(0)}/s), analyzer ${analyzer}, seed ${seed}`);
+    console.log(`statuses: ${[...outcome.statuses].sort().map(([s, n]) => `${s}×${n}`).join(' ')}`);
+    console.log(`server RSS MB: first ${mb[0]}, min ${Math.min(...mb)}, max ${Math.max(...mb)}, last ${mb.at(-1)}; growth after warm-up ${growth.toFixed(1)} MB`);
+    const m = (v: number) => `${(v / 2 ** 20).toFixed(0)} MB`;
+    console.log(`server at the end: V8 heap ${m(memory.heapUsed)} of ${m(memory.heapTotal)}, Buffers ${m(memory.arrayBuffers)}, external ${m(memory.external)}, RSS ${m(memory.rss)}`);
+    console.log(`ledger: integrity ${ledger.integrity}, scans ${ledger.scans}, charged ${ledger.charged}, holds ${ledger.reservations}, ` +
+      `missing files ${ledger.scansMissingFiles.length}, orphans ${ledger.orphanFiles.length}, temp files ${ledger.tempFiles.length}`);
+
+    const problems = [
+      ...outcome.bad.slice(0, 20),
+      ...(ledger.integrity !== 'ok' ? [`integrity_check: ${ledger.integrity}`] : []),
+      ...(ledger.scans !== ok || ledger.charged !== ok ? [`${ok} answers 200 but ${ledger.scans} scans stored and ${ledger.charged} charged`] : []),
+      ...(ledger.reservations + ledger.scansMissingFiles.length + ledger.orphanFiles.length + ledger.tempFiles.length > 0 ? ['leftovers in the data dir'] : []),
+      ...(growth > 64 ? [`server RSS grew ${growth.toFixed(0)} MB after warm-up`] : []),
+    ];
+    if (outcome.bad.length > 20) problems.push(`… and ${outcome.bad.length - 20} more bad answers`);
+    for (const p of problems) console.log(`FAIL ${p}`);
+    failed = problems.length > 0;
+    if (!failed) console.log('OK');
+  } finally {
+    if (server.child.exitCode === null) await stopBenchServer(server.child);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  process.exit(failed ? 1 : 0);
+}
+
+await main();
