@@ -57,6 +57,7 @@ describe('anonymous demo in the browser', () => {
     await camera.getByRole('img', { name: 'Captured photo' }).waitFor();
     await camera.getByRole('button', { name: 'Retake' }).click();
     await camera.getByRole('button', { name: 'Capture' }).click();
+    await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
     await page.screenshot({ path: path.join(await screenshotDir(), 'webcam.png') });
     await camera.getByRole('button', { name: 'Analyze photo' }).click();
     await waitForResults(page, 1);

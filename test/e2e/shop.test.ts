@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from './support/app.js';
 import { launchChromium, openPage } from './support/browser.js';
@@ -22,8 +22,14 @@ describe('shop account in the browser', () => {
   let shots: string;
   let photos: string[];
 
-  const shot = async (name: string) => {
-    await page.mouse.wheel(0, -100_000);
+  /** A README picture: from the top of the page, or scrolled so `scrollTo` sits under the header. */
+  const shot = async (name: string, scrollTo?: Locator) => {
+    // Runs in the page; the Node typings of this file have no DOM.
+    const scroll = (y: number) => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, y);
+    await page.mouse.move(0, 0);
+    await page.evaluate(scroll, 0);
+    const box = scrollTo ? await scrollTo.boundingBox() : null;
+    if (box) await page.evaluate(scroll, box.y - 80);
     await page.screenshot({ path: path.join(shots, `${name}.png`) });
   };
 
@@ -110,7 +116,7 @@ describe('shop account in the browser', () => {
     await card.getByText('Saved: 4.5 mm.').waitFor();
     await expect(card.locator('.depth-bar figcaption').textContent()).resolves.toContain('gauge 4.5 mm');
     await card.getByLabel('Depth heat map').check();
-    await shot('scan');
+    await shot('scan', page.getByText(/scans left this month/));
   });
 
   it('prints the customer report on one page', async () => {
@@ -204,6 +210,7 @@ describe('shop account in the browser', () => {
   it('changes settings and says when a restart is needed', async () => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByLabel('Show depths in').selectOption('32nds');
+    await page.getByLabel('Port', { exact: true }).fill('8787');
     await page.getByLabel(/LAN access/).check();
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Restart required', { exact: false }).waitFor();

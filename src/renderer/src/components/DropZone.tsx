@@ -5,7 +5,14 @@ function imagesOf(files: FileList | null | undefined): File[] {
   return Array.from(files ?? []).filter((f) => f.type === '' || f.type.startsWith('image/'));
 }
 
-export function DropZone({ onFiles, listenToPaste }: { onFiles: (files: File[]) => void; listenToPaste: boolean }) {
+interface Props {
+  onFiles: (files: File[]) => void;
+  listenToPaste: boolean;
+  /** One line high once results are on screen: they matter more than the target. */
+  compact: boolean;
+}
+
+export function DropZone({ onFiles, listenToPaste, compact }: Props) {
   const input = useRef<HTMLInputElement>(null);
   const [over, setOver] = useState(false);
 
@@ -39,7 +46,7 @@ export function DropZone({ onFiles, listenToPaste }: { onFiles: (files: File[]) 
 
   return (
     <div
-      className={`drop-zone${over ? ' drop-over' : ''}`}
+      className={`drop-zone${over ? ' drop-over' : ''}${compact ? ' drop-compact' : ''}`}
       role="button"
       tabIndex={0}
       aria-label="Add tire photos: drop them here, press Enter to choose files, or paste with Ctrl+V"

@@ -12,8 +12,21 @@ export function ErrorMessage({ error }: { error: unknown }) {
     <div className="message message-error" role="alert">
       <strong>{title}</strong>
       {detail && detail !== title && <p>{detail}</p>}
+      {code === 'INVALID_SESSION' && <SignInAgain />}
       <small className="code">{code}</small>
     </div>
+  );
+}
+
+/** The session ended under us (expired, or signed out elsewhere): re-check it and offer the way back. */
+function SignInAgain() {
+  const { refresh } = useSession();
+  return (
+    <p>
+      <button type="button" className="link" onClick={() => void refresh()}>
+        Sign in again
+      </button>
+    </p>
   );
 }
 

@@ -60,6 +60,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       continueAnonymously: () => {
         localStorage.setItem(DEMO_FLAG, '1');
         setState('anonymous');
+        // A stale auth-token cookie would make every demo scan fail with INVALID_SESSION.
+        void api.logout().catch(() => undefined);
       },
       signOut: async () => {
         await api.logout().catch(() => undefined);

@@ -60,7 +60,7 @@ export function ScanPage({ active, onReport }: Props) {
         </div>
       </div>
       {camera && <CameraCapture onCapture={(file) => addFiles([file])} />}
-      <DropZone onFiles={addFiles} listenToPaste={active} />
+      <DropZone onFiles={addFiles} listenToPaste={active} compact={queue.items.length > 0} />
       {limit && (
         <p className="allowance" role="status">
           {limit.remaining === null

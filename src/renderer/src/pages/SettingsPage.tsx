@@ -64,47 +64,55 @@ export function SettingsPage() {
   return (
     <section aria-labelledby="settings-title">
       <h2 id="settings-title">Settings</h2>
-      <form className="panel settings" onSubmit={save}>
-        <div className="field">
-          <label htmlFor={id.shop}>Shop name (printed on customer reports)</label>
-          <input id={id.shop} value={form.shopName} maxLength={80} onChange={(e) => set('shopName', e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor={id.units}>Show depths in</label>
-          <select id={id.units} value={form.units} onChange={(e) => set('units', e.target.value as Editable['units'])}>
-            <option value="mm">Millimetres (mm)</option>
-            <option value="32nds">32nds of an inch</option>
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor={id.legal}>Legal minimum tread depth</label>
-          <select id={id.legal} value={form.legalMinimum} onChange={(e) => set('legalMinimum', e.target.value as Editable['legalMinimum'])}>
-            <option value="1.6mm">1.6 mm (EU / UK)</option>
-            <option value="2/32in">2/32″ (US)</option>
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor={id.port}>Port of the local API</label>
-          <input id={id.port} type="number" inputMode="numeric" value={form.port} onChange={(e) => set('port', Number(e.target.value))} />
-        </div>
-        <div className="field checkbox">
-          <input id={id.lan} type="checkbox" checked={form.lanAccess} onChange={(e) => set('lanAccess', e.target.checked)} aria-describedby={`${id.lan}-note`} />
-          <label htmlFor={id.lan}>Allow POS software on other computers of the shop network (LAN access)</label>
-          <p id={`${id.lan}-note`} className="muted">
-            Off by default. When on, calls from the network must carry an API key (create one under API keys); this computer keeps working as
-            before.
-          </p>
-        </div>
-        <div className="field checkbox">
-          <input id={id.tray} type="checkbox" checked={form.keepApiRunningInTray} onChange={(e) => set('keepApiRunningInTray', e.target.checked)} />
-          <label htmlFor={id.tray}>Keep the API running in the tray when the window closes</label>
+      <form className="settings" onSubmit={save}>
+        <div className="panel-grid">
+          <fieldset className="panel">
+            <legend>Reports and units</legend>
+            <div className="field">
+              <label htmlFor={id.shop}>Shop name (printed on customer reports)</label>
+              <input id={id.shop} value={form.shopName} maxLength={80} onChange={(e) => set('shopName', e.target.value)} />
+            </div>
+            <div className="field">
+              <label htmlFor={id.units}>Show depths in</label>
+              <select id={id.units} value={form.units} onChange={(e) => set('units', e.target.value as Editable['units'])}>
+                <option value="mm">Millimetres (mm)</option>
+                <option value="32nds">32nds of an inch</option>
+              </select>
+            </div>
+            <div className="field">
+              <label htmlFor={id.legal}>Legal minimum tread depth</label>
+              <select id={id.legal} value={form.legalMinimum} onChange={(e) => set('legalMinimum', e.target.value as Editable['legalMinimum'])}>
+                <option value="1.6mm">1.6 mm (EU / UK)</option>
+                <option value="2/32in">2/32″ (US)</option>
+              </select>
+            </div>
+          </fieldset>
+          <fieldset className="panel">
+            <legend>Local API</legend>
+            <div className="field">
+              <label htmlFor={id.port}>Port</label>
+              <input id={id.port} type="number" inputMode="numeric" value={form.port} onChange={(e) => set('port', Number(e.target.value))} />
+            </div>
+            <div className="field checkbox">
+              <input id={id.lan} type="checkbox" checked={form.lanAccess} onChange={(e) => set('lanAccess', e.target.checked)} aria-describedby={`${id.lan}-note`} />
+              <label htmlFor={id.lan}>Allow POS software on other computers of the shop network (LAN access)</label>
+              <p id={`${id.lan}-note`} className="muted">
+                Off by default. When on, calls from the network must carry an API key (create one under API keys); this computer keeps working
+                as before.
+              </p>
+            </div>
+            <div className="field checkbox">
+              <input id={id.tray} type="checkbox" checked={form.keepApiRunningInTray} onChange={(e) => set('keepApiRunningInTray', e.target.checked)} />
+              <label htmlFor={id.tray}>Keep the API running in the tray when the window closes</label>
+            </div>
+          </fieldset>
         </div>
         {restart && (
           <p className="message message-warn" role="status">
             Restart required: close TireWear completely (also from the tray) and start it again to apply the port or LAN setting.
           </p>
         )}
-        {done && !restart && (
+        {done && (
           <p className="message message-ok" role="status">
             Settings saved.
           </p>
