@@ -6,6 +6,8 @@
  */
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { isAppError } from '../../src/core/errors.js';
+import { Db } from '../../src/core/storage/postgres/db.js';
 import { MIGRATIONS, migrate } from '../../src/core/storage/postgres/migrations.js';
 import { openPostgresStore } from '../../src/core/storage/postgres/index.js';
 import type { Store } from '../../src/core/storage/store.js';
@@ -121,5 +123,48 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL store', () => {
       expect(stored?.measurementMm).toBe(4.2);
       expect(await a!.scans.changesSince(0, 10)).toHaveLength(1);
     });
+  });
+});
+
+describe('PostgreSQL connection trouble', () => {
+  it('is STORAGE_UNAVAILABLE (503), not a driver message', async () => {
+    const pool = new pg.Pool({ connectionString: 'postgres://nobody:x@127.0.0.1:1/none', connectionTimeoutMillis: 2_000 });
+    try {
+      const error = await new Db(pool).query('SELECT 1').catch((caught: unknown) => caught);
+      expect(isAppError(error) && error.code).toBe('STORAGE_UNAVAILABLE');
+      expect((error as Error).message).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it.skipIf(!TEST_DATABASE_URL)('recovers once the database drops its connections (a restart, a failover)', async () => {
+    const schema = await freshSchema();
+    const url = new URL(schema.url);
+    const name = `tw_${Math.random().toString(36).slice(2, 10)}`;
+    url.searchParams.set('application_name', name);
+    const store = await openPostgresStore({ url: url.toString(), maxConnections: 2 });
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    try {
+      await store.meta.set('before', '1');
+      const cut = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [name]);
+      expect(cut.rowCount).toBeGreaterThan(0);
+      let answered = false;
+      for (let attempt = 0; attempt < 3 && !answered; attempt++) {
+        answered = await store.meta.get('before').then(
+          (value) => value === '1',
+          (error: unknown) => {
+            expect(isAppError(error) && error.code).toBe('STORAGE_UNAVAILABLE');
+            return false;
+          },
+        );
+      }
+      expect(answered).toBe(true);
+    } finally {
+      await admin.end();
+      await store.close();
+      await schema.drop();
+    }
   });
 });
