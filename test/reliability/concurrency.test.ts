@@ -1,0 +1,110 @@
+/**
+ * Bursts over real sockets: 64 uploads at once against small allowances give exactly the
+ * allowance in successes and charges; a full queue answers SERVER_BUSY and charges nothing;
+ * one license code redeemed many times at once credits exactly once.
+ */
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterEach, expect, test } from 'vitest';
+import type { Config } from '../../src/core/config.js';
+import { buildServer } from '../../src/core/http/app.js';
+import { SQLITE_FILE_NAME } from '../../src/core/storage/index.js';
+import { makeJpeg } from '../fixtures/images/make.js';
+import { testCore, type TestCore } from '../support/core.js';
+import { apiKeyFor, redeem, signedIn } from './accounts.js';
+import { analyze, call, count } from './http.js';
+import { readLedger } from './ledger.js';
+
+const BURST = 64;
+let t: TestCore | null = null;
+let app: FastifyInstance | null = null;
+
+afterEach(async () => {
+  await app?.close();
+  await t?.cleanup();
+  app = null;
+  t = null;
+});
+
+async function serve(config: Partial<Config> = {}): Promise<{ t: TestCore; app: FastifyInstance; url: string }> {
+  t = await testCore({ config });
+  app = await buildServer(t.core, { logger: false });
+  return { t, app, url: await app.listen({ host: '127.0.0.1', port: 0 }) };
+}
+
+const ledger = () => readLedger(path.join(t!.dataDir, SQLITE_FILE_NAME), t!.config.imagesDir);
+
+test(`${BURST} uploads at once with one API key: exactly the 10 free scans plus the pack's 5, the rest 429`, async () => {
+  const { t, app, url } = await serve();
+  const cookie = await signedIn(app);
+  await redeem(app, cookie, t.issueCode({ kind: 'pack', scans: 5 }));
+  const key = await apiKeyFor(app, cookie);
+  const image = await makeJpeg({ width: 320, height: 256 });
+
+  const answers = await Promise.all(Array.from({ length: BURST }, () => analyze(url, image, { 'x-api-key': key })));
+
+  expect(count(answers)).toEqual({ 200: 15, 429: BURST - 15 });
+  for (const refused of answers.filter((a) => a.status === 429)) {
+    expect(refused.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0');
+  }
+  const account = (await call(url, 'GET', '/api/v1/account', { headers: { cookie } })).body.data;
+  expect(account.allowance).toMatchObject({ used: 10, remaining: 0 });
+  expect(account.packCredit).toBe(0);
+  expect(await ledger()).toMatchObject({ integrity: 'ok', scans: 15, charged: 15, reservations: 0, orphanFiles: [] });
+});
+
+test(`${BURST} anonymous uploads at once from one address: exactly 3 succeed`, async () => {
+  const { url } = await serve();
+  const image = await makeJpeg({ width: 320, height: 256 });
+  const answers = await Promise.all(Array.from({ length: BURST }, () => analyze(url, image)));
+  expect(count(answers)).toEqual({ 200: 3, 429: BURST - 3 });
+  expect(await ledger()).toMatchObject({ scans: 3, charged: 3, reservations: 0 });
+});
+
+test('a burst beyond the queue answers SERVER_BUSY with Retry-After, and only the analysed scans are charged', async () => {
+  const { t, app, url } = await serve({ analysisConcurrency: 1, analysisQueueLimit: 3 });
+  const cookie = await signedIn(app);
+  await redeem(app, cookie, t.issueCode({ kind: 'pro', expiresAt: '2027-12-31T00:00:00Z' }));
+  const key = await apiKeyFor(app, cookie);
+  const image = await makeJpeg({ width: 320, height: 256 });
+  const release = t.analyzer.hold();
+
+  // While the one running analysis is held, the three queue places fill and everyone else is refused at once.
+  let settled = 0;
+  const requests = Array.from({ length: BURST }, () =>
+    analyze(url, image, { 'x-api-key': key }).then((answer) => (settled++, answer)),
+  );
+  for (let i = 0; i < 4000 && settled < BURST - 4; i++) await new Promise((r) => setTimeout(r, 5));
+  expect(settled).toBe(BURST - 4);
+  release();
+  const answers = await Promise.all(requests);
+
+  expect(count(answers)).toEqual({ 200: 4, 503: BURST - 4 });
+  for (const busy of answers.filter((a) => a.status === 503)) {
+    expect(busy.body.error.code).toBe('SERVER_BUSY');
+    expect(Number(busy.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  }
+  expect(await ledger()).toMatchObject({ scans: 4, charged: 4, reservations: 0, orphanFiles: [] });
+});
+
+test('one pack code redeemed 16 times at once by one account and by four accounts credits 100 scans once', async () => {
+  const { t, app, url } = await serve();
+  const cookies = [await signedIn(app), await signedIn(app), await signedIn(app), await signedIn(app)];
+  const code = t.issueCode({ kind: 'pack', scans: 100 });
+
+  const sameAccount = await Promise.all(
+    Array.from({ length: 16 }, () => call(url, 'POST', '/api/v1/licenses', { headers: { cookie: cookies[0]! }, json: { code } })),
+  );
+  expect(count(sameAccount)).toEqual({ 200: 1, 409: 15 });
+
+  const other = t.issueCode({ kind: 'pack', scans: 100 });
+  const manyAccounts = await Promise.all(
+    Array.from({ length: 16 }, (_, i) => call(url, 'POST', '/api/v1/licenses', { headers: { cookie: cookies[i % 4]! }, json: { code: other } })),
+  );
+  expect(count(manyAccounts)).toEqual({ 200: 1, 409: 15 });
+  expect(manyAccounts.filter((a) => a.status === 409).every((a) => a.body.error.code === 'LICENSE_ALREADY_REDEEMED')).toBe(true);
+
+  const credits = await Promise.all(cookies.map(async (cookie) => (await call(url, 'GET', '/api/v1/account', { headers: { cookie } })).body.data.packCredit));
+  expect(credits.reduce((a, b) => a + b, 0)).toBe(200);
+});
