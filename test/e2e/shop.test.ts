@@ -156,6 +156,20 @@ describe('shop account in the browser', () => {
     await page.getByRole('search').getByLabel('Vehicle / plate').fill('');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.locator('.history-item').nth(3).waitFor();
+
+    const wear = await page.locator('.history-item .badge').first().getAttribute('data-wear');
+    const wearFilter = page.getByLabel('Wear', { exact: true });
+    await wearFilter.selectOption(wear === 'critical' ? 'new' : 'critical');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByText('No scans match.').waitFor();
+    await wearFilter.selectOption(wear!);
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.locator('.history-item').first().waitFor();
+    const wears = await page.locator('.history-item .badge').evaluateAll((badges) => badges.map((b) => b.getAttribute('data-wear')));
+    expect(new Set(wears)).toEqual(new Set([wear]));
+    await wearFilter.selectOption('');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.locator('.history-item').nth(3).waitFor();
     await shot('history');
 
     const href = await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href');
@@ -177,7 +191,7 @@ describe('shop account in the browser', () => {
     await expect(page.locator('.history-item').count()).resolves.toBe(3);
   });
 
-  it('shows usage and redeems a scan pack license', async () => {
+  it('shows usage and redeems scan pack and pro licenses', async () => {
     await page.getByRole('link', { name: 'Account' }).click();
     await expect(page.getByTestId('plan').textContent()).resolves.toBe('Free');
     await expect(page.getByTestId('usage').textContent()).resolves.toBe('4 of 10 scans used');
@@ -189,6 +203,12 @@ describe('shop account in the browser', () => {
     await page.getByRole('button', { name: 'Redeem' }).click();
     await page.getByText('That license code is not valid.', { exact: false }).waitFor();
     await shot('account');
+
+    await page.getByLabel(/License code/).fill(app.issueCode({ kind: 'pro', expiresAt: '2099-01-01T00:00:00.000Z' }));
+    await page.getByRole('button', { name: 'Redeem' }).click();
+    await page.getByText('Pro plan active until', { exact: false }).waitFor();
+    await expect(page.getByTestId('plan').textContent()).resolves.toBe('Pro');
+    await expect(page.getByRole('row').count()).resolves.toBe(3);
   });
 
   it('creates an API key shown once, with a ready curl example, and revokes it', async () => {

@@ -31,9 +31,9 @@ export function AccountPage() {
     setNote(null);
     try {
       const { license } = await api.redeemLicense(code.trim());
+      await refresh();
       setNote(license.kind === 'pack' ? `Scan pack added: ${license.scans ?? 0} scans.` : `Pro plan active until ${formatDay(license.expiresAt ?? '')}.`);
       setCode('');
-      await refresh();
     } catch (err) {
       setError(err);
     } finally {
