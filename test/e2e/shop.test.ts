@@ -220,7 +220,7 @@ describe('shop account in the browser', () => {
     const curl = await page.getByTestId('curl-example').textContent();
     expect(curl).toContain(`${new URL(app.url).origin}/api/v1/analyze`);
     expect(curl).toContain(`X-API-Key: ${key}`);
-    await expect(page.getByRole('row').filter({ hasText: 'Front desk POS' }).count()).resolves.toBe(1);
+    await page.getByRole('row').filter({ hasText: 'Front desk POS' }).waitFor();
     await shot('keys');
 
     await page.getByRole('button', { name: 'Revoke key Front desk POS' }).click();

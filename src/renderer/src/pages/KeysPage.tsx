@@ -22,9 +22,10 @@ export function KeysPage() {
     setBusy(true);
     setError(null);
     try {
-      setCreated(await api.createKey(name.trim() || 'POS'));
-      setName('');
+      const key = await api.createKey(name.trim() || 'POS');
       await load();
+      setCreated(key);
+      setName('');
     } catch (err) {
       setError(err);
     } finally {
