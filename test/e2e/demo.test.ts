@@ -93,7 +93,11 @@ describe('anonymous demo in the browser', () => {
   });
 
   it('meets the daily limit after three scans and says what to do', async () => {
-    await page.getByTestId('file-input').setInputFiles(photos[1 % photos.length]!);
+    // Keyboard only: focus the drop zone, Enter opens the file picker.
+    const chooser = page.waitForEvent('filechooser');
+    await page.getByTestId('drop-zone').focus();
+    await page.keyboard.press('Enter');
+    await (await chooser).setFiles(photos[1 % photos.length]!);
     await pastePhoto(page, photos[2 % photos.length]!);
     await waitForResults(page, 3);
     await expect(page.locator('.allowance').textContent()).resolves.toMatch(/^0 of 3 scans left today/);

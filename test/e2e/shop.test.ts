@@ -199,10 +199,11 @@ describe('shop account in the browser', () => {
     await page.getByRole('button', { name: 'Redeem' }).click();
     await page.getByText('Scan pack added: 100 scans.').waitFor();
     await expect(page.getByTestId('pack-credit').textContent()).resolves.toBe('100 scans');
+    await shot('account');
     await page.getByLabel(/License code/).fill('TWL1.bogus.code');
     await page.getByRole('button', { name: 'Redeem' }).click();
-    await page.getByText('That license code is not valid.', { exact: false }).waitFor();
-    await shot('account');
+    await page.getByText('That license code was not accepted.').waitFor();
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('LICENSE_INVALID');
 
     await page.getByLabel(/License code/).fill(app.issueCode({ kind: 'pro', expiresAt: '2099-01-01T00:00:00.000Z' }));
     await page.getByRole('button', { name: 'Redeem' }).click();
@@ -221,6 +222,8 @@ describe('shop account in the browser', () => {
     expect(curl).toContain(`${new URL(app.url).origin}/api/v1/analyze`);
     expect(curl).toContain(`X-API-Key: ${key}`);
     await page.getByRole('row').filter({ hasText: 'Front desk POS' }).waitFor();
+    await page.getByRole('button', { name: 'Copy key' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
     await shot('keys');
 
     await page.getByRole('button', { name: 'Revoke key Front desk POS' }).click();

@@ -16,7 +16,7 @@ const FRIENDLY: Record<string, string> = {
   IMAGE_TOO_SMALL: 'The photo is too small. Use at least 256 pixels on the short side.',
   IMAGE_TOO_LARGE: 'The photo has too many pixels (over 40 megapixels). Use a smaller one.',
   NO_TIRE_DETECTED: 'We could not see tire tread in this photo. Photograph the tread face, close and in focus.',
-  LICENSE_INVALID: 'That license code is not valid. Check that it was copied completely.',
+  LICENSE_INVALID: 'That license code was not accepted.',
   LICENSE_EXPIRED: 'That license has already expired.',
   LICENSE_ALREADY_REDEEMED: 'That license code has already been used.',
   IDEMPOTENCY_KEY_REUSED: 'This request was already sent with different content.',
