@@ -80,6 +80,28 @@ describe('linking a desktop to a hub', () => {
   it('is for the signed-in user at this computer only', async () => {
     const desk = await node();
     expectError(await desk.app.inject({ method: 'GET', url: '/api/v1/sync/status' }), 401, 'INVALID_SESSION');
+    const { cookie } = await signIn(desk.app);
+    const fromLan = await desk.app.inject({
+      method: 'GET',
+      url: '/api/v1/sync/status',
+      headers: { cookie },
+      remoteAddress: '192.168.1.20',
+    });
+    expectError(fromLan, 403, 'FORBIDDEN');
+  });
+
+  it('tells an unlinked desktop to link first', async () => {
+    const desk = await node();
+    const { cookie } = await signIn(desk.app);
+    expect((await call(desk, cookie, 'GET', '/api/v1/sync/status')).json().data).toEqual({
+      linked: false,
+      hubUrl: null,
+      lastSyncAt: null,
+      pending: 0,
+      lastError: null,
+    });
+    expect(expectError(await call(desk, cookie, 'POST', '/api/v1/sync/run'), 400, 'VALIDATION_ERROR')).toMatch(/not linked/);
+    expectError(await call(desk, cookie, 'GET', '/api/v1/sync/hub-scans'), 400, 'VALIDATION_ERROR');
   });
 });
 
