@@ -156,7 +156,7 @@ def heldout(count: int, seed_base: int, out_dir: str):
     for i in range(count):
         img, cls, dmap, lab = sample(seed_base + i, sizes)
         name = f"syn_{i:04d}.jpg"
-        Image.fromarray(img).save(os.path.join(out_dir, name), quality=88)
+        Image.fromarray(img).save(os.path.join(out_dir, name), quality=80)
         if lab["is_tire"] and math.isfinite(lab["min_depth"]):
             rows.append((name, f"{lab['min_depth']:.2f}", wear_of(lab["min_depth"])))
         elif not lab["is_tire"] and lab["tread_frac"] < 0.005:

@@ -122,8 +122,10 @@ def batch_tread(net, x, idx, data, scratch, train):
         f = net.early(xb)
     else:
         f = torch.from_numpy(xb.astype(np.float32))
-    if train and np.random.rand() < 0.5:
-        f = torch.flip(f, dims=[3])
+    if train:
+        if np.random.rand() < 0.5:
+            f = torch.flip(f, dims=[3])
+        f = F.dropout2d(f, 0.05)
     _depth_target["t"] = torch.from_numpy(data["min_depth"][idx])
     out = net.top(f)
     return tread_loss(out, torch.from_numpy(data["is_tire"][idx].astype(np.float32)),
@@ -181,7 +183,7 @@ def main():
         params = list(net.parameters())
         xtr, xva = tr["x"], va["x"]
         step = lambda idx, d, x, train: batch_seg(net, x, idx, d, train)
-    opt = torch.optim.AdamW(params, lr=a.lr, weight_decay=1e-4)
+    opt = torch.optim.AdamW(params, lr=a.lr, weight_decay=5e-4)
     budget = a.minutes * 60
     t0 = time.time()
     best, epoch, log = float("inf"), 0, []

@@ -1,0 +1,127 @@
+import { readFileSync } from 'node:fs';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOnnxAnalyzer, wearForDepth, type Analyzer } from '../../src/core/analysis/index.js';
+import { fixture, heldoutLabels, MODELS_DIR } from './helpers.js';
+
+let analyzer: Analyzer;
+beforeAll(async () => {
+  analyzer = await createOnnxAnalyzer({ modelsDir: MODELS_DIR, threads: 1 });
+});
+afterAll(async () => {
+  await analyzer.close();
+});
+
+const labels = heldoutLabels();
+const tires = labels.filter((l) => l.depthMm !== null);
+const nonTires = labels.filter((l) => l.wear === 'notire');
+
+describe('analysis of tread photos', () => {
+  it('answers every SPEC §2 field consistently', async () => {
+    const { analysis: a } = await analyzer.analyze({ image: readFileSync(tires[0]!.file), verbose: false });
+    expect(a.wear).toBe(wearForDepth(a.estimatedDepthMm));
+    expect(Number.isInteger(a.estimatedDepthMm * 10)).toBe(true);
+    expect(a.depthRangeMm.min).toBeGreaterThanOrEqual(0);
+    expect(a.depthRangeMm.min).toBeLessThanOrEqual(a.estimatedDepthMm);
+    expect(a.depthRangeMm.max).toBeGreaterThanOrEqual(a.estimatedDepthMm);
+    expect(a.confidence).toBeGreaterThanOrEqual(0);
+    expect(a.confidence).toBeLessThanOrEqual(1);
+    expect(Number.isInteger(a.modelAlignment)).toBe(true);
+    if (a.modelAlignment < 70) expect(a.isPreliminary).toBe(true);
+    expect(Number.isInteger(a.treadHealthIndex)).toBe(true);
+    expect(a.twiConsensusCount).toBeGreaterThanOrEqual(0);
+    expect(a.modelVersion).toBe(analyzer.modelVersion);
+  });
+
+  it('is deterministic: the same photo gives the same result', async () => {
+    const image = readFileSync(tires[1]!.file);
+    const first = await analyzer.analyze({ image, verbose: true });
+    const second = await analyzer.analyze({ image, verbose: true });
+    expect(second).toEqual(first);
+  });
+
+  it('gives the same results under concurrent requests as one by one', async () => {
+    const images = tires.slice(0, 6).map((t) => readFileSync(t.file));
+    const sequential = [];
+    for (const image of images) sequential.push((await analyzer.analyze({ image, verbose: false })).analysis);
+    const concurrent = await Promise.all(images.map((image) => analyzer.analyze({ image, verbose: false })));
+    expect(concurrent.map((o) => o.analysis)).toEqual(sequential);
+  });
+
+  it('reads known-depth synthetic fixtures within the stated bounds (MAE ≤ 1.0 mm over 40, each within 3 mm)', async () => {
+    const sample = tires.slice(0, 40);
+    const errors: number[] = [];
+    for (const t of sample) {
+      try {
+        const { analysis } = await analyzer.analyze({ image: readFileSync(t.file), verbose: false });
+        errors.push(Math.abs(analysis.estimatedDepthMm - t.depthMm!));
+      } catch {
+        errors.push(Number.POSITIVE_INFINITY);
+      }
+    }
+    const answered = errors.filter(Number.isFinite);
+    expect(answered.length).toBeGreaterThanOrEqual(sample.length - 1);
+    expect(answered.reduce((a, b) => a + b, 0) / answered.length).toBeLessThanOrEqual(1.0);
+    expect(Math.max(...answered)).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('images that are not tread', () => {
+  it('refuses most non-tire scenes with NO_TIRE_DETECTED', async () => {
+    let refused = 0;
+    for (const n of nonTires) {
+      await analyzer.analyze({ image: readFileSync(n.file), verbose: false }).catch((error: { code?: string }) => {
+        if (error.code === 'NO_TIRE_DETECTED') refused++;
+      });
+    }
+    expect(nonTires.length).toBeGreaterThan(10);
+    expect(refused / nonTires.length).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('answers IMAGE_UNREADABLE for a truncated JPEG', async () => {
+    const bytes = fixture('parity', 'tread.jpg');
+    await expect(analyzer.analyze({ image: bytes.subarray(0, bytes.length >> 1), verbose: false })).rejects.toMatchObject({
+      code: 'IMAGE_UNREADABLE',
+    });
+  });
+
+  it('answers IMAGE_UNREADABLE for bytes that only look like a PNG', async () => {
+    const bytes = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(500, 7)]);
+    await expect(analyzer.analyze({ image: bytes, verbose: false })).rejects.toMatchObject({ code: 'IMAGE_UNREADABLE' });
+  });
+});
+
+describe('verbose extras', () => {
+  it('draws the overlays at the analysed-frame size and places points inside the upload', async () => {
+    const image = readFileSync(tires[2]!.file);
+    const meta = await sharp(image).metadata();
+    const { verbose } = await analyzer.analyze({ image, verbose: true });
+    expect(verbose).toBeDefined();
+    for (const name of ['depthHeatmap', 'mask']) {
+      const url = verbose!.overlays[name]!;
+      expect(url.startsWith('data:image/png;base64,')).toBe(true);
+      const png = await sharp(Buffer.from(url.slice(22), 'base64')).metadata();
+      expect(png.format).toBe('png');
+      expect(png.width / png.height).toBeCloseTo(meta.width / meta.height, 1);
+    }
+    for (const p of verbose!.points) {
+      expect(['twi', 'groove']).toContain(p.kind);
+      expect(p.x).toBeGreaterThanOrEqual(0);
+      expect(p.x).toBeLessThanOrEqual(meta.width);
+      expect(p.y).toBeGreaterThanOrEqual(0);
+      expect(p.y).toBeLessThanOrEqual(meta.height);
+    }
+  });
+
+  it('gives points in upright coordinates for an EXIF-rotated upload', async () => {
+    const upright = await analyzer.analyze({ image: fixture('parity', 'tread.jpg'), verbose: true });
+    const rotated = await analyzer.analyze({ image: fixture('parity', 'tread-exif6.jpg'), verbose: true });
+    expect(rotated.analysis.estimatedDepthMm).toBeCloseTo(upright.analysis.estimatedDepthMm, 0);
+    const grooves = (o: typeof upright) => o.verbose!.points.filter((p) => p.kind === 'groove');
+    expect(grooves(rotated).length).toBe(grooves(upright).length);
+    grooves(rotated).forEach((p, i) => {
+      expect(Math.abs(p.x - grooves(upright)[i]!.x)).toBeLessThanOrEqual(12);
+      expect(Math.abs(p.y - grooves(upright)[i]!.y)).toBeLessThanOrEqual(12);
+    });
+  });
+});

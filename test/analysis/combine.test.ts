@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { combine, denseEstimate, type TreadOutput } from '../../src/core/analysis/combine.js';
+import type { Calibration } from '../../src/core/analysis/manifest.js';
+import { findTwiBars, MASK_GROOVE, MASK_TREAD, MASK_TWI, type MaskMaps } from '../../src/core/analysis/mask.js';
+
+const cal: Calibration = {
+  gateThreshold: 0.5,
+  dense: { percentile: 10, intercept: 0, slope: 1, minPixels: 20 },
+  blendWeightRegressor: 0.5,
+  intervalK: 1.5,
+  wearTemperature: 1,
+  confidencePlatt: { a: 1, b: 0 },
+};
+
+const SIDE = 20;
+/** A tread filling the frame with one vertical main groove in column 10 and a TWI bar across it. */
+function maps(depthMm: number, withTwi = true): MaskMaps {
+  const n = SIDE * SIDE;
+  const label = new Uint8Array(n).fill(MASK_TREAD);
+  for (let y = 0; y < SIDE; y++) label[y * SIDE + 10] = MASK_GROOVE;
+  if (withTwi) label[10 * SIDE + 10] = MASK_TWI;
+  return { side: SIDE, label, treadProb: new Float32Array(n).fill(0.95), depth: new Float32Array(n).fill(depthMm) };
+}
+
+const tread = (depthMm: number, over: Partial<TreadOutput> = {}): TreadOutput => ({
+  gate: 0.9,
+  depthMm,
+  sigmaMm: 0.5,
+  wearLogits: [0, 0, 0, 0, 0],
+  ...over,
+});
+
+describe('combining the estimators', () => {
+  it('refuses an image the gate does not see as tread', () => {
+    expect(() => combine(tread(5, { gate: 0.1 }), maps(5), cal)).toThrowError(expect.objectContaining({ code: 'NO_TIRE_DETECTED' }));
+  });
+
+  it('reports the band of the reported depth, whatever the classifier votes', () => {
+    const { analysis } = combine(tread(2.2, { wearLogits: [9, 0, 0, 0, 0] }), maps(2.2), cal);
+    expect(analysis.estimatedDepthMm).toBe(2.2);
+    expect(analysis.wear).toBe('worn');
+  });
+
+  it('blends the two estimates and keeps the interval around the estimate', () => {
+    const { analysis } = combine(tread(6), maps(4), cal);
+    expect(analysis.estimatedDepthMm).toBe(5);
+    expect(analysis.depthRangeMm.min).toBeLessThanOrEqual(5);
+    expect(analysis.depthRangeMm.max).toBeGreaterThanOrEqual(5);
+  });
+
+  it('never reports a negative lower bound', () => {
+    const { analysis } = combine(tread(0.3, { sigmaMm: 2 }), maps(0.3), cal);
+    expect(analysis.depthRangeMm.min).toBe(0);
+  });
+
+  it('is confident and not preliminary when the estimators and the classifier agree', () => {
+    const { analysis } = combine(tread(6, { wearLogits: [0, 6, 0, 0, 0] }), maps(6), cal);
+    expect(analysis.modelAlignment).toBeGreaterThanOrEqual(90);
+    expect(analysis.isPreliminary).toBe(false);
+  });
+
+  it('flags disagreement between the estimators as preliminary', () => {
+    const { analysis } = combine(tread(8), maps(2), cal);
+    expect(analysis.modelAlignment).toBeLessThan(70);
+    expect(analysis.isPreliminary).toBe(true);
+  });
+
+  it('flags a barely visible tread as preliminary', () => {
+    const m = maps(6);
+    m.treadProb.fill(0).fill(0.95, 0, 15);
+    const { analysis } = combine(tread(6, { wearLogits: [0, 6, 0, 0, 0] }), m, cal);
+    expect(analysis.isPreliminary).toBe(true);
+  });
+
+  it('counts a TWI bar only where it lies across a main groove', () => {
+    expect(findTwiBars(maps(5)).map((b) => b.confirmed)).toEqual([true]);
+    const stray = maps(5, false);
+    stray.label[3 * SIDE + 3] = MASK_TWI;
+    expect(findTwiBars(stray).map((b) => b.confirmed)).toEqual([false]);
+    expect(combine(tread(5), stray, cal).analysis.twiConsensusCount).toBe(0);
+  });
+
+  it('takes the dense estimate from a low percentile of tread pixels', () => {
+    const m = maps(6);
+    for (let i = 0; i < 100; i++) m.depth[i] = 2;
+    expect(denseEstimate(m, cal)).toBeCloseTo(2, 5);
+  });
+});

@@ -1,0 +1,64 @@
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createOnnxAnalyzer, loadManifest } from '../../src/core/analysis/index.js';
+import { MODELS_DIR } from './helpers.js';
+
+const dirs: string[] = [];
+async function copyModels(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'tirewear-models-'));
+  dirs.push(dir);
+  for (const f of ['manifest.json', 'tread.onnx', 'seg.onnx']) await cp(path.join(MODELS_DIR, f), path.join(dir, f));
+  return dir;
+}
+
+afterEach(async () => {
+  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+});
+
+describe('model manifest', () => {
+  it('names the shipped version, both networks with sha256 digests, and the calibration', async () => {
+    const m = await loadManifest(MODELS_DIR);
+    expect(m.version).toMatch(/^tread-\d{4}\.\d{1,2}\.\d+/);
+    expect(m.models.tread.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(m.models.seg.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(m.calibration.intervalK).toBeGreaterThan(0);
+    expect(m.input.size).toBe(160);
+  });
+
+  it('refuses a missing manifest with MODEL_UNAVAILABLE', async () => {
+    const dir = await copyModels();
+    await rm(path.join(dir, 'manifest.json'));
+    await expect(createOnnxAnalyzer({ modelsDir: dir })).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', status: 503 });
+  });
+
+  it('refuses a missing model file and says which', async () => {
+    const dir = await copyModels();
+    await rm(path.join(dir, 'seg.onnx'));
+    await expect(createOnnxAnalyzer({ modelsDir: dir })).rejects.toMatchObject({
+      code: 'MODEL_UNAVAILABLE',
+      message: expect.stringMatching(/seg\.onnx is missing/),
+    });
+  });
+
+  it('refuses a corrupt model file (one flipped byte) by its sha256', async () => {
+    const dir = await copyModels();
+    const file = path.join(dir, 'tread.onnx');
+    const bytes = await readFile(file);
+    bytes[bytes.length >> 1] ^= 0xff;
+    await writeFile(file, bytes);
+    await expect(createOnnxAnalyzer({ modelsDir: dir })).rejects.toMatchObject({
+      code: 'MODEL_UNAVAILABLE',
+      message: expect.stringMatching(/tread\.onnx is corrupt/),
+    });
+  });
+
+  it('refuses a manifest without calibration', async () => {
+    const dir = await copyModels();
+    const m = JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8'));
+    delete m.calibration;
+    await writeFile(path.join(dir, 'manifest.json'), JSON.stringify(m));
+    await expect(loadManifest(dir)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE' });
+  });
+});
