@@ -1,19 +1,30 @@
 /** Tire photos for the browser tests, and where screenshots go. */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from './app.js';
 
-const TIRES_DIR = process.env.TIREWEAR_E2E_TIRES_DIR ?? path.join(ROOT, 'test', 'fixtures', 'tires');
+const HELDOUT = path.join(ROOT, 'test', 'fixtures', 'tires', 'heldout');
 
-/** The engine's synthetic tire renders (JPEG / PNG / WebP), sorted by name. */
+/**
+ * Four of the engine's labelled synthetic tire photos, one per wear class from new to
+ * worn (as labelled; the model decides what it sees), so a report shows every colour.
+ */
 export function tirePhotos(): string[] {
-  if (!existsSync(TIRES_DIR)) throw new Error(`No tire fixtures in ${TIRES_DIR}`);
-  return readdirSync(TIRES_DIR)
-    .filter((name) => /\.(jpe?g|png|webp)$/i.test(name))
-    .sort()
-    .map((name) => path.join(TIRES_DIR, name));
+  const labels = path.join(HELDOUT, 'labels.csv');
+  if (!existsSync(labels)) throw new Error(`No tire fixtures: ${labels} is missing`);
+  const rows = readFileSync(labels, 'utf8')
+    .trim()
+    .split(/\r?\n/)
+    .slice(1)
+    .map((line) => line.split(',').map((cell) => cell.trim()))
+    .map(([file = '', , wear = '']) => ({ file, wear }));
+  return ['new', 'good', 'medium', 'worn'].map((wear) => {
+    const row = rows.find((r) => r.wear === wear);
+    if (!row) throw new Error(`No "${wear}" tire in ${labels}`);
+    return path.join(HELDOUT, row.file);
+  });
 }
 
 /**
