@@ -83,7 +83,7 @@ test('kill -9 under load, three times: the database is sound, charges match scan
 
     let stop = false;
     let successes = 0;
-    const callers = [{ 'x-api-key': pro }, { 'x-api-key': free }, {}];
+    const callers: Array<Record<string, string>> = [{ 'x-api-key': pro }, { 'x-api-key': free }, {}];
     const worker = async (n: number) => {
       for (let i = 0; !stop; i++) {
         const answer = await analyze(url, images[(n + i) % images.length]!, callers[(n + i) % callers.length]).catch(() => null);

@@ -24,10 +24,18 @@ export type { HttpCore };
 /** JSON bodies are small (credentials, names, codes); only /analyze takes an upload. */
 export const JSON_BODY_LIMIT = 64 * 1024;
 export const MAX_HEADER_BYTES = 16 * 1024;
+/**
+ * Headers and body must have arrived within this, or the socket gets 408 and is closed: a
+ * stalled upload would otherwise hold its connection and up to 10 MiB forever. A full-size
+ * upload needs about 8 s over 10 Mbit/s Wi-Fi.
+ */
+export const REQUEST_TIMEOUT_MS = 60_000;
 
 export interface BuildServerOptions {
   /** false: no request logs (tests); true or absent: the core's logger; an object: pino options. */
   logger?: boolean | FastifyServerOptions['logger'];
+  /** REQUEST_TIMEOUT_MS unless given (tests use a short one). */
+  requestTimeoutMs?: number;
 }
 
 /** Errors the socket parser raises before Fastify sees a request (oversized headers, garbage). */
@@ -58,11 +66,18 @@ function loggerOptions(core: HttpCore, logger: BuildServerOptions['logger']): Fa
 }
 
 export async function buildServer(core: HttpCore, options: BuildServerOptions = {}): Promise<FastifyInstance> {
+  const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const app = Fastify({
     ...loggerOptions(core, options.logger),
     trustProxy: core.config.trustProxy,
     bodyLimit: JSON_BODY_LIMIT,
-    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    requestTimeout,
+    // Node enforces requestTimeout only while headersTimeout is no longer, and checks at connectionsCheckingInterval.
+    http: {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      headersTimeout: requestTimeout,
+      connectionsCheckingInterval: Math.min(30_000, Math.ceil(requestTimeout / 4)),
+    },
     // Requests arriving while closing get SERVER_BUSY in the envelope (security.ts) instead.
     return503OnClosing: false,
     clientErrorHandler,
