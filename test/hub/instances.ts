@@ -32,7 +32,7 @@ export async function spawnInstance(env: Record<string, string>): Promise<Instan
     url,
     child,
     async stop() {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = once(child, 'exit');
       child.kill('SIGTERM');
       await exited;
