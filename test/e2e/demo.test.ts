@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from './support/app.js';
 import { launchChromium, openPage } from './support/browser.js';
-import { screenshotDir, tirePhotos } from './support/files.js';
+import { saveScreenshot, tirePhotos } from './support/files.js';
 import { waitForResults } from './support/results.js';
 import { writeY4mFromImage } from './support/y4m.js';
 
@@ -74,7 +74,7 @@ describe('anonymous demo in the browser', () => {
     await camera.getByRole('button', { name: 'Retake' }).click();
     await camera.getByRole('button', { name: 'Capture' }).click();
     await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
-    await page.screenshot({ path: path.join(await screenshotDir(), 'webcam.png') });
+    await saveScreenshot(page, 'webcam');
     await camera.getByRole('button', { name: 'Analyze photo' }).click();
     await waitForResults(page, 1);
     const card = page.locator('article.result-card').first();

@@ -4,12 +4,11 @@
  * customer report, find the scans in the history, redeem a pack, manage API keys, settings.
  */
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from './support/app.js';
 import { launchChromium, openPage } from './support/browser.js';
-import { screenshotDir, tirePhotos } from './support/files.js';
+import { saveScreenshot, tirePhotos } from './support/files.js';
 import { waitForResults } from './support/results.js';
 
 const PLATE = 'AB-123-CD';
@@ -19,7 +18,6 @@ describe('shop account in the browser', () => {
   let browser: Browser;
   let page: Page;
   let errors: string[];
-  let shots: string;
   let photos: string[];
 
   /** A README picture: from the top of the page, or scrolled so `scrollTo` sits under the header. */
@@ -30,12 +28,11 @@ describe('shop account in the browser', () => {
     await page.evaluate(scroll, 0);
     const box = scrollTo ? await scrollTo.boundingBox() : null;
     if (box) await page.evaluate(scroll, box.y - 80);
-    await page.screenshot({ path: path.join(shots, `${name}.png`) });
+    await saveScreenshot(page, name);
   };
 
   beforeAll(async () => {
     photos = tirePhotos();
-    shots = await screenshotDir();
     app = await startApp();
     browser = await launchChromium();
     ({ page, errors } = await openPage(browser, app.url));

@@ -3,6 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { Page } from 'playwright-core';
+import sharp from 'sharp';
 import { ROOT } from './app.js';
 
 const HELDOUT = path.join(ROOT, 'test', 'fixtures', 'tires', 'heldout');
@@ -28,11 +30,12 @@ export function tirePhotos(): string[] {
 }
 
 /**
- * docs/screenshots when TIREWEAR_SCREENSHOTS=1 (refreshing the README's pictures),
- * otherwise a temp dir, so an ordinary test run leaves the work tree clean.
+ * Saves the viewport as `<name>.png`: into docs/screenshots when TIREWEAR_SCREENSHOTS=1
+ * (refreshing the README's pictures, as small palette PNGs), otherwise into a temp dir,
+ * so an ordinary test run leaves the work tree clean.
  */
-export async function screenshotDir(): Promise<string> {
+export async function saveScreenshot(page: Page, name: string): Promise<void> {
   const dir = process.env.TIREWEAR_SCREENSHOTS === '1' ? path.join(ROOT, 'docs', 'screenshots') : path.join(os.tmpdir(), 'tirewear-e2e-shots');
   await mkdir(dir, { recursive: true });
-  return dir;
+  await sharp(await page.screenshot()).png({ palette: true, quality: 90, effort: 8 }).toFile(path.join(dir, `${name}.png`));
 }
