@@ -22,6 +22,41 @@ function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException).code === 'ENOENT';
 }
 
+/** The disk, not the caller and not a bug: full, read-only, not a folder, out of handles or failing. */
+const UNAVAILABLE = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'ENOTDIR', 'EIO', 'EMFILE', 'ENFILE']);
+
+/** Like the database's mapping: the caller gets a retryable 503 STORAGE_UNAVAILABLE, the log keeps the cause. */
+function storageError(error: unknown): unknown {
+  if (!UNAVAILABLE.has((error as NodeJS.ErrnoException | null)?.code ?? '')) return error;
+  return new AppError('STORAGE_UNAVAILABLE', 'The image folder cannot be written or read (disk full or read-only?); try again later', {
+    cause: error,
+  });
+}
+
+/** Written to a temporary file in the target's folder, flushed, then renamed into place (atomic). */
+async function write(target: string, data: Buffer): Promise<void> {
+  const folder = path.dirname(target);
+  await mkdir(folder, { recursive: true });
+  // Same directory as the target, so the rename is atomic: readers see the old file or the whole new one.
+  const temp = path.join(folder, `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(temp, 'wx');
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } catch (error) {
+    await handle.close();
+    await rm(temp, { force: true });
+    throw error;
+  }
+  await handle.close();
+  try {
+    await rename(temp, target);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
 export function createFileImageStore(dir: string): ImageStore {
   const root = path.resolve(dir);
   const fileOf = (key: string): string => {
@@ -31,26 +66,10 @@ export function createFileImageStore(dir: string): ImageStore {
 
   return {
     async put(key, data) {
-      const target = fileOf(key);
-      const folder = path.dirname(target);
-      await mkdir(folder, { recursive: true });
-      // Same directory as the target, so the rename is atomic: readers see the old file or the whole new one.
-      const temp = path.join(folder, `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
-      const handle = await open(temp, 'wx');
       try {
-        await handle.writeFile(data);
-        await handle.sync();
+        await write(fileOf(key), data);
       } catch (error) {
-        await handle.close();
-        await rm(temp, { force: true });
-        throw error;
-      }
-      await handle.close();
-      try {
-        await rename(temp, target);
-      } catch (error) {
-        await rm(temp, { force: true });
-        throw error;
+        throw storageError(error);
       }
     },
     async get(key) {
@@ -58,7 +77,7 @@ export function createFileImageStore(dir: string): ImageStore {
         return await readFile(fileOf(key));
       } catch (error) {
         if (isMissing(error)) throw new AppError('NOT_FOUND', 'Image not found');
-        throw error;
+        throw storageError(error);
       }
     },
     async delete(key) {

@@ -1,0 +1,110 @@
+/**
+ * The data folder stops taking writes (disk full, read-only, locked): the caller gets a clear
+ * 503 STORAGE_UNAVAILABLE in the envelope, nothing is charged, no image or temp file is left
+ * behind, and the same upload succeeds once storage is back. (Tests run as root, so chmod
+ * cannot make a folder read-only here: the image folder is placed under a regular file, and
+ * the database is locked by another connection. scripts/disk-full.ts fills a real tmpfs.)
+ */
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { FastifyInstance } from 'fastify';
+import { afterEach, expect, test } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { defaultConfig, type Config } from '../../src/core/config.js';
+import { createCore, type Core } from '../../src/core/core.js';
+import { buildServer } from '../../src/core/http/app.js';
+import { createLogger } from '../../src/core/logger.js';
+import { SQLITE_FILE_NAME, openSqliteStore } from '../../src/core/storage/index.js';
+import { makeJpeg } from '../fixtures/images/make.js';
+import { FakeAnalyzer } from '../support/fake-analyzer.js';
+import { makeTestLicenseKeys } from '../support/licenses.js';
+import { BOUNDARY, multipart } from './corpus.js';
+import { readLedger } from './ledger.js';
+
+const keys = makeTestLicenseKeys();
+let cleanup: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const step of cleanup.reverse()) await step();
+  cleanup = [];
+});
+
+async function serve(imagesDir: (dataDir: string) => string): Promise<{ app: FastifyInstance; core: Core; analyzer: FakeAnalyzer; config: Config; db: string }> {
+  const dataDir = path.join(os.tmpdir(), `tirewear-storage-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  await mkdir(dataDir, { recursive: true });
+  const config: Config = {
+    ...defaultConfig(dataDir),
+    dataDir,
+    imagesDir: imagesDir(dataDir),
+    rendererDir: null,
+    licensePublicKeyPem: keys.publicKeyPem,
+    logLevel: 'silent',
+  };
+  const clock = new ManualClock();
+  const db = path.join(dataDir, SQLITE_FILE_NAME);
+  // A short busy timeout, so a locked database fails in milliseconds rather than five seconds.
+  const store = openSqliteStore({ file: db, clock, busyTimeoutMs: 50 });
+  const analyzer = new FakeAnalyzer();
+  const core = await createCore(config, { clock, store, analyzer, logger: createLogger({ level: 'silent' }) });
+  const app = await buildServer(core, { logger: false });
+  cleanup.push(async () => {
+    await app.close();
+    await core.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+  return { app, core, analyzer, config, db };
+}
+
+const upload = (app: FastifyInstance, image: Buffer, headers: Record<string, string> = {}) =>
+  app.inject({
+    method: 'POST',
+    url: '/api/v1/analyze',
+    headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, ...headers },
+    payload: multipart(image),
+  });
+
+function expectUnavailable(res: { statusCode: number; json(): any }): void {
+  expect(res.statusCode).toBe(503);
+  expect(res.json()).toMatchObject({ success: false, error: { code: 'STORAGE_UNAVAILABLE' } });
+  // 5xx never leak internals: no paths, no errno names.
+  expect(res.json().error.message).not.toMatch(/\/|ENOTDIR|ENOSPC|SQLITE/);
+}
+
+test('an image folder that cannot be written: 503 STORAGE_UNAVAILABLE, nothing charged, and the retry succeeds once it can', async () => {
+  const { app, config, db } = await serve((dataDir) => path.join(dataDir, 'blocked', 'images'));
+  await writeFile(path.join(config.dataDir, 'blocked'), 'a file where the folder should be');
+  const image = await makeJpeg({ width: 320, height: 256 });
+
+  expectUnavailable(await upload(app, image, { 'idempotency-key': 'pos-1' }));
+  expect(await readLedger(db, config.imagesDir)).toMatchObject({ integrity: 'ok', scans: 0, charged: 0, reservations: 0 });
+
+  await rm(path.join(config.dataDir, 'blocked'));
+  const retry = await upload(app, image, { 'idempotency-key': 'pos-1' });
+  expect(retry.statusCode).toBe(200);
+  expect(retry.headers['x-ratelimit-remaining']).toBe('2');
+  expect(await readLedger(db, config.imagesDir)).toMatchObject({ scans: 1, charged: 1, orphanFiles: [], tempFiles: [] });
+});
+
+test('a database that refuses the commit: 503 STORAGE_UNAVAILABLE, the written image and thumbnail removed, nothing charged', async () => {
+  const { app, analyzer, config, db } = await serve((dataDir) => path.join(dataDir, 'images'));
+  const image = await makeJpeg({ width: 320, height: 256 });
+  const release = analyzer.hold();
+  const pending = upload(app, image);
+  await analyzer.started(1);
+
+  // Another process holds the write lock while the analysis finishes and the commit runs.
+  const other = new Database(db);
+  other.exec('BEGIN IMMEDIATE');
+  release();
+  const res = await pending;
+  other.exec('ROLLBACK');
+  other.close();
+
+  expectUnavailable(res);
+  const ledger = await readLedger(db, config.imagesDir);
+  expect(ledger).toMatchObject({ integrity: 'ok', scans: 0, charged: 0, orphanFiles: [], tempFiles: [] });
+  // The hold could not be released while the database was locked either; it expires with housekeeping.
+  expect(ledger.reservations).toBeLessThanOrEqual(1);
+  expect((await upload(app, image)).statusCode).toBe(200);
+});
