@@ -28,6 +28,7 @@ export function ScanPage({ active, onReport }: Props) {
   const positionId = useId();
 
   const addFiles = useCallback((files: File[]) => queue.add(files, vehicle, position), [queue, vehicle, position]);
+  // Newest first: the report is for the car scanned last.
   const done = queue.items.flatMap((item) => (item.status === 'done' && item.view ? [item.view] : []));
   const limit = queue.rateLimit ?? (account ? { limit: account.allowance.limit, remaining: account.allowance.remaining, resetAt: new Date(account.allowance.resetAt) } : null);
 
@@ -54,7 +55,7 @@ export function ScanPage({ active, onReport }: Props) {
           <button type="button" className="secondary" onClick={() => setCamera((c) => !c)} aria-pressed={camera}>
             {camera ? 'Hide camera' : 'Use webcam'}
           </button>
-          <button type="button" className="secondary" disabled={done.length === 0} onClick={() => onReport(done)}>
+          <button type="button" className="secondary" disabled={done.length === 0} onClick={() => onReport(done.filter((view) => view.vehicle === done[0]?.vehicle))}>
             Customer report
           </button>
         </div>

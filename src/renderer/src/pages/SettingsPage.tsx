@@ -2,6 +2,7 @@
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import type { SettingsData } from '../../../shared/api';
 import { api } from '../api/client';
+import { AboutPanel } from '../components/AboutPanel';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { SyncPanel } from '../components/SyncPanel';
 import { useSession } from '../hooks/useSession';
@@ -130,6 +131,7 @@ export function SettingsPage() {
         </div>
       </form>
       <SyncPanel />
+      <AboutPanel />
     </section>
   );
 }
