@@ -180,9 +180,9 @@ export function loadConfig(env: Env, argv: readonly string[] = [], base: Config 
   const keySource = vars.TIREWEAR_LICENSE_PUBLIC_KEY ?? (base.licensePublicKeyPem || DEFAULT_LICENSE_KEY_FILE);
   config.licensePublicKeyPem = readPem('TIREWEAR_LICENSE_PUBLIC_KEY', keySource);
 
-  if (!isLoopback(config.host) && !config.lanAccess) {
+  if (!isLoopback(config.host) && !config.lanAccess && config.databaseUrl === null) {
     throw new ConfigError(
-      `TIREWEAR_HOST=${config.host} is not a loopback address; set TIREWEAR_LAN_ACCESS=true to serve the LAN (API keys are then required)`,
+      `TIREWEAR_HOST=${config.host} is not a loopback address; set TIREWEAR_LAN_ACCESS=true to serve the LAN (API keys are then required), or run as a hub with TIREWEAR_DATABASE_URL`,
     );
   }
   return config;

@@ -2,6 +2,7 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import type { Config } from '../../src/core/config.js';
+import type { Store } from '../../src/core/storage/store.js';
 import { buildServer } from '../../src/core/http/app.js';
 import { testCore, type TestCore } from '../support/core.js';
 
@@ -10,7 +11,7 @@ export interface HttpTest extends TestCore {
 }
 
 /** A server on a fresh core (temp SQLite, ManualClock, FakeAnalyzer); call cleanup() after. */
-export async function httpTest(options: { config?: Partial<Config> } = {}): Promise<HttpTest> {
+export async function httpTest(options: { config?: Partial<Config>; store?: Store } = {}): Promise<HttpTest> {
   const t = await testCore(options);
   const app = await buildServer(t.core, { logger: false });
   return {

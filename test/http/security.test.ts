@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeJpeg } from '../fixtures/images/make.js';
+import { tempSqliteStore } from '../support/store.js';
 import { createKey, expectError, httpTest, imageForm, signIn, type HttpTest } from './helpers.js';
 
 let t: HttpTest;
@@ -122,6 +123,36 @@ describe('LAN callers', () => {
       expect((await fromLan('/api/v1/health', { host: `${address}:8787` })).statusCode).toBe(200);
       expect((await health({ host: `${address}:8787` })).statusCode).toBe(403);
     });
+  });
+});
+
+describe('a hub (hub mode) behind its proxy', () => {
+  let hub: HttpTest;
+  let store: Awaited<ReturnType<typeof tempSqliteStore>>;
+  beforeAll(async () => {
+    // The store is a temp SQLite one; databaseUrl only switches the server into hub mode.
+    store = await tempSqliteStore();
+    hub = await httpTest({ store: store.store, config: { databaseUrl: 'postgres://hub.invalid/tirewear', host: '0.0.0.0' } });
+  });
+  afterAll(async () => {
+    await hub.cleanup();
+    await store.cleanup();
+  });
+
+  it('serves remote browsers and anonymous callers without the desk LAN rule', async () => {
+    const remote = { remoteAddress: '203.0.113.9' };
+    expect((await hub.app.inject({ url: '/api/v1/health', ...remote })).statusCode).toBe(200);
+    const { cookie } = await signIn(hub.app);
+    const account = await hub.app.inject({ url: '/api/v1/account', headers: { cookie }, ...remote });
+    expect(account.statusCode).toBe(200);
+    const upload = imageForm(jpeg);
+    const scan = await hub.app.inject({ method: 'POST', url: '/api/v1/analyze', ...upload, ...remote });
+    expect(scan.statusCode).toBe(200);
+  });
+
+  it('still refuses foreign Host headers', async () => {
+    const res = await hub.app.inject({ url: '/api/v1/health', headers: { host: 'evil.example' }, remoteAddress: '203.0.113.9' });
+    expectError(res, 403, 'FORBIDDEN');
   });
 });
 

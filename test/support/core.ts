@@ -10,6 +10,7 @@ import type { Analyzer } from '../../src/core/analysis/analyzer.js';
 import { ManualClock, type Clock } from '../../src/core/clock.js';
 import { defaultConfig, type Config } from '../../src/core/config.js';
 import { createCore, type Core } from '../../src/core/core.js';
+import type { Store } from '../../src/core/storage/store.js';
 import { createLogger } from '../../src/core/logger.js';
 import type { ImageStore } from '../../src/core/storage/images.js';
 import { FakeAnalyzer } from './fake-analyzer.js';
@@ -30,7 +31,7 @@ export interface TestCore<C extends Clock = ManualClock, A extends Analyzer = Fa
 let sharedKeys: TestLicenseKeys | null = null;
 
 export async function testCore<C extends Clock = ManualClock, A extends Analyzer = FakeAnalyzer>(
-  options: { clock?: C; analyzer?: A; config?: Partial<Config>; images?: ImageStore } = {},
+  options: { clock?: C; analyzer?: A; config?: Partial<Config>; images?: ImageStore; store?: Store } = {},
 ): Promise<TestCore<C, A>> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-core-'));
   sharedKeys ??= makeTestLicenseKeys();
@@ -47,7 +48,13 @@ export async function testCore<C extends Clock = ManualClock, A extends Analyzer
     ...options.config,
   };
   const logger = createLogger({ level: 'silent' });
-  const core = await createCore(config, { clock, analyzer, logger, ...(options.images ? { images: options.images } : {}) });
+  const core = await createCore(config, {
+    clock,
+    analyzer,
+    logger,
+    ...(options.images ? { images: options.images } : {}),
+    ...(options.store ? { store: options.store } : {}),
+  });
   return {
     core,
     clock,

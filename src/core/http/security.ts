@@ -91,7 +91,9 @@ function checkOrigin(request: FastifyRequest): void {
 }
 
 function checkClient(request: FastifyRequest, config: Config): void {
-  if (isLoopbackAddress(request.ip)) return;
+  // A hub (hub mode, on PostgreSQL) is a server for many shops, usually behind a proxy:
+  // the desk's LAN rule does not apply to it; the Host allow-list and credentials do.
+  if (isLoopbackAddress(request.ip) || config.databaseUrl !== null) return;
   if (!config.lanAccess) {
     throw new AppError('FORBIDDEN', 'This server only accepts requests from this computer (LAN access is off)');
   }

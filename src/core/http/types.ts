@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Services } from '../services/ports.js';
+import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
 import type { Caller } from '../types.js';
 
@@ -14,7 +15,8 @@ export interface HttpCore {
   services: Services;
   logger: Logger;
   analyzer: Pick<Analyzer, 'modelVersion'>;
-  store: Pick<Store, 'kind' | 'ping'>;
+  store: Store;
+  images: ImageStore;
 }
 
 /**

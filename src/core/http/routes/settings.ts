@@ -3,12 +3,10 @@
  * signed-in user at this computer only (a LAN caller or an API key cannot reconfigure
  * the server). Server settings apply at the next start; `restartRequired` says so.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
-import path from 'node:path';
 import { Type, type FastifyPluginAsyncTypebox, type Static } from '@fastify/type-provider-typebox';
 import type { SettingsData as WireSettings } from '../../../shared/api.js';
 import { isLoopback, readSettingsFile, type Config, type FileSettings } from '../../config.js';
+import { updateSettingsFile } from '../../settings-file.js';
 import { SettingsData, replies } from '../schemas.js';
 
 const SettingsPatch = Type.Object(
@@ -51,28 +49,9 @@ export function applyPatch(file: FileSettings, patch: Static<typeof SettingsPatc
   return next;
 }
 
-/** Write-to-temp, flush, rename: a crash leaves the old file or the new one, never half of either. */
-export async function writeSettingsFile(dataDir: string, settings: FileSettings): Promise<void> {
-  await mkdir(dataDir, { recursive: true });
-  const target = path.join(dataDir, 'settings.json');
-  const temp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
-  const handle = await open(temp, 'w', 0o600);
-  try {
-    await handle.writeFile(`${JSON.stringify(settings, null, 2)}\n`);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temp, target).catch(async (error: unknown) => {
-    await rm(temp, { force: true });
-    throw error;
-  });
-}
-
 export const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { config } = app.core;
   const tags = ['settings'];
-  let writing: Promise<unknown> = Promise.resolve();
 
   app.get(
     '/settings',
@@ -90,14 +69,8 @@ export const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags, summary: 'Change desk settings', body: SettingsPatch, response: replies(SettingsData) },
     },
     async (request) => {
-      // One read-modify-write at a time, so two quick saves cannot drop each other's keys.
-      const update = writing.then(async () => {
-        const next = applyPatch(readSettingsFile(config.dataDir), request.body);
-        await writeSettingsFile(config.dataDir, next);
-        return next;
-      });
-      writing = update.catch(() => undefined);
-      return { success: true as const, data: toSettingsData(await update, config) };
+      const saved = await updateSettingsFile(config.dataDir, (file) => applyPatch(file, request.body));
+      return { success: true as const, data: toSettingsData(saved, config) };
     },
   );
 };

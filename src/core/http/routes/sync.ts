@@ -11,10 +11,8 @@
 import fastifyMultipart from '@fastify/multipart';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { readSettingsFile } from '../../config.js';
+import { updateSettingsFile } from '../../settings-file.js';
 import { AppError } from '../../errors.js';
-import type { ImageStore } from '../../storage/images.js';
-import type { Store } from '../../storage/store.js';
 import { receiveSyncedScan } from '../../sync/receive.js';
 import { createSyncService } from '../../sync/service.js';
 import { parseSyncScan, type SyncScan } from '../../sync/wire.js';
@@ -22,9 +20,7 @@ import { accountCaller } from '../auth.js';
 import { multipartError } from '../errors.js';
 import { MAX_IMAGE_BYTES } from '../plugins/multipart.js';
 import { ScanList, WireScan, rawReplies, replies } from '../schemas.js';
-import type { HttpCore } from '../types.js';
 import { toWireScan } from '../wire.js';
-import { writeSettingsFile } from './settings.js';
 
 const SyncStatus = Type.Object({
   linked: Type.Boolean(),
@@ -49,14 +45,6 @@ const Variant = Type.Object({
 const UPLOAD_LIMITS = { fileSize: MAX_IMAGE_BYTES, files: 1, fields: 1, fieldSize: 64 * 1024, parts: 2, headerPairs: 20 };
 
 /** The sync routes need the whole store and the image store, which a full Core has. */
-function storage(core: HttpCore): { store: Store; images: ImageStore } {
-  const full = core as unknown as { store: Partial<Store>; images?: ImageStore };
-  if (!full.images || !full.store.scans || !full.store.meta) {
-    throw new Error('the sync routes need a core with a full store and an image store');
-  }
-  return { store: full.store as Store, images: full.images };
-}
-
 async function readUpload(request: FastifyRequest): Promise<{ scan: SyncScan; image: Buffer | null }> {
   if (!/^multipart\/form-data\b/i.test(request.headers['content-type'] ?? '')) {
     throw new AppError('VALIDATION_ERROR', 'Send the scan as multipart/form-data: the field "scan" and the file "image"');
@@ -84,7 +72,7 @@ async function readUpload(request: FastifyRequest): Promise<{ scan: SyncScan; im
 
 export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { config, clock, logger, services } = app.core;
-  const { store, images } = storage(app.core);
+  const { store, images } = app.core;
   const tags = ['sync'];
 
   const sync = createSyncService({
@@ -94,8 +82,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     clock,
     logger,
     async saveLink(link) {
-      const { sync: _previous, ...rest } = readSettingsFile(config.dataDir);
-      await writeSettingsFile(config.dataDir, link ? { ...rest, sync: link } : rest);
+      await updateSettingsFile(config.dataDir, ({ sync: _previous, ...rest }) => (link ? { ...rest, sync: link } : rest));
     },
   });
   app.addHook('onClose', () => sync.close());
