@@ -62,3 +62,11 @@ export function watchProcess(pid: number, intervalMs = 50): { stop(): Usage } {
     },
   };
 }
+
+/** Growth of the second half's peak over the first half's peak, in MB: a leak grows it, churn does not. */
+export function growthMb(samples: readonly number[]): number {
+  const warm = samples.slice(Math.floor(samples.length / 5));
+  const half = Math.floor(warm.length / 2);
+  if (half === 0) return 0;
+  return (Math.max(...warm.slice(half)) - Math.max(...warm.slice(0, half))) / 2 ** 20;
+}

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setUpAccount } from '../bench/account.js';
 import { memoryOf, startBenchServer, stopBenchServer } from '../bench/child.js';
-import { rssOf } from '../bench/proc.js';
+import { growthMb, rssOf } from '../bench/proc.js';
 import { generateLicenseKeyPair, issueLicenseCode } from '../src/core/licensing/codes.js';
 import { SQLITE_FILE_NAME } from '../src/core/storage/index.js';
 import { fuzzCases, seedImages } from '../test/reliability/corpus.js';
@@ -24,14 +24,6 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
-
-/** Growth of the second half's peak over the first half's peak, in MB: a leak grows it, churn does not. */
-export function growthMb(samples: readonly number[]): number {
-  const warm = samples.slice(Math.floor(samples.length / 5));
-  const half = Math.floor(warm.length / 2);
-  if (half === 0) return 0;
-  return (Math.max(...warm.slice(half)) - Math.max(...warm.slice(0, half))) / 2 ** 20;
 }
 
 async function main(): Promise<void> {
