@@ -1,9 +1,9 @@
 /**
- * The benchmark's photos, made on the fly: a tire tread (a fixture from test/fixtures/tires
- * when one exists, else a drawn tread) scaled to phone-photo sizes with sensor-like noise,
+ * The benchmark's photos, made on the fly: a tire tread (the engine's parity fixture when it
+ * exists, else a drawn tread) scaled to phone-photo sizes with sensor-like noise,
  * so the JPEG compresses like a real 12-megapixel photo rather than a flat test card.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import sharp, { type Sharp } from 'sharp';
 
@@ -15,7 +15,8 @@ export interface BenchImage {
   data: Buffer;
 }
 
-const FIXTURES = path.resolve(import.meta.dirname, '..', 'test', 'fixtures', 'tires');
+/** The engine's parity fixture: a rendered tread photo the models recognise as a tire. */
+const FIXTURE = path.resolve(import.meta.dirname, '..', 'test', 'fixtures', 'tires', 'parity', 'tread.jpg');
 
 /** Dark rubber, four main grooves, lateral slots and sipes: enough structure for the codecs. */
 function drawnTread(width: number, height: number): Buffer {
@@ -38,10 +39,7 @@ function drawnTread(width: number, height: number): Buffer {
 }
 
 async function sourcePhoto(): Promise<Sharp> {
-  if (existsSync(FIXTURES)) {
-    const file = readdirSync(FIXTURES).find((f) => /\.(jpe?g|png|webp)$/i.test(f));
-    if (file) return sharp(path.join(FIXTURES, file)).rotate();
-  }
+  if (existsSync(FIXTURE)) return sharp(FIXTURE).rotate();
   const width = 1000;
   const height = 750;
   return sharp(drawnTread(width, height), { raw: { width, height, channels: 3 } });

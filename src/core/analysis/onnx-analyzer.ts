@@ -35,6 +35,10 @@ async function createSession(bytes: Buffer, threads: number, name: string): Prom
       intraOpNumThreads: threads,
       interOpNumThreads: 1,
       executionMode: 'sequential',
+      // Idle pool threads would otherwise spin between runs, taking the cores sharp needs to
+      // decode the next upload: with spinning, decode + inference of a 12 MP JPEG took 104 ms
+      // on 2 cores instead of 38 ms (bench, docs/PERFORMANCE.md).
+      extra: { session: { intra_op: { allow_spinning: '0' } } },
     });
   } catch (error) {
     throw new AppError('MODEL_UNAVAILABLE', `Model ${name} could not be loaded by onnxruntime.`, { cause: error });
