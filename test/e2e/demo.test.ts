@@ -83,13 +83,19 @@ describe('anonymous demo in the browser', () => {
     await page.getByRole('button', { name: 'Hide camera' }).click();
   });
 
-  it('explains a file that is not a photo and charges nothing', async () => {
+  it('explains a file that is not a photo, or too big, and charges nothing', async () => {
     await page.getByTestId('file-input').setInputFiles({ name: 'notes.jpg', mimeType: 'image/jpeg', buffer: Buffer.from('not a photo at all') });
     const failed = page.locator('article.queue-failed');
     await failed.waitFor();
     await expect(failed.textContent()).resolves.toContain('That file is not a photo we can read');
     await expect(failed.textContent()).resolves.toContain('UNSUPPORTED_MEDIA_TYPE');
     await failed.getByRole('button', { name: 'Remove' }).click();
+
+    await page.getByTestId('file-input').setInputFiles({ name: 'huge.jpg', mimeType: 'image/jpeg', buffer: Buffer.alloc(11 * 1024 * 1024) });
+    await failed.waitFor();
+    await expect(failed.textContent()).resolves.toContain('huge.jpg is 11.0 MB; photos can be at most 10 MB.');
+    await failed.getByRole('button', { name: 'Remove' }).click();
+    await failed.waitFor({ state: 'detached' });
   });
 
   it('meets the daily limit after three scans and says what to do', async () => {

@@ -45,7 +45,7 @@ describe('shop account in the browser', () => {
   });
 
   it('creates the shop account on first run and signs in', async () => {
-    await expect(page.getByRole('heading', { name: 'Welcome to TireWear' }).isVisible()).resolves.toBe(true);
+    await page.getByRole('heading', { name: 'Welcome to TireWear' }).waitFor();
     await page.getByLabel('Email').fill('owner@mainstreet-tires.test');
     await page.getByLabel(/^Password/).fill('correct horse battery');
     await page.getByRole('button', { name: 'Create account' }).click();

@@ -20,6 +20,8 @@ import type {
 } from '../../../shared/api';
 
 export const API_BASE = '/api/v1';
+/** SPEC §2 upload limit, checked before uploading so a huge file fails at once. */
+export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 
 export class ApiError extends Error {
   constructor(
@@ -108,6 +110,8 @@ export interface AnalyzeOptions {
   vehicle?: string;
   position?: WirePosition | '';
   verbose?: boolean;
+  /** Same key on a retry: the server then charges the scan once even if the first answer was lost. */
+  idempotencyKey?: string;
   /** Fraction 0–1 of the upload sent. */
   onProgress?: (fraction: number) => void;
 }
@@ -123,6 +127,7 @@ export function analyze(image: Blob, filename: string, options: AnalyzeOptions =
     const xhr = new XMLHttpRequest();
     xhr.open('POST', `${API_BASE}/analyze`);
     xhr.withCredentials = true;
+    if (options.idempotencyKey) xhr.setRequestHeader('Idempotency-Key', options.idempotencyKey);
     xhr.upload.onprogress = (event) => {
       if (event.lengthComputable) options.onProgress?.(event.loaded / event.total);
     };

@@ -4,7 +4,7 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { WirePosition } from '../../../shared/api';
-import { analyze, type RateLimitInfo } from '../api/client';
+import { ApiError, MAX_UPLOAD_BYTES, analyze, type RateLimitInfo } from '../api/client';
 import { fromAnalysis, type ScanView } from '../lib/scanView';
 
 export type QueueStatus = 'queued' | 'uploading' | 'analyzing' | 'done' | 'failed';
@@ -16,10 +16,23 @@ export interface QueueItem {
   localUrl: string;
   vehicle: string;
   position: WirePosition | '';
+  idempotencyKey: string;
   status: QueueStatus;
   progress: number;
   view: ScanView | null;
   error: unknown;
+}
+
+function randomKey(): string {
+  // getRandomValues works on plain-http LAN addresses too, where randomUUID is unavailable.
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `ui-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+function tooLarge(file: File): ApiError | null {
+  if (file.size <= MAX_UPLOAD_BYTES) return null;
+  const mb = (file.size / 1024 / 1024).toFixed(1);
+  return new ApiError('FILE_TOO_LARGE', `${file.name || 'This photo'} is ${mb} MB; photos can be at most 10 MB.`, 413);
 }
 
 export function useScanQueue(onAnalysed: () => void) {
@@ -33,18 +46,22 @@ export function useScanQueue(onAnalysed: () => void) {
   }, []);
 
   const add = useCallback((files: File[], vehicle: string, position: WirePosition | '') => {
-    const added = files.map<QueueItem>((file) => ({
-      id: nextId.current++,
-      name: file.name || 'photo',
-      file,
-      localUrl: URL.createObjectURL(file),
-      vehicle: vehicle.trim(),
-      position,
-      status: 'queued',
-      progress: 0,
-      view: null,
-      error: null,
-    }));
+    const added = files.map<QueueItem>((file) => {
+      const error = tooLarge(file);
+      return {
+        id: nextId.current++,
+        name: file.name || 'photo',
+        file,
+        localUrl: URL.createObjectURL(file),
+        vehicle: vehicle.trim(),
+        position,
+        idempotencyKey: randomKey(),
+        status: error ? 'failed' : 'queued',
+        progress: 0,
+        view: null,
+        error,
+      };
+    });
     // Newest first, like the history.
     setItems((all) => [...added.reverse(), ...all]);
   }, []);
@@ -59,6 +76,7 @@ export function useScanQueue(onAnalysed: () => void) {
       vehicle: next.vehicle,
       position: next.position,
       verbose: true,
+      idempotencyKey: next.idempotencyKey,
       onProgress: (fraction) => update(next.id, fraction >= 1 ? { progress: 1, status: 'analyzing' } : { progress: fraction }),
     })
       .then(({ data, rateLimit: limit }) => {
