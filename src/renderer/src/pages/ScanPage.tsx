@@ -27,7 +27,8 @@ export function ScanPage({ active, onReport }: Props) {
   const vehicleId = useId();
   const positionId = useId();
 
-  const addFiles = useCallback((files: File[]) => queue.add(files, vehicle, position), [queue, vehicle, position]);
+  const { add } = queue;
+  const addFiles = useCallback((files: File[]) => add(files, vehicle, position), [add, vehicle, position]);
   // Newest first: the report is for the car scanned last.
   const done = queue.items.flatMap((item) => (item.status === 'done' && item.view ? [item.view] : []));
   const limit = queue.rateLimit ?? (account ? { limit: account.allowance.limit, remaining: account.allowance.remaining, resetAt: new Date(account.allowance.resetAt) } : null);
