@@ -111,7 +111,7 @@ export function KeysPage() {
         <p>
           Send a multipart POST to <code>{window.location.origin}/api/v1/analyze</code> with the photo in <code>image</code> and the key in
           the <code>X-API-Key</code> header. Add <code>verbose=1</code> for overlays, and an <code>Idempotency-Key</code> header so a
-          retried request is charged once. The full description is at <a href="/api/v1/openapi.json">/api/v1/openapi.json</a>.
+          retried request is charged once. The full description is at <a href="/api/v1/openapi.json" target="_blank" rel="noreferrer">/api/v1/openapi.json</a>.
         </p>
         <pre data-testid="curl-example">{curl}</pre>
         <CopyButton text={curl.replace(/\\\n\s*/g, '')} label="Copy example" />
