@@ -80,6 +80,13 @@ export function AccountPage() {
           <p className="muted">Pack scans never expire and are used only after the month's free scans.</p>
         </div>
       </div>
+      {allowance.remaining === 0 && (
+        <p className="message message-limit" role="status">
+          {account.packCredit > 0
+            ? `This month's free scans are used; scans now come from your pack credit (${account.packCredit} left).`
+            : `This month's free scans are used. Redeem a scan pack or Pro license code below, or wait until ${formatDate(allowance.resetAt)}.`}
+        </p>
+      )}
       <form className="panel redeem" onSubmit={redeem}>
         <h3>Redeem a license code</h3>
         <label htmlFor={codeId}>License code (starts with TWL1.)</label>
