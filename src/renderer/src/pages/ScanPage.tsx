@@ -9,6 +9,14 @@ import { useSession } from '../hooks/useSession';
 import { POSITIONS, POSITION_LABEL, formatDate } from '../lib/format';
 import type { ScanView } from '../lib/scanView';
 
+/** The server's remaining count includes pack credit, which can exceed the monthly limit. */
+function allowanceText(limit: number | null, remaining: number | null, signedIn: boolean): string {
+  if (remaining === null) return 'Unlimited scans (Pro).';
+  if (!signedIn) return `${remaining} of ${limit ?? 3} scans left today (demo)`;
+  if (limit !== null && remaining > limit) return `${remaining} scans left (this month's free scans plus pack credit)`;
+  return `${remaining} of ${limit ?? '?'} scans left this month`;
+}
+
 interface Props {
   /** False while another page is shown: the page keeps its queue but ignores pastes. */
   active: boolean;
@@ -65,9 +73,7 @@ export function ScanPage({ active, onReport }: Props) {
       <DropZone onFiles={addFiles} listenToPaste={active} compact={queue.items.length > 0} />
       {limit && (
         <p className="allowance" role="status">
-          {limit.remaining === null
-            ? 'Unlimited scans (Pro).'
-            : `${limit.remaining} of ${limit.limit ?? '?'} scans left${state === 'signed-in' ? ' this month' : ' today (demo)'}`}
+          {allowanceText(limit.limit, limit.remaining, state === 'signed-in')}
           {limit.remaining !== null && limit.resetAt && ` · renews ${formatDate(limit.resetAt)}`}
         </p>
       )}
