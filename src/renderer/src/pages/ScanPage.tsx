@@ -39,7 +39,14 @@ export function ScanPage({ active, onReport }: Props) {
   const addFiles = useCallback((files: File[]) => add(files, vehicle, position), [add, vehicle, position]);
   // Newest first: the report is for the car scanned last.
   const done = queue.items.flatMap((item) => (item.status === 'done' && item.view ? [item.view] : []));
-  const limit = queue.rateLimit ?? (account ? { limit: account.allowance.limit, remaining: account.allowance.remaining, resetAt: new Date(account.allowance.resetAt) } : null);
+  const { allowance, packCredit } = account ?? { allowance: null, packCredit: 0 };
+  const limit =
+    queue.rateLimit ??
+    (allowance && {
+      limit: allowance.limit,
+      remaining: allowance.remaining === null ? null : allowance.remaining + packCredit,
+      resetAt: new Date(allowance.resetAt),
+    });
 
   return (
     <section aria-labelledby="scan-title">
