@@ -76,7 +76,8 @@ export function ScanPage({ active, onReport }: Props) {
           </button>
         </div>
       </div>
-      {camera && <CameraCapture onCapture={(file) => addFiles([file])} />}
+      {/* Unmounted while another page shows, so the camera (and its light) turns off. */}
+      {camera && active && <CameraCapture onCapture={(file) => addFiles([file])} />}
       <DropZone onFiles={addFiles} listenToPaste={active} compact={queue.items.length > 0} />
       {limit && (
         <p className="allowance" role="status">
