@@ -12,6 +12,8 @@ export interface Machine {
   sharp: string;
   libvips: string;
   onnxruntime: string;
+  /** 1-minute load average when the bench started: above the core count, other work was competing. */
+  loadAverage: number;
 }
 
 function packageVersion(name: string): string {
@@ -29,8 +31,9 @@ export function machine(): Machine {
     memoryGb: Math.round(os.totalmem() / 2 ** 30),
     os: `${os.type()} ${os.release()} ${os.arch()}`,
     node: process.version,
-    sharp: packageVersion('sharp'),
+    sharp: (sharp.versions as { sharp?: string }).sharp ?? packageVersion('sharp'),
     libvips: sharp.versions.vips,
     onnxruntime: packageVersion('onnxruntime-node'),
+    loadAverage: Math.round(os.loadavg()[0]! * 100) / 100,
   };
 }
