@@ -4,9 +4,9 @@ import type { WirePosition } from '../../../shared/api';
 import { CameraCapture } from '../components/CameraCapture';
 import { DropZone } from '../components/DropZone';
 import { QueueCard } from '../components/QueueCard';
-import { useScanQueue } from '../hooks/useScanQueue';
+import { useScanQueue, type QueueItem } from '../hooks/useScanQueue';
 import { useSession } from '../hooks/useSession';
-import { POSITIONS, POSITION_LABEL, formatDate } from '../lib/format';
+import { POSITIONS, POSITION_LABEL, WEAR_LABEL, formatDate, formatMm } from '../lib/format';
 import type { ScanView } from '../lib/scanView';
 
 /** The server's remaining count includes pack credit, which can exceed the monthly limit. */
@@ -15,6 +15,15 @@ function allowanceText(limit: number | null, remaining: number | null, signedIn:
   if (!signedIn) return `${remaining} of ${limit ?? 3} scans left today (demo)`;
   if (limit !== null && remaining > limit) return `${remaining} scans left (this month's free scans plus pack credit)`;
   return `${remaining} of ${limit ?? '?'} scans left this month`;
+}
+
+/** One short line for screen readers instead of re-reading whole cards. */
+function announcement(items: QueueItem[]): string {
+  const latest = items.find((item) => item.status === 'done' || item.status === 'failed');
+  if (!latest) return '';
+  if (latest.status === 'failed') return `${latest.name} failed.`;
+  const r = latest.view?.result;
+  return r ? `${latest.name}: ${WEAR_LABEL[r.wear]}, ${formatMm(r.estimatedDepthMm)}.` : '';
 }
 
 interface Props {
@@ -85,7 +94,10 @@ export function ScanPage({ active, onReport }: Props) {
           {limit.remaining !== null && limit.resetAt && ` · renews ${formatDate(limit.resetAt)}`}
         </p>
       )}
-      <div className="results" aria-live="polite">
+      <p className="sr-only" role="status">
+        {announcement(queue.items)}
+      </p>
+      <div className="results">
         {queue.items.map((item) => (
           <QueueCard
             key={item.id}
