@@ -76,7 +76,8 @@ class TreadNet(nn.Module):
         self.out = nn.Linear(128, 1 + 2 + 5)
 
     def early(self, x):
-        x = self.backbone.stem(x)
+        # The shared input is normalised to -1..1; the nsfwjs MobileNetV2 was trained on 0..1.
+        x = self.backbone.stem(x * 0.5 + 0.5)
         for b in self.backbone.blocks[:FROZEN_BLOCKS]:
             x = b(x)
         return x

@@ -5,8 +5,11 @@ import { findTwiBars, MASK_GROOVE, MASK_TREAD, MASK_TWI, type MaskMaps } from '.
 
 const cal: Calibration = {
   gateThreshold: 0.5,
+  minTreadShare: 0.01,
   dense: { percentile: 10, intercept: 0, slope: 1, minPixels: 20 },
-  blendWeightRegressor: 0.5,
+  stack: { intercept: 0, regressor: 0.5, dense: 0.5, classifier: 0 },
+  stackWithoutDense: { intercept: 0, regressor: 1, dense: 0, classifier: 0 },
+  bandCentres: [8.5, 6, 4, 2.3, 1],
   intervalK: 1.5,
   wearTemperature: 1,
   confidencePlatt: { a: 1, b: 0 },
@@ -33,6 +36,12 @@ const tread = (depthMm: number, over: Partial<TreadOutput> = {}): TreadOutput =>
 describe('combining the estimators', () => {
   it('refuses an image the gate does not see as tread', () => {
     expect(() => combine(tread(5, { gate: 0.1 }), maps(5), cal)).toThrowError(expect.objectContaining({ code: 'NO_TIRE_DETECTED' }));
+  });
+
+  it('refuses an image where the segmenter sees almost no tread', () => {
+    const m = maps(5);
+    m.treadProb.fill(0);
+    expect(() => combine(tread(5), m, cal)).toThrowError(expect.objectContaining({ code: 'NO_TIRE_DETECTED' }));
   });
 
   it('reports the band of the reported depth, whatever the classifier votes', () => {

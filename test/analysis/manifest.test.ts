@@ -46,7 +46,8 @@ describe('model manifest', () => {
     const dir = await copyModels();
     const file = path.join(dir, 'tread.onnx');
     const bytes = await readFile(file);
-    bytes[bytes.length >> 1] ^= 0xff;
+    const mid = bytes.length >> 1;
+    bytes[mid] = bytes[mid]! ^ 0xff;
     await writeFile(file, bytes);
     await expect(createOnnxAnalyzer({ modelsDir: dir })).rejects.toMatchObject({
       code: 'MODEL_UNAVAILABLE',

@@ -66,19 +66,21 @@ export interface Combined {
 }
 
 export function combine(tread: TreadOutput, maps: MaskMaps, cal: Calibration): Combined {
-  if (!(tread.gate >= cal.gateThreshold)) {
+  const treadShare = maps.treadProb.reduce((n, p) => n + (p > 0.5 ? 1 : 0), 0) / maps.treadProb.length;
+  if (!(tread.gate >= cal.gateThreshold) || treadShare < cal.minTreadShare) {
     throw new AppError('NO_TIRE_DETECTED', 'No tire tread was found in the image. Photograph the tread face of the tire.');
   }
   const dense = denseEstimate(maps, cal);
-  const w = dense === null ? 1 : cal.blendWeightRegressor;
-  const raw = Math.max(0, w * tread.depthMm + (1 - w) * (dense ?? 0));
+  const probs = softmax(tread.wearLogits, cal.wearTemperature);
+  const expectedByVote = probs.reduce((s, p, i) => s + p * (cal.bandCentres[i] ?? 0), 0);
+  const st = dense === null ? cal.stackWithoutDense : cal.stack;
+  const raw = Math.max(0, st.intercept + st.regressor * tread.depthMm + st.dense * (dense ?? 0) + st.classifier * expectedByVote);
   const estimate = round1(raw);
   const half = cal.intervalK * tread.sigmaMm;
   const min = Math.min(estimate, Math.max(0, Math.floor((raw - half) * 10) / 10));
   const max = Math.max(estimate, Math.ceil((raw + half) * 10) / 10);
   const wear = wearForDepth(estimate);
 
-  const probs = softmax(tread.wearLogits, cal.wearTemperature);
   const pVote = probs[WEAR_CLASSES.indexOf(wear)] ?? 0;
   const sd = Math.max(half / Z80, 1e-3);
   const [bandLo, bandHi] = BAND_LIMITS[wear];
@@ -89,7 +91,6 @@ export function combine(tread: TreadOutput, maps: MaskMaps, cal: Calibration): C
 
   const agreement = dense === null ? 0.5 : Math.max(0, 1 - Math.abs(tread.depthMm - dense) / FULL_DISAGREEMENT_MM);
   const modelAlignment = Math.round(100 * (0.7 * agreement + 0.3 * pVote));
-  const treadShare = maps.treadProb.reduce((n, p) => n + (p > 0.5 ? 1 : 0), 0) / maps.treadProb.length;
   const grooves: GrooveDepth[] = grooveRegions(maps).map((g, index) => ({ index, depthMm: round1(g.depthMm) }));
 
   return {

@@ -15,10 +15,24 @@ export interface ModelEntry {
   bytes: number;
 }
 
+export interface Stack {
+  intercept: number;
+  regressor: number;
+  dense: number;
+  classifier: number;
+}
+
 export interface Calibration {
   gateThreshold: number;
+  /** Share of the frame the segmenter must see as tread for the image to count as a tire photo. */
+  minTreadShare: number;
   dense: { percentile: number; intercept: number; slope: number; minPixels: number };
-  blendWeightRegressor: number;
+  /** estimate = intercept + regressor·dA + dense·dB + classifier·E[depth | wear vote] (least squares on validation). */
+  stack: Stack;
+  /** The same without the dense estimate, for frames where the segmenter finds too little tread. */
+  stackWithoutDense: Stack;
+  /** A typical depth per wear class (new … critical), for the classifier's expected depth. */
+  bandCentres: number[];
   intervalK: number;
   wearTemperature: number;
   confidencePlatt: { a: number; b: number };
@@ -68,9 +82,19 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
   const dense = isRecord(c.dense) ? c.dense : {};
   const platt = isRecord(c.confidencePlatt) ? c.confidencePlatt : {};
   const input = raw.input;
-  const vector = (v: unknown, where: string): number[] => {
-    if (!Array.isArray(v) || v.length !== 3) throw unavailable(`Model manifest: ${where} must list 3 numbers.`);
+  const list = (v: unknown, length: number, where: string): number[] => {
+    if (!Array.isArray(v) || v.length !== length) throw unavailable(`Model manifest: ${where} must list ${length} numbers.`);
     return v.map((x, i) => num(x, `${where}[${i}]`));
+  };
+  const vector = (v: unknown, where: string): number[] => list(v, 3, where);
+  const stack = (v: unknown, where: string): Stack => {
+    const o = isRecord(v) ? v : {};
+    return {
+      intercept: num(o.intercept, `${where}.intercept`),
+      regressor: num(o.regressor, `${where}.regressor`),
+      dense: num(o.dense, `${where}.dense`),
+      classifier: num(o.classifier, `${where}.classifier`),
+    };
   };
   return {
     version: raw.version,
@@ -78,13 +102,16 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
     models: { tread: entry(raw.models.tread, 'tread'), seg: entry(raw.models.seg, 'seg') },
     calibration: {
       gateThreshold: num(c.gateThreshold, 'calibration.gateThreshold'),
+      minTreadShare: c.minTreadShare === undefined ? 0 : num(c.minTreadShare, 'calibration.minTreadShare'),
       dense: {
         percentile: num(dense.percentile, 'calibration.dense.percentile'),
         intercept: num(dense.intercept, 'calibration.dense.intercept'),
         slope: num(dense.slope, 'calibration.dense.slope'),
         minPixels: num(dense.minPixels, 'calibration.dense.minPixels'),
       },
-      blendWeightRegressor: num(c.blendWeightRegressor, 'calibration.blendWeightRegressor'),
+      stack: stack(c.stack, 'calibration.stack'),
+      stackWithoutDense: stack(c.stackWithoutDense, 'calibration.stackWithoutDense'),
+      bandCentres: list(c.bandCentres, 5, 'calibration.bandCentres'),
       intervalK: num(c.intervalK, 'calibration.intervalK'),
       wearTemperature: num(c.wearTemperature, 'calibration.wearTemperature'),
       confidencePlatt: { a: num(platt.a, 'calibration.confidencePlatt.a'), b: num(platt.b, 'calibration.confidencePlatt.b') },
