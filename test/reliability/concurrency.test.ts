@@ -1,8 +1,10 @@
 /**
  * Bursts over real sockets: 64 uploads at once against small allowances give exactly the
- * allowance in successes and charges; a full queue answers SERVER_BUSY and charges nothing;
+ * allowance in successes and charges; a full queue answers SERVER_BUSY, before reading the
+ * upload, and charges nothing;
  * one license code redeemed many times at once credits exactly once.
  */
+import net from 'node:net';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, expect, test } from 'vitest';
@@ -12,6 +14,7 @@ import { SQLITE_FILE_NAME } from '../../src/core/storage/index.js';
 import { makeJpeg } from '../fixtures/images/make.js';
 import { testCore, type TestCore } from '../support/core.js';
 import { apiKeyFor, redeem, signedIn } from './accounts.js';
+import { BOUNDARY } from './corpus.js';
 import { analyze, call, count } from './http.js';
 import { readLedger } from './ledger.js';
 
@@ -86,6 +89,37 @@ test('a burst beyond the queue answers SERVER_BUSY with Retry-After, and only th
     expect(Number(busy.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   }
   expect(await ledger()).toMatchObject({ scans: 4, charged: 4, reservations: 0, orphanFiles: [] });
+});
+
+test('with every upload slot taken, a new upload is refused before its body is sent; freed slots are usable again', async () => {
+  // One running and one waiting analysis, so four uploads may be held at once.
+  const { t, url } = await serve({ analysisConcurrency: 1, analysisQueueLimit: 1 });
+  const image = await makeJpeg({ width: 320, height: 256 });
+  const release = t.analyzer.hold();
+  const running = analyze(url, image);
+  const waiting = analyze(url, image);
+  await t.analyzer.started(1);
+  const port = Number(new URL(url).port);
+  const head = `POST /api/v1/analyze HTTP/1.1\r\nHost: localhost\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: 9000000\r\n\r\n`;
+
+  // Two stalled uploads (headers, no body) fill the remaining slots; the next gets no chance to send 9 MB.
+  const stalled = [net.connect(port, '127.0.0.1'), net.connect(port, '127.0.0.1')];
+  for (const socket of stalled) socket.write(head);
+  await new Promise((r) => setTimeout(r, 100));
+  const next = net.connect(port, '127.0.0.1');
+  next.write(head);
+  let refusal = '';
+  for (let i = 0; i < 2000 && !refusal.includes('}'); i++) {
+    await new Promise((r) => setTimeout(r, 5));
+    refusal += next.read()?.toString() ?? '';
+  }
+  expect(refusal).toMatch(/^HTTP\/1\.1 503 [\s\S]*retry-after: \d+[\s\S]*"code":"SERVER_BUSY"/i);
+
+  for (const socket of [...stalled, next]) socket.destroy();
+  release();
+  expect((await running).status).toBe(200);
+  expect((await waiting).status).toBe(200);
+  expect((await analyze(url, image)).status).toBe(200);
 });
 
 test('one pack code redeemed 16 times at once by one account and by four accounts credits 100 scans once', async () => {

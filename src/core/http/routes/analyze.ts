@@ -41,6 +41,28 @@ function screenRequest(request: FastifyRequest): void {
   if (Number(request.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge();
 }
 
+/**
+ * Uploads held at once (being received, validated, queued or analysed) are bounded: twice what
+ * the analysis queue runs and holds, since many uploads in a burst end in 4xx or 429 without
+ * queueing. Beyond that SERVER_BUSY is answered before the body is read, so a burst of
+ * full-size photos costs a bounded number of buffers, not one per request (Node drains the
+ * unread body without keeping it). The queue's own SERVER_BUSY guards in-process callers.
+ */
+function admission(concurrency: number, queueLimit: number): (reply: FastifyReply) => void {
+  const max = 2 * (concurrency + queueLimit);
+  let held = 0;
+  return (reply) => {
+    if (held >= max) {
+      const seconds = Math.max(1, Math.ceil(held / 2 / concurrency));
+      throw new AppError('SERVER_BUSY', 'The server is busy analysing other images; please retry shortly.', {
+        headers: { 'Retry-After': String(seconds) },
+      });
+    }
+    held++;
+    reply.raw.once('close', () => held--);
+  };
+}
+
 /** Collects the file, failing as soon as busboy reports the size limit. */
 function readImage(file: Readable): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -122,15 +144,17 @@ const Form = Type.Object({
 export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await registerMultipart(app);
   const { scans } = app.core.services;
+  const admit = admission(app.core.config.analysisConcurrency, app.core.config.analysisQueueLimit);
 
   app.post(
     '/analyze',
     {
       config: { auth: 'optional' },
       // Runs after the auth hook, so the caller is known and refusals carry its allowance.
-      onRequest: async (request) => {
+      onRequest: async (request, reply) => {
         try {
           screenRequest(request);
+          admit(reply);
         } catch (error) {
           throw await withRateLimitHeaders(scans, error, anyCaller(request));
         }
