@@ -19,7 +19,7 @@ import { setUpAccount } from './account.js';
 import { startBenchServer, stopBenchServer } from './child.js';
 import { loadBenchAnalyzer, type AnalyzerMode, type BenchAnalyzer } from './analyzer.js';
 import { benchImages, type BenchImage } from './images.js';
-import { closedLoop, multipartBody, percentile, post, summarise, type CellStats } from './load.js';
+import { closedLoop, multipartBody, post, summarise, type CellStats, type Sample } from './load.js';
 import { machine } from './machine.js';
 import { watchProcess, type Usage } from './proc.js';
 import { printReport, type Cell, type Report } from './report.js';
@@ -41,8 +41,25 @@ function proCode(privateKeyPem: string): string {
   );
 }
 
-/** Every image at every concurrency against the server process. */
-async function overHttp(images: BenchImage[], bench: BenchAnalyzer, keys: { publicKeyPem: string; privateKeyPem: string }, scale: number) {
+interface Keys {
+  publicKeyPem: string;
+  privateKeyPem: string;
+}
+
+/** One cell's figures from one side. */
+interface Measured {
+  stats: CellStats;
+  /** CPU milliseconds per successful scan, of the server process (HTTP) or of this process (in-process). */
+  cpuMsPerScan: number;
+}
+
+function measured(run: { samples: Sample[]; wallMs: number }, cpuMs: number): Measured {
+  const stats = summarise(run.samples, run.wallMs);
+  return { stats, cpuMsPerScan: cpuMs / Math.max(1, stats.ok) };
+}
+
+/** The server in a child process, a pro API key on it, and a keep-alive client. */
+async function httpSide(bench: BenchAnalyzer, keys: Keys) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-bench-http-'));
   const { child, url } = await startBenchServer({
     dataDir,
@@ -51,75 +68,69 @@ async function overHttp(images: BenchImage[], bench: BenchAnalyzer, keys: { publ
     analyzer: bench.mode,
     logFile: path.join(dataDir, 'server.log'),
   });
-  const cells = new Map<string, { stats: CellStats; usage: Usage }>();
-  let idleRssMb = NaN;
-  try {
-    const apiKey = await setUpAccount(url, proCode(keys.privateKeyPem));
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-    const target = new URL('/api/v1/analyze', url);
-    idleRssMb = watchProcess(child.pid!).stop().peakRssMb;
-    for (const image of images) {
-      const { body, contentType } = multipartBody(image.data, `tire.${image.mime.split('/')[1]}`, image.mime);
+  const apiKey = await setUpAccount(url, proCode(keys.privateKeyPem));
+  const idleRssMb = watchProcess(child.pid!).stop().peakRssMb;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const target = new URL('/api/v1/analyze', url);
+  const bodies = new Map<string, { body: Buffer; contentType: string }>();
+  return {
+    idleRssMb,
+    async cell(image: BenchImage, concurrency: number, requests: number): Promise<Measured & { usage: Usage }> {
+      if (!bodies.has(image.name)) bodies.set(image.name, multipartBody(image.data, `tire.${image.mime.split('/')[1]}`, image.mime));
+      const { body, contentType } = bodies.get(image.name)!;
       const send = async () => {
         const res = await post(agent, target, body, { 'content-type': contentType, 'x-api-key': apiKey });
         if (res.status !== 200 && res.status !== 503) throw new Error(`${image.name}: ${res.status} ${res.text}`);
         return res.status;
       };
-      await closedLoop(2, 4, send);
-      for (const concurrency of CONCURRENCY) {
-        const watch = watchProcess(child.pid!);
-        const run = await closedLoop(concurrency, requestsFor(concurrency, scale), send);
-        cells.set(`${image.name}@${concurrency}`, { stats: summarise(run.samples, run.wallMs), usage: watch.stop() });
-        process.stderr.write(`  http ${image.name} c=${concurrency}: p50 ${percentile(run.samples.map((s) => s.ms).sort((a, b) => a - b), 50).toFixed(1)} ms\n`);
-      }
-    }
-    agent.destroy();
-  } finally {
-    await stopBenchServer(child);
-    await rm(dataDir, { recursive: true, force: true });
-  }
-  return { cells, idleRssMb };
+      const watch = watchProcess(child.pid!);
+      const run = await closedLoop(concurrency, requests, send);
+      const usage = watch.stop();
+      return { ...measured(run, (usage.cpuPercent / 100) * run.wallMs), usage };
+    },
+    async close() {
+      agent.destroy();
+      await stopBenchServer(child);
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
-/** The same work without HTTP: the scan service (validate, meter, analyze, store), plus its two big parts alone. */
-async function inProcess(images: BenchImage[], bench: BenchAnalyzer, keys: { publicKeyPem: string; privateKeyPem: string }, scale: number) {
+/** The same work without HTTP: the scan service (validate, meter, analyze, store) in this process. */
+async function inProcessSide(bench: BenchAnalyzer, keys: Keys) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-bench-core-'));
   const config = { ...defaultConfig(), dataDir, imagesDir: path.join(dataDir, 'images'), rendererDir: null, licensePublicKeyPem: keys.publicKeyPem };
   const core = await createCore(config, { analyzer: bench.analyzer, logger: createLogger({ level: 'silent' }) });
-  const cells = new Map<string, CellStats>();
-  const parts = new Map<string, { inspectMs: number; analyzerMs: number }>();
-  try {
-    const { services } = core;
-    const account = await services.auth.register(`bench-${Date.now()}@example.com`, 'bench password 1');
-    await services.licenses.redeem(account.id, proCode(keys.privateKeyPem));
-    const { token } = await services.auth.login(account.email, 'bench password 1', '127.0.0.1');
-    const caller = await services.auth.authenticateSession(token, '127.0.0.1');
-    for (const image of images) {
-      const analyze = async () => {
-        const res = await services.scans.analyze({
-          caller, image: image.data, verbose: false, vehicle: null, position: null, idempotencyKey: null, receivedAt: Date.now(),
-        });
-        return res.status;
+  const { services } = core;
+  const account = await services.auth.register(`bench-${Date.now()}@example.com`, 'bench password 1');
+  await services.licenses.redeem(account.id, proCode(keys.privateKeyPem));
+  const { token } = await services.auth.login(account.email, 'bench password 1', '127.0.0.1');
+  const caller = await services.auth.authenticateSession(token, '127.0.0.1');
+  const analyze = (image: BenchImage) => async () =>
+    (await services.scans.analyze({ caller, image: image.data, verbose: false, vehicle: null, position: null, idempotencyKey: null, receivedAt: Date.now() })).status;
+  const p50 = async (fn: () => Promise<unknown>, runs: number) => {
+    const run = await closedLoop(1, runs, async () => (await fn(), 200));
+    return summarise(run.samples, run.wallMs).p50;
+  };
+  return {
+    async cell(image: BenchImage, concurrency: number, requests: number): Promise<{ samples: Sample[]; wallMs: number; cpuMs: number }> {
+      const cpu = process.cpuUsage();
+      const run = await closedLoop(concurrency, requests, analyze(image));
+      const used = process.cpuUsage(cpu);
+      return { ...run, cpuMs: (used.user + used.system) / 1000 };
+    },
+    /** The two big parts alone: validation with its thumbnail, and the analyzer. */
+    async parts(image: BenchImage, runs: number) {
+      return {
+        inspectMs: await p50(() => inspectImage(image.data), runs),
+        analyzerMs: await p50(() => core.analyzer.analyze({ image: image.data, verbose: false }), runs),
       };
-      await closedLoop(2, 4, analyze);
-      for (const concurrency of CONCURRENCY) {
-        const run = await closedLoop(concurrency, requestsFor(concurrency, scale), analyze);
-        cells.set(`${image.name}@${concurrency}`, summarise(run.samples, run.wallMs));
-      }
-      const timed = async (fn: () => Promise<unknown>) => {
-        const run = await closedLoop(1, Math.round(12 * scale), async () => (await fn(), 200));
-        return summarise(run.samples, run.wallMs).p50;
-      };
-      parts.set(image.name, {
-        inspectMs: await timed(() => inspectImage(image.data)),
-        analyzerMs: await timed(() => core.analyzer.analyze({ image: image.data, verbose: false })),
-      });
-    }
-  } finally {
-    await core.close(); // closes the analyzer too
-    await rm(dataDir, { recursive: true, force: true });
-  }
-  return { cells, parts };
+    },
+    async close() {
+      await core.close(); // closes the analyzer too
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 async function main(): Promise<void> {
@@ -130,27 +141,41 @@ async function main(): Promise<void> {
   process.stderr.write('generating images…\n');
   const images = await benchImages();
   const keys = generateLicenseKeyPair();
+  const host = machine();
   const bench = await loadBenchAnalyzer(mode, path.join(ROOT, 'models'));
   if (bench.fallbackReason) process.stderr.write(`!! no loadable models (${bench.fallbackReason}): measuring decode-only\n`);
 
-  process.stderr.write('in-process…\n');
-  const local = await inProcess(images, bench, keys, scale);
-  process.stderr.write('over HTTP (server in a child process)…\n');
-  const remote = await overHttp(images, bench, keys, scale);
-
-  const cells: Cell[] = images.flatMap((image) =>
-    CONCURRENCY.map((concurrency) => {
-      const key = `${image.name}@${concurrency}`;
-      return { image: image.name, concurrency, http: remote.cells.get(key)!.stats, server: remote.cells.get(key)!.usage, inProcess: local.cells.get(key)! };
-    }),
-  );
+  const local = await inProcessSide(bench, keys);
+  const remote = await httpSide(bench, keys);
+  const cells: Cell[] = [];
+  const parts = new Map<string, { inspectMs: number; analyzerMs: number }>();
+  try {
+    for (const image of images) {
+      await local.cell(image, 2, 4);
+      await remote.cell(image, 2, 4);
+      for (const concurrency of CONCURRENCY) {
+        // In-process, HTTP, in-process: both sides see the same background load, drift cancels.
+        const n = requestsFor(concurrency, scale);
+        const before = await local.cell(image, concurrency, Math.ceil(n / 2));
+        const overHttp = await remote.cell(image, concurrency, n);
+        const after = await local.cell(image, concurrency, Math.ceil(n / 2));
+        const inProcess = measured({ samples: [...before.samples, ...after.samples], wallMs: before.wallMs + after.wallMs }, before.cpuMs + after.cpuMs);
+        cells.push({ image: image.name, concurrency, http: overHttp.stats, server: overHttp.usage, inProcess: inProcess.stats, cpuMsPerScan: { http: overHttp.cpuMsPerScan, inProcess: inProcess.cpuMsPerScan } });
+        process.stderr.write(`  ${image.name} c=${concurrency}: HTTP p50 ${overHttp.stats.p50.toFixed(1)} ms, in-process ${inProcess.stats.p50.toFixed(1)} ms\n`);
+      }
+      parts.set(image.name, await local.parts(image, Math.round(12 * scale)));
+    }
+  } finally {
+    await remote.close();
+    await local.close();
+  }
   const report: Report = {
     date: new Date().toISOString(),
-    machine: machine(),
+    machine: host,
     analyzer: bench.mode,
     modelVersion: bench.analyzer.modelVersion,
     ...(bench.fallbackReason ? { fallbackReason: bench.fallbackReason } : {}),
-    images: images.map((i) => ({ name: i.name, width: i.width, height: i.height, bytes: i.data.length, ...local.parts.get(i.name)! })),
+    images: images.map((i) => ({ name: i.name, width: i.width, height: i.height, bytes: i.data.length, ...parts.get(i.name)! })),
     idleRssMb: remote.idleRssMb,
     cells,
   };
