@@ -193,4 +193,9 @@ export const api = {
   getSettings: () => request<SettingsData>('GET', '/settings'),
   putSettings: (patch: Partial<Omit<SettingsData, 'restartRequired'>>) => request<SettingsData>('PUT', '/settings', patch),
   syncStatus: () => request<SyncStatus>('GET', '/sync/status'),
+  linkHub: (hubUrl: string, hubApiKey: string) => request<SyncStatus>('PUT', '/sync/link', { hubUrl, hubApiKey }),
+  unlinkHub: () => request<SyncStatus>('DELETE', '/sync/link'),
+  syncNow: () => request<SyncStatus>('POST', '/sync/run', {}),
+  /** The chain's scans, read from the hub through this computer; image URLs point at the desk's proxy route. */
+  hubScans: (cursor?: string, limit = 20) => request<ScanList>('GET', `/sync/hub-scans${query({ cursor, limit })}`),
 };

@@ -1,35 +1,154 @@
-/** Hub sync status; hidden where the server has no sync endpoint (404) or it fails to answer. */
-import { useEffect, useState } from 'react';
+/**
+ * Settings → sync with the chain's hub: the live status line, link / unlink, "sync now".
+ * Hidden where the server has no sync routes (404). The hub key goes to this computer's
+ * server once and is never shown back: the status does not carry it.
+ */
+import { useId, useState, type FormEvent } from 'react';
 import type { SyncStatus } from '../../../shared/api';
-import { api } from '../api/client';
+import { ApiError, api } from '../api/client';
+import { useSyncStatus } from '../hooks/useSyncStatus';
 import { formatDate } from '../lib/format';
+import { describeSyncError, formatPending, linkFormProblem } from '../lib/syncStatus';
+import { ErrorMessage } from './ErrorMessage';
+
+type Busy = 'link' | 'unlink' | 'sync' | null;
+interface Notice {
+  kind: 'ok' | 'warn';
+  text: string;
+}
 
 export function SyncPanel() {
-  const [status, setStatus] = useState<SyncStatus | null>(null);
-  useEffect(() => {
-    api.syncStatus().then(setStatus, () => setStatus(null));
-  }, []);
-  if (!status) return null;
+  const { status, unavailable, error, apply } = useSyncStatus(true);
+  /** null until typed in: the field then shows the linked hub's address. */
+  const [hubUrl, setHubUrl] = useState<string | null>(null);
+  const [hubApiKey, setHubApiKey] = useState('');
+  const [busy, setBusy] = useState<Busy>(null);
+  const [actionError, setActionError] = useState<unknown>(null);
+  const [notice, setNotice] = useState<Notice | null>(null);
+  const ids = { url: useId(), key: useId() };
+
+  if (unavailable) return null;
+  const shownUrl = hubUrl ?? status?.hubUrl ?? '';
+
+  async function act(kind: Exclude<Busy, null>, action: () => Promise<SyncStatus>, after: (s: SyncStatus) => Notice | null) {
+    setBusy(kind);
+    setActionError(null);
+    setNotice(null);
+    try {
+      setNotice(after(await apply(action)));
+    } catch (err) {
+      setActionError(err);
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  function link(event: FormEvent) {
+    event.preventDefault();
+    const problem = linkFormProblem(shownUrl, hubApiKey);
+    if (problem) {
+      setNotice(null);
+      setActionError(new ApiError('VALIDATION_ERROR', problem, 0));
+      return;
+    }
+    void act('link', () => api.linkHub(shownUrl.trim(), hubApiKey.trim()), (s) => {
+      setHubApiKey('');
+      setHubUrl(null);
+      return s.lastError
+        ? { kind: 'warn', text: 'The link is saved, but the hub has not confirmed it yet: see the reason above.' }
+        : { kind: 'ok', text: `Linked to ${s.hubUrl}. Scans upload in the background.` };
+    });
+  }
+
   return (
-    <div className="panel" aria-labelledby="sync-title" role="region">
+    <div className="panel" role="region" aria-labelledby="sync-title">
       <h3 id="sync-title">Sync with the chain's hub</h3>
-      {status.linked ? (
-        <dl>
-          <dt>Hub</dt>
-          <dd>{status.hubUrl}</dd>
-          <dt>Last sync</dt>
-          <dd>{status.lastSyncAt ? formatDate(status.lastSyncAt) : 'not yet'}</dd>
-          <dt>Waiting to upload</dt>
-          <dd>{status.pending} scans</dd>
-        </dl>
-      ) : (
-        <p>Not linked to a hub. Scans stay on this computer.</p>
+      {!status && (error ? <ErrorMessage error={error} /> : <p>Loading…</p>)}
+      {status && (
+        <div className="sync-grid">
+          <div>
+            <StatusLine status={status} />
+            <ErrorMessage error={error} />
+            {status.linked && (
+              <div className="row">
+                <button type="button" disabled={busy !== null} onClick={() => void act('sync', api.syncNow, () => null)}>
+                  {busy === 'sync' ? 'Syncing…' : 'Sync now'}
+                </button>
+                <button
+                  type="button"
+                  className="secondary"
+                  disabled={busy !== null}
+                  onClick={() => void act('unlink', api.unlinkHub, () => ({ kind: 'ok', text: 'Unlinked. The scans stay on this computer.' }))}
+                >
+                  {busy === 'unlink' ? 'Unlinking…' : 'Unlink'}
+                </button>
+              </div>
+            )}
+          </div>
+          <form onSubmit={link} noValidate aria-label="Link to a hub">
+            <p className="muted small">
+              {status.linked
+                ? 'To change the hub or its key, enter both and link again.'
+                : "The chain's office gives each shop the hub address and an API key of the hub."}
+            </p>
+            <div className="field">
+              <label htmlFor={ids.url}>Hub address</label>
+              <input
+                id={ids.url}
+                type="url"
+                value={shownUrl}
+                placeholder="https://hub.example.com"
+                autoComplete="off"
+                spellCheck={false}
+                onChange={(e) => setHubUrl(e.target.value)}
+              />
+            </div>
+            <div className="field">
+              <label htmlFor={ids.key}>Hub API key</label>
+              <input
+                id={ids.key}
+                type="password"
+                value={hubApiKey}
+                placeholder={status.linked ? 'Saved; enter a key only to change it' : 'tw_…'}
+                autoComplete="new-password"
+                spellCheck={false}
+                onChange={(e) => setHubApiKey(e.target.value)}
+              />
+            </div>
+            <button type="submit" disabled={busy !== null}>
+              {busy === 'link' ? 'Linking…' : 'Link'}
+            </button>
+          </form>
+        </div>
       )}
-      {status.lastError && (
-        <p className="message message-error" role="alert">
-          Last sync failed: {status.lastError}
+      {notice && (
+        <p className={`message message-${notice.kind}`} role="status">
+          {notice.text}
         </p>
       )}
+      <ErrorMessage error={actionError} />
     </div>
+  );
+}
+
+function StatusLine({ status }: { status: SyncStatus }) {
+  if (!status.linked) return <p data-testid="sync-state">Not linked to a hub. Scans stay on this computer only.</p>;
+  return (
+    <>
+      <dl data-testid="sync-state">
+        <dt>Linked to</dt>
+        <dd data-testid="sync-hub">{status.hubUrl}</dd>
+        <dt>Last sync</dt>
+        <dd data-testid="sync-last">{status.lastSyncAt ? formatDate(status.lastSyncAt) : 'not yet'}</dd>
+        <dt>Waiting to upload</dt>
+        <dd data-testid="sync-pending">{formatPending(status.pending)}</dd>
+      </dl>
+      {status.lastError && (
+        <div className="message message-error" role="alert" data-testid="sync-error">
+          <strong>{describeSyncError(status.lastError)}</strong>
+          <p>{status.lastError}</p>
+        </div>
+      )}
+    </>
   );
 }

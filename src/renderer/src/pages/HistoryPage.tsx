@@ -1,16 +1,43 @@
-/** Past scans, newest first: search by vehicle, filter by wear and date, load more, export CSV. */
+/**
+ * Past scans, newest first: search by vehicle, filter by wear and date, load more, export CSV.
+ * Once this computer is linked to a hub, the chain's scans too ("All shops").
+ */
 import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
 import type { WireScan, WireWear } from '../../../shared/api';
 import { api, type ScanFilter } from '../api/client';
 import { ErrorMessage } from '../components/ErrorMessage';
-import { WearBadge } from '../components/WearBadge';
-import { useSession } from '../hooks/useSession';
-import { POSITION_LABEL, WEARS, WEAR_LABEL, formatDate, formatDepth } from '../lib/format';
+import { HubScanList } from '../components/HubScanList';
+import { ScanSummary, scanLabel } from '../components/ScanSummary';
+import { useSyncStatus } from '../hooks/useSyncStatus';
+import { WEARS, WEAR_LABEL } from '../lib/format';
 
 const PAGE = 20;
 
 export function HistoryPage() {
-  const { prefs } = useSession();
+  const { status: sync } = useSyncStatus(false);
+  const [view, setView] = useState<'shop' | 'hub'>('shop');
+  const hub = sync?.linked === true && view === 'hub';
+
+  return (
+    <section aria-labelledby="history-title">
+      <h2 id="history-title">History</h2>
+      {sync?.linked && (
+        <div className="view-switch" role="group" aria-label="Whose scans">
+          <button type="button" aria-pressed={!hub} onClick={() => setView('shop')}>
+            This shop
+          </button>
+          <button type="button" aria-pressed={hub} onClick={() => setView('hub')}>
+            All shops (hub)
+          </button>
+        </div>
+      )}
+      {hub ? <HubScanList hubUrl={sync.hubUrl} /> : <ShopScans />}
+    </section>
+  );
+}
+
+/** This computer's own scans, with the filters, detail links and the CSV export. */
+function ShopScans() {
   const [draft, setDraft] = useState<ScanFilter>({ vehicle: '', wear: '', from: '', to: '' });
   const [filter, setFilter] = useState<ScanFilter>(draft);
   const [items, setItems] = useState<WireScan[]>([]);
@@ -44,8 +71,7 @@ export function HistoryPage() {
   const vehicle = filter.vehicle?.trim();
 
   return (
-    <section aria-labelledby="history-title">
-      <h2 id="history-title">History</h2>
+    <>
       <form className="filters" onSubmit={apply} role="search">
         <div className="field">
           <label htmlFor={ids.vehicle}>Vehicle / plate</label>
@@ -87,20 +113,8 @@ export function HistoryPage() {
       <ul className="history-list">
         {items.map((scan) => (
           <li key={scan.scanId}>
-            <a href={`#/history/${encodeURIComponent(scan.scanId)}`} className="history-item" aria-label={`${scan.vehicle ?? 'Scan'} ${scan.position ?? ''} ${formatDate(scan.createdAt)}`}>
-              <img src={scan.image.thumbnailUrl || api.imageUrl(scan.scanId, 'thumbnail')} alt="" loading="lazy" />
-              <div className="history-text">
-                <div className="history-title">
-                  {scan.vehicle ?? 'No vehicle'}
-                  {scan.position && <span className="muted"> · {POSITION_LABEL[scan.position]}</span>}
-                </div>
-                <div className="muted">{formatDate(scan.createdAt)}</div>
-                <div>
-                  {formatDepth(scan.result.estimatedDepthMm, prefs.units)}
-                  {scan.measurementMm !== null && <span className="muted"> · gauge {scan.measurementMm.toFixed(1)} mm</span>}
-                </div>
-              </div>
-              <WearBadge wear={scan.result.wear} />
+            <a href={`#/history/${encodeURIComponent(scan.scanId)}`} className="history-item" aria-label={scanLabel(scan)}>
+              <ScanSummary scan={scan} thumbnailUrl={scan.image.thumbnailUrl || api.imageUrl(scan.scanId, 'thumbnail')} />
             </a>
           </li>
         ))}
@@ -110,6 +124,6 @@ export function HistoryPage() {
           {loading ? 'Loading…' : 'Load more'}
         </button>
       )}
-    </section>
+    </>
   );
 }

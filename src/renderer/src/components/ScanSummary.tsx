@@ -1,0 +1,31 @@
+/** One line of a scan list: thumbnail, vehicle and position, date, depth, wear. */
+import type { WireScan } from '../../../shared/api';
+import { useSession } from '../hooks/useSession';
+import { POSITION_LABEL, formatDate, formatDepth } from '../lib/format';
+import { WearBadge } from './WearBadge';
+
+export function ScanSummary({ scan, thumbnailUrl }: { scan: WireScan; thumbnailUrl: string }) {
+  const { prefs } = useSession();
+  return (
+    <>
+      <img src={thumbnailUrl} alt="" loading="lazy" />
+      <div className="history-text">
+        <div className="history-title">
+          {scan.vehicle ?? 'No vehicle'}
+          {scan.position && <span className="muted"> · {POSITION_LABEL[scan.position]}</span>}
+        </div>
+        <div className="muted">{formatDate(scan.createdAt)}</div>
+        <div>
+          {formatDepth(scan.result.estimatedDepthMm, prefs.units)}
+          {scan.measurementMm !== null && <span className="muted"> · gauge {scan.measurementMm.toFixed(1)} mm</span>}
+        </div>
+      </div>
+      <WearBadge wear={scan.result.wear} />
+    </>
+  );
+}
+
+/** Accessible name of a list entry. */
+export function scanLabel(scan: WireScan): string {
+  return `${scan.vehicle ?? 'Scan'} ${scan.position ?? ''} ${formatDate(scan.createdAt)}`;
+}

@@ -1,0 +1,46 @@
+/**
+ * The sync status line in a shop's words. The server's lastError is written for a
+ * support call ("Hub answered 401 INVALID_API_KEY: …"); the counter needs what it means
+ * and what to do, so the raw text is shown only beside the plain words.
+ */
+
+/** The server stops counting here (PENDING_COUNT_CAP in src/core/sync/service.ts). */
+const PENDING_CAP = 10_000;
+
+export function formatPending(pending: number): string {
+  if (pending >= PENDING_CAP) return `${PENDING_CAP.toLocaleString()} scans or more`;
+  return pending === 1 ? '1 scan' : `${pending.toLocaleString()} scans`;
+}
+
+const HUB_KEY_SHAPE = /^tw_[0-9A-Za-z]{32}$/;
+
+/** Checks the form before asking the server, so a typo is explained in words rather than field names; null when fine. */
+export function linkFormProblem(hubUrl: string, hubApiKey: string): string | null {
+  let url: URL | null = null;
+  try {
+    url = new URL(hubUrl.trim());
+  } catch {
+    url = null;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    return "Enter the hub's full address, starting with https:// or http://, for example https://hub.example.com.";
+  }
+  if (!HUB_KEY_SHAPE.test(hubApiKey.trim())) {
+    return 'A hub API key starts with tw_ followed by 32 letters or digits. Copy it again from the hub.';
+  }
+  return null;
+}
+
+export function describeSyncError(raw: string): string {
+  if (/^Hub unreachable/.test(raw)) {
+    return 'The hub could not be reached. Check the network and the hub address; scans wait on this computer and upload when the hub answers again.';
+  }
+  const answered = /^Hub answered (\d{3})/.exec(raw);
+  const status = answered ? Number(answered[1]) : null;
+  if (status === 401) return 'The hub did not accept the API key: it is mistyped or was revoked. Ask for a new key and link again.';
+  if (status === 403) return 'The hub refused the uploads of this computer. Check that the key belongs to the chain’s hub account.';
+  if (status === 404) return 'No TireWear hub answers at that address. Check the hub address.';
+  if (status !== null && status >= 500) return 'The hub has a problem right now. TireWear keeps trying on its own.';
+  if (/^Scan \S+ was not synced/.test(raw)) return 'One scan could not be uploaded and was skipped; the others carry on.';
+  return 'The last sync did not go through. TireWear keeps trying on its own.';
+}

@@ -1,0 +1,148 @@
+/**
+ * A shop's desktop linked to its chain's hub, in a real browser: two real servers (the
+ * hub with its own data dir and port), the hub's key made over HTTP as the chain's
+ * office would, link from Settings, scan, sync now, the chain's scans in the history;
+ * then the hub goes down (the scan waits, the status says why) and comes back.
+ */
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeAnalyzer } from '../support/fake-analyzer.js';
+import { startApp, type AppOptions, type RunningApp } from './support/app.js';
+import { launchChromium, openPage } from './support/browser.js';
+import { saveScreenshot, tirePhotos } from './support/files.js';
+import { waitForResults } from './support/results.js';
+
+/** The hub only stores what desks push; it never analyzes, so it need not load the models. */
+const startHub = (options: AppOptions = {}) => startApp({ ...options, overrides: { analyzer: new FakeAnalyzer() } });
+
+/** The chain's account on the hub and an API key for this shop, over the hub's HTTP API. */
+async function hubKey(hubUrl: string): Promise<string> {
+  const api = new URL('api/v1/', hubUrl);
+  const post = (path: string, body: object, cookie?: string) =>
+    fetch(new URL(path, api), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+      body: JSON.stringify(body),
+    });
+  const office = { email: 'ops@chain.test', password: 'chain office password' };
+  expect((await post('auth/register', office)).ok).toBe(true);
+  const login = await post('auth/login', office);
+  const cookie = login.headers.getSetCookie().find((c) => c.startsWith('auth-token='))?.split(';')[0];
+  expect(cookie).toBeTruthy();
+  const created = await post('keys', { name: 'Main Street' }, cookie);
+  expect(created.ok).toBe(true);
+  return ((await created.json()) as { data: { key: string } }).data.key;
+}
+
+describe('desktop sync with the hub in the browser', () => {
+  let hub: RunningApp;
+  let desk: RunningApp;
+  let browser: Browser;
+  let page: Page;
+  let errors: string[];
+  let photos: string[];
+  let key: string;
+
+  const pending = () => page.getByTestId('sync-pending');
+  const syncNow = () => page.getByRole('button', { name: 'Sync now' }).click();
+
+  async function scan(vehicle: string, photo: string, count: number): Promise<void> {
+    await page.getByRole('link', { name: 'Scan' }).click();
+    await page.getByLabel('Vehicle / plate').fill(vehicle);
+    await page.getByTestId('file-input').setInputFiles(photo);
+    await waitForResults(page, count);
+  }
+
+  beforeAll(async () => {
+    photos = tirePhotos();
+    [hub, desk] = await Promise.all([startHub(), startApp()]);
+    key = await hubKey(hub.url);
+    browser = await launchChromium();
+    ({ page, errors } = await openPage(browser, desk.url));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await desk?.close();
+    await hub?.close();
+  });
+
+  it('links the desktop to the hub, explaining a mistyped and a refused key', async () => {
+    await page.getByRole('heading', { name: 'Welcome to TireWear' }).waitFor();
+    await page.getByLabel('Email').fill('owner@mainstreet-tires.test');
+    await page.getByLabel(/^Password/).fill('correct horse battery');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('heading', { name: 'Scan tires' }).waitFor();
+
+    await page.getByRole('link', { name: 'Settings' }).click();
+    const panel = page.getByRole('region', { name: "Sync with the chain's hub" });
+    await panel.getByText('Not linked to a hub.').waitFor();
+    const hubUrl = hub.url.replace(/\/$/, '');
+    await panel.getByLabel('Hub address').fill(hubUrl);
+    await panel.getByLabel('Hub API key').fill('tw_short');
+    await panel.getByRole('button', { name: 'Link', exact: true }).click();
+    await panel.getByText('A hub API key starts with tw_').waitFor();
+
+    await panel.getByLabel('Hub API key').fill(`tw_${'x'.repeat(32)}`);
+    await panel.getByRole('button', { name: 'Link', exact: true }).click();
+    await panel.getByTestId('sync-error').getByText('did not accept the API key').waitFor();
+    await expect(panel.getByTestId('sync-hub').textContent()).resolves.toBe(hubUrl);
+
+    await panel.getByLabel('Hub API key').fill(key);
+    await panel.getByRole('button', { name: 'Link', exact: true }).click();
+    await panel.getByText(`Linked to ${hubUrl}.`).waitFor();
+    await expect(panel.getByTestId('sync-error').count()).resolves.toBe(0);
+    await expect(panel.getByLabel('Hub API key').inputValue()).resolves.toBe('');
+    await expect(panel.getByLabel('Hub API key').getAttribute('type')).resolves.toBe('password');
+    expect(await page.content()).not.toContain(key);
+  });
+
+  it('uploads a scan with "Sync now"', async () => {
+    await scan('HUB-1', photos[0]!, 1);
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await pending().waitFor();
+    await syncNow();
+    await pending().filter({ hasText: /^0 scans$/ }).waitFor();
+    await expect(page.getByTestId('sync-last').textContent()).resolves.not.toBe('not yet');
+    await expect(page.getByTestId('sync-error').count()).resolves.toBe(0);
+    await page.mouse.move(0, 0);
+    await page.getByRole('region', { name: "Sync with the chain's hub" }).scrollIntoViewIfNeeded();
+    await saveScreenshot(page, 'sync');
+  });
+
+  it("lists the chain's scans from the hub in the history, read-only", async () => {
+    await page.getByRole('link', { name: 'History' }).click();
+    await page.getByRole('button', { name: 'All shops (hub)' }).click();
+    const item = page.locator('.hub-item').filter({ hasText: 'HUB-1' });
+    await item.waitFor();
+    const thumbnail = item.locator('img');
+    await expect(thumbnail.getAttribute('src')).resolves.toMatch(/\/api\/v1\/sync\/hub-scans\/[^/]+\/image\?variant=thumbnail$/);
+    // Runs in the page; the Node typings of this file have no DOM.
+    await thumbnail.evaluate((img) => (img as unknown as { decode(): Promise<void> }).decode());
+    await expect(thumbnail.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).resolves.toBeGreaterThan(0);
+    await expect(page.locator('.hub-scans a, .hub-scans .danger').count()).resolves.toBe(0);
+    await page.getByRole('button', { name: 'This shop' }).click();
+    await page.locator('a.history-item').first().waitFor();
+  });
+
+  it('keeps a scan waiting while the hub is down, says why, and catches up when it is back', async () => {
+    await hub.stop();
+    await scan('HUB-2', photos[1]!, 2);
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await pending().filter({ hasText: /^1 scan$/ }).waitFor();
+    await syncNow();
+    await page.getByTestId('sync-error').getByText('The hub could not be reached').waitFor();
+    await expect(pending().textContent()).resolves.toBe('1 scan');
+
+    hub = await startHub({ dataDir: hub.dataDir, port: hub.port });
+    await syncNow();
+    await pending().filter({ hasText: /^0 scans$/ }).waitFor();
+    await page.getByTestId('sync-error').waitFor({ state: 'detached' });
+
+    await page.getByRole('link', { name: 'History' }).click();
+    await page.getByRole('button', { name: 'All shops (hub)' }).click();
+    await page.locator('.hub-item').filter({ hasText: 'HUB-2' }).waitFor();
+    await expect(page.locator('.hub-item').count()).resolves.toBe(2);
+    expect(errors).toEqual([]);
+  });
+});
