@@ -2,11 +2,16 @@
  * A shop's desktop linked to its chain's hub, in a real browser: two real servers (the
  * hub with its own data dir and port), the hub's key made over HTTP as the chain's
  * office would, link from Settings, scan, sync now, the chain's scans in the history;
- * then the hub goes down (the scan waits, the status says why) and comes back.
+ * then the hub goes down (the scan waits, the status says why) and comes back, and
+ * another shop's scans page in with "Load more".
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../src/core/services/ids.js';
+import { toSyncScan } from '../../src/core/sync/wire.js';
+import { makeJpeg } from '../fixtures/images/make.js';
 import { FakeAnalyzer } from '../support/fake-analyzer.js';
+import { makeScan, randomId } from '../support/store.js';
 import { startApp, type AppOptions, type RunningApp } from './support/app.js';
 import { launchChromium, openPage } from './support/browser.js';
 import { saveScreenshot, tirePhotos } from './support/files.js';
@@ -15,8 +20,8 @@ import { waitForResults } from './support/results.js';
 /** The hub only stores what desks push; it never analyzes, so it need not load the models. */
 const startHub = (options: AppOptions = {}) => startApp({ ...options, overrides: { analyzer: new FakeAnalyzer() } });
 
-/** The chain's account on the hub and an API key for this shop, over the hub's HTTP API. */
-async function hubKey(hubUrl: string): Promise<string> {
+/** The chain's office on the hub, over its HTTP API: one account, an API key per shop. */
+async function hubOffice(hubUrl: string): Promise<{ newKey(shop: string): Promise<string> }> {
   const api = new URL('api/v1/', hubUrl);
   const post = (path: string, body: object, cookie?: string) =>
     fetch(new URL(path, api), {
@@ -29,9 +34,27 @@ async function hubKey(hubUrl: string): Promise<string> {
   const login = await post('auth/login', office);
   const cookie = login.headers.getSetCookie().find((c) => c.startsWith('auth-token='))?.split(';')[0];
   expect(cookie).toBeTruthy();
-  const created = await post('keys', { name: 'Main Street' }, cookie);
-  expect(created.ok).toBe(true);
-  return ((await created.json()) as { data: { key: string } }).data.key;
+  return {
+    async newKey(shop) {
+      const created = await post('keys', { name: shop }, cookie);
+      expect(created.ok).toBe(true);
+      return ((await created.json()) as { data: { key: string } }).data.key;
+    },
+  };
+}
+
+/** Another shop's desktop pushing its history, over the sync protocol (docs/HUB.md §3), oldest first. */
+async function pushFromAnotherShop(hubUrl: string, key: string, count: number): Promise<void> {
+  const jpeg = await makeJpeg({ width: 320, height: 256 });
+  for (let i = 0; i < count; i++) {
+    const record = makeScan({ id: randomId(), source: 'session', vehicle: `ELM-${i}`, createdAt: new Date(Date.UTC(2026, 10, 1, 8, i)) });
+    const scan = toSyncScan({ ...record, image: { ...record.image, sha256: sha256Hex(jpeg), bytes: jpeg.length } });
+    const form = new FormData();
+    form.append('scan', JSON.stringify(scan));
+    form.append('image', new Blob([new Uint8Array(jpeg)], { type: 'image/jpeg' }), 'image.jpg');
+    const pushed = await fetch(new URL(`api/v1/sync/scans/${scan.scanId}`, hubUrl), { method: 'PUT', headers: { 'x-api-key': key }, body: form });
+    expect(pushed.status).toBe(200);
+  }
 }
 
 describe('desktop sync with the hub in the browser', () => {
@@ -41,6 +64,7 @@ describe('desktop sync with the hub in the browser', () => {
   let page: Page;
   let errors: string[];
   let photos: string[];
+  let office: Awaited<ReturnType<typeof hubOffice>>;
   let key: string;
 
   const pending = () => page.getByTestId('sync-pending');
@@ -56,7 +80,8 @@ describe('desktop sync with the hub in the browser', () => {
   beforeAll(async () => {
     photos = tirePhotos();
     [hub, desk] = await Promise.all([startHub(), startApp()]);
-    key = await hubKey(hub.url);
+    office = await hubOffice(hub.url);
+    key = await office.newKey('Main Street');
     browser = await launchChromium();
     ({ page, errors } = await openPage(browser, desk.url));
   });
@@ -106,7 +131,9 @@ describe('desktop sync with the hub in the browser', () => {
     await expect(page.getByTestId('sync-last').textContent()).resolves.not.toBe('not yet');
     await expect(page.getByTestId('sync-error').count()).resolves.toBe(0);
     await page.mouse.move(0, 0);
-    await page.getByRole('region', { name: "Sync with the chain's hub" }).scrollIntoViewIfNeeded();
+    const box = await page.getByRole('region', { name: "Sync with the chain's hub" }).boundingBox();
+    // Runs in the page; the Node typings of this file have no DOM.
+    await page.evaluate((y) => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, y), (box?.y ?? 0) - 80);
     await saveScreenshot(page, 'sync');
   });
 
@@ -143,6 +170,18 @@ describe('desktop sync with the hub in the browser', () => {
     await page.getByRole('button', { name: 'All shops (hub)' }).click();
     await page.locator('.hub-item').filter({ hasText: 'HUB-2' }).waitFor();
     await expect(page.locator('.hub-item').count()).resolves.toBe(2);
+  });
+
+  it("pages through the chain's scans with Load more", async () => {
+    await pushFromAnotherShop(hub.url, await office.newKey('Elm Road'), 20);
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await page.locator('.hub-item').nth(19).waitFor();
+    await expect(page.locator('.hub-item').count()).resolves.toBe(20);
+    await expect(page.locator('.hub-item .history-title').first().textContent()).resolves.toBe('HUB-2');
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await page.locator('.hub-item').nth(21).waitFor();
+    await expect(page.locator('.hub-item .history-title').last().textContent()).resolves.toBe('ELM-0');
+    await page.getByRole('button', { name: 'Load more' }).waitFor({ state: 'detached' });
     expect(errors).toEqual([]);
   });
 });

@@ -61,7 +61,7 @@ export function SyncPanel() {
   }
 
   return (
-    <div className="panel" role="region" aria-labelledby="sync-title">
+    <div className="panel sync-panel" role="region" aria-labelledby="sync-title">
       <h3 id="sync-title">Sync with the chain's hub</h3>
       {!status && (error ? <ErrorMessage error={error} /> : <p>Loading…</p>)}
       {status && (
