@@ -10,7 +10,7 @@ function request(
   method: string,
   body: unknown,
   headers: Record<string, string> = {},
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; json: any }> {
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; json: unknown }> {
   const payload = Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -29,7 +29,7 @@ function request(
   });
 }
 
-function expectOk(step: string, res: { status: number; json: any }): void {
+function expectOk(step: string, res: { status: number; json: unknown }): void {
   if (res.status >= 300) throw new Error(`${step} failed: ${res.status} ${JSON.stringify(res.json)}`);
 }
 
@@ -44,5 +44,5 @@ export async function setUpAccount(baseUrl: string, proCode: string | null, emai
   if (proCode) expectOk('license', await request(api('/licenses'), 'POST', { code: proCode }, { cookie }));
   const key = await request(api('/keys'), 'POST', { name: 'bench' }, { cookie });
   expectOk('key', key);
-  return key.json.data.key as string;
+  return (key.json as { data: { key: string } }).data.key;
 }
