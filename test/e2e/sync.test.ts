@@ -160,6 +160,10 @@ describe('desktop sync with the hub in the browser', () => {
     await syncNow();
     await page.getByTestId('sync-error').getByText('The hub could not be reached').waitFor();
     await expect(pending().textContent()).resolves.toBe('1 scan');
+    await page.getByRole('link', { name: 'History' }).click();
+    await page.getByRole('button', { name: 'All shops (hub)' }).click();
+    await page.getByText('The hub could not be read right now.').waitFor();
+    await page.getByRole('link', { name: 'Settings' }).click();
 
     hub = await startHub({ dataDir: hub.dataDir, port: hub.port });
     await syncNow();
@@ -182,6 +186,16 @@ describe('desktop sync with the hub in the browser', () => {
     await page.locator('.hub-item').nth(21).waitFor();
     await expect(page.locator('.hub-item .history-title').last().textContent()).resolves.toBe('ELM-0');
     await page.getByRole('button', { name: 'Load more' }).waitFor({ state: 'detached' });
+  });
+
+  it('unlinks, keeping the scans on this computer', async () => {
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('button', { name: 'Unlink' }).click();
+    await page.getByText('Unlinked. The scans stay on this computer.').waitFor();
+    await page.getByText('Not linked to a hub.').waitFor();
+    await page.getByRole('link', { name: 'History' }).click();
+    await page.locator('a.history-item').nth(1).waitFor();
+    await expect(page.getByRole('button', { name: 'All shops (hub)' }).count()).resolves.toBe(0);
     expect(errors).toEqual([]);
   });
 });
