@@ -196,6 +196,35 @@ describe('desktop sync with the hub in the browser', () => {
     await page.getByRole('link', { name: 'History' }).click();
     await page.locator('a.history-item').nth(1).waitFor();
     await expect(page.getByRole('button', { name: 'All shops (hub)' }).count()).resolves.toBe(0);
+  });
+
+  it('reads the status every few seconds while Settings shows, and not while the window is hidden', async () => {
+    const POLL_MS = 3000; // SYNC_POLL_MS of the renderer
+    const statusRead = () => page.waitForResponse((r) => r.url().endsWith('/api/v1/sync/status'));
+    // Runs in the page; the Node typings of this file have no DOM.
+    const setHidden = (hidden: boolean) =>
+      page.evaluate((value) => {
+        const g = globalThis as unknown as { document: EventTarget; Event: new (type: string) => Event };
+        Object.defineProperty(g.document, 'hidden', { configurable: true, get: () => value });
+        g.document.dispatchEvent(new g.Event('visibilitychange'));
+      }, hidden);
+
+    await page.clock.install();
+    await page.reload();
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByText('Not linked to a hub.').waitFor();
+    await page.clock.pauseAt(Date.now() + 1000);
+    await Promise.all([statusRead(), page.clock.runFor(POLL_MS)]);
+    await Promise.all([statusRead(), page.clock.runFor(POLL_MS)]);
+
+    let reads = 0;
+    page.on('request', (r) => {
+      if (r.url().endsWith('/api/v1/sync/status')) reads++;
+    });
+    await setHidden(true);
+    await page.clock.runFor(10 * POLL_MS);
+    await Promise.all([statusRead(), setHidden(false)]);
+    expect(reads).toBe(1);
     expect(errors).toEqual([]);
   });
 });
