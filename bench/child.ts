@@ -8,10 +8,12 @@ export interface BenchServer {
   url: string;
 }
 
-export async function startBenchServer(options: ServerOptions): Promise<BenchServer> {
+/** `env` adds to this process's environment, e.g. MALLOC_ARENA_MAX, which only works from process start. */
+export async function startBenchServer(options: ServerOptions, env: Record<string, string> = {}): Promise<BenchServer> {
   const entry = path.join(import.meta.dirname, 'server.ts');
   const child = spawn(process.execPath, ['--import', 'tsx', entry, JSON.stringify(options)], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, ...env },
   });
   const url = await new Promise<string>((resolve, reject) => {
     child.once('message', (m: ServerMessage) => {

@@ -5,6 +5,7 @@
  * ratio measured in one run. Prints a table, writes bench/results.json.
  *
  *   npm run bench -- [--analyzer auto|onnx|decode-only] [--scale 1] [--out bench/results.json]
+ *                    [--malloc-arena-max N]   (glibc: the server process with MALLOC_ARENA_MAX=N)
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -59,7 +60,7 @@ function measured(run: { samples: Sample[]; wallMs: number }, cpuMs: number): Me
 }
 
 /** The server in a child process, a pro API key on it, and a keep-alive client. */
-async function httpSide(bench: BenchAnalyzer, keys: Keys) {
+async function httpSide(bench: BenchAnalyzer, keys: Keys, env: Record<string, string>) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-bench-http-'));
   const { child, url } = await startBenchServer({
     dataDir,
@@ -67,7 +68,7 @@ async function httpSide(bench: BenchAnalyzer, keys: Keys) {
     licensePublicKeyPem: keys.publicKeyPem,
     analyzer: bench.mode,
     logFile: path.join(dataDir, 'server.log'),
-  });
+  }, env);
   const apiKey = await setUpAccount(url, proCode(keys.privateKeyPem));
   const idleRssMb = watchProcess(child.pid!).stop().peakRssMb;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
@@ -146,7 +147,9 @@ async function main(): Promise<void> {
   if (bench.fallbackReason) process.stderr.write(`!! no loadable models (${bench.fallbackReason}): measuring decode-only\n`);
 
   const local = await inProcessSide(bench, keys);
-  const remote = await httpSide(bench, keys);
+  const arenas = arg('malloc-arena-max', '');
+  const serverEnv: Record<string, string> = arenas ? { MALLOC_ARENA_MAX: arenas } : {};
+  const remote = await httpSide(bench, keys, serverEnv);
   const cells: Cell[] = [];
   const parts = new Map<string, { inspectMs: number; analyzerMs: number }>();
   try {
@@ -175,6 +178,7 @@ async function main(): Promise<void> {
     analyzer: bench.mode,
     modelVersion: bench.analyzer.modelVersion,
     ...(bench.fallbackReason ? { fallbackReason: bench.fallbackReason } : {}),
+    serverEnv,
     images: images.map((i) => ({ name: i.name, width: i.width, height: i.height, bytes: i.data.length, ...parts.get(i.name)! })),
     idleRssMb: remote.idleRssMb,
     cells,
