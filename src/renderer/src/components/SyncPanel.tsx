@@ -55,7 +55,7 @@ export function SyncPanel() {
       setHubApiKey('');
       setHubUrl(null);
       return s.lastError
-        ? { kind: 'warn', text: 'The link is saved, but the hub has not confirmed it yet: see the reason above.' }
+        ? { kind: 'warn', text: 'The link is saved, but the hub did not confirm it: see the reason above. Sync retries on its own.' }
         : { kind: 'ok', text: `Linked to ${s.hubUrl}. Scans upload in the background.` };
     });
   }
