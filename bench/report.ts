@@ -65,9 +65,9 @@ export function targets(report: Report): Target[] {
 export function renderReport(report: Report): string {
   const m = report.machine;
   const lines = [
-    `Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB RAM, ${m.os}; Node ${m.node}, sharp ${m.sharp} (libvips ${m.libvips}), onnxruntime-node ${m.onnxruntime}; load average ${m.loadAverage} at start`,
-    `Analyzer: ${report.analyzer} (model ${report.modelVersion})${report.fallbackReason ? ` — fell back: ${report.fallbackReason}` : ''}; ${report.date}`,
-    `Server idle RSS after start-up: ${report.idleRssMb.toFixed(0)} MB; server environment: ${
+    `- Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB RAM, ${m.os}; Node ${m.node}, sharp ${m.sharp} (libvips ${m.libvips}), onnxruntime-node ${m.onnxruntime}; load average ${m.loadAverage} at start`,
+    `- Analyzer: ${report.analyzer} (model ${report.modelVersion})${report.fallbackReason ? ` — fell back: ${report.fallbackReason}` : ''}; ${report.date}`,
+    `- Server idle RSS after start-up: ${report.idleRssMb.toFixed(0)} MB; server environment: ${
       Object.entries(report.serverEnv).map(([k, v]) => `${k}=${v}`).join(' ') || 'as shipped'
     }`,
     '',
