@@ -1,7 +1,7 @@
 /**
  * Bursts over real sockets: 64 uploads at once against small allowances give exactly the
  * allowance in successes and charges; a full queue answers SERVER_BUSY, before reading the
- * upload, and charges nothing;
+ * upload, and charges nothing; concurrent retries of one Idempotency-Key are analysed once;
  * one license code redeemed many times at once credits exactly once.
  */
 import net from 'node:net';
@@ -120,6 +120,30 @@ test('with every upload slot taken, a new upload is refused before its body is s
   expect((await running).status).toBe(200);
   expect((await waiting).status).toBe(200);
   expect((await analyze(url, image)).status).toBe(200);
+});
+
+test('a POS retrying one Idempotency-Key 16 times at once is analysed and charged once', async () => {
+  const { t, app, url } = await serve();
+  const key = await apiKeyFor(app, await signedIn(app));
+  const image = await makeJpeg({ width: 320, height: 256 });
+  const release = t.analyzer.hold();
+  const first = analyze(url, image, { 'x-api-key': key, 'idempotency-key': 'pos-order-42' });
+  await t.analyzer.started(1);
+
+  // While the first runs, every retry is told to come back (409), none starts a second analysis.
+  const retries = await Promise.all(
+    Array.from({ length: 15 }, () => analyze(url, image, { 'x-api-key': key, 'idempotency-key': 'pos-order-42' })),
+  );
+  expect(count(retries)).toEqual({ 409: 15 });
+  release();
+  const scanId = (await first).body.data.scanId;
+
+  const later = await Promise.all(
+    Array.from({ length: 16 }, () => analyze(url, image, { 'x-api-key': key, 'idempotency-key': 'pos-order-42' })),
+  );
+  expect(later.every((a) => a.status === 200 && a.body.data.scanId === scanId)).toBe(true);
+  expect(t.analyzer.calls).toBe(1);
+  expect(await ledger()).toMatchObject({ scans: 1, charged: 1, reservations: 0 });
 });
 
 test('one pack code redeemed 16 times at once by one account and by four accounts credits 100 scans once', async () => {
