@@ -51,15 +51,20 @@ function screenRequest(request: FastifyRequest): void {
 function admission(concurrency: number, queueLimit: number): (reply: FastifyReply) => void {
   const max = 2 * (concurrency + queueLimit);
   let held = 0;
+  // Smoothed time an admitted upload stays (upload to answer): by then, on average, a slot is free.
+  let averageMs = 1000;
   return (reply) => {
     if (held >= max) {
-      const seconds = Math.max(1, Math.ceil(held / 2 / concurrency));
       throw new AppError('SERVER_BUSY', 'The server is busy analysing other images; please retry shortly.', {
-        headers: { 'Retry-After': String(seconds) },
+        headers: { 'Retry-After': String(Math.max(1, Math.ceil(averageMs / 1000))) },
       });
     }
     held++;
-    reply.raw.once('close', () => held--);
+    const started = performance.now();
+    reply.raw.once('close', () => {
+      held--;
+      averageMs = averageMs * 0.8 + (performance.now() - started) * 0.2;
+    });
   };
 }
 
