@@ -168,6 +168,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--resume", default=None, help="start from this checkpoint (a second cosine cycle)")
     a = ap.parse_args()
     torch.manual_seed(0)
     np.random.seed(0)
@@ -183,6 +184,8 @@ def main():
         params = list(net.parameters())
         xtr, xva = tr["x"], va["x"]
         step = lambda idx, d, x, train: batch_seg(net, x, idx, d, train)
+    if a.resume:
+        net.load_state_dict(torch.load(a.resume))
     opt = torch.optim.AdamW(params, lr=a.lr, weight_decay=5e-4)
     budget = a.minutes * 60
     t0 = time.time()

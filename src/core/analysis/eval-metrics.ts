@@ -18,6 +18,8 @@ export interface Report {
   tires: number;
   nonTires: number;
   depth: { n: number; mae: number; within1mm: number } | null;
+  /** Whether isPreliminary singles out the worse estimates. */
+  preliminary: { share: number; maePreliminary: number; maeConfirmed: number } | null;
   wear: { n: number; accuracy: number; balancedAccuracy: number; confusion: Record<string, Record<string, number>> } | null;
   wornVsUsable: { n: number; balancedAccuracy: number; badRecall: number; usableRecall: number } | null;
   interval: { coverage: number } | null;
@@ -83,6 +85,13 @@ export function evaluate(samples: Sample[]): Report {
     tires: tires.length,
     nonTires: nonTires.length,
     depth: withDepth.length ? { n: withDepth.length, mae: mean(absErr), within1mm: mean(absErr.map((e) => (e <= 1.0 + 1e-9 ? 1 : 0))) } : null,
+    preliminary: withDepth.length
+      ? {
+          share: mean(withDepth.map((s) => (analysed(s)!.isPreliminary ? 1 : 0))),
+          maePreliminary: mean(withDepth.filter((s) => analysed(s)!.isPreliminary).map((s) => Math.abs(analysed(s)!.estimatedDepthMm - s.depthMm!))),
+          maeConfirmed: mean(withDepth.filter((s) => !analysed(s)!.isPreliminary).map((s) => Math.abs(analysed(s)!.estimatedDepthMm - s.depthMm!))),
+        }
+      : null,
     wear: fiveClass.length ? { n: fiveClass.length, accuracy: mean(correct.map((c) => (c ? 1 : 0))), balancedAccuracy: mean(recalls), confusion } : null,
     wornVsUsable:
       binary.some((b) => b.bad) && binary.some((b) => !b.bad)
@@ -102,6 +111,10 @@ const pct = (v: number) => `${(100 * v).toFixed(1)} %`;
 export function formatReport(r: Report, modelVersion: string): string {
   const lines = [`model ${modelVersion}: ${r.images} images (${r.tires} tires, ${r.nonTires} non-tires)`];
   if (r.depth) lines.push(`depth MAE           ${r.depth.mae.toFixed(2)} mm over ${r.depth.n}`, `within 1 mm         ${pct(r.depth.within1mm)}`);
+  if (r.preliminary) {
+    const p = r.preliminary;
+    lines.push(`preliminary         ${pct(p.share)} of results; MAE ${p.maePreliminary.toFixed(2)} mm there vs ${p.maeConfirmed.toFixed(2)} mm elsewhere`);
+  }
   if (r.wear) {
     lines.push(`wear accuracy       ${pct(r.wear.accuracy)} over ${r.wear.n}`, `balanced accuracy   ${pct(r.wear.balancedAccuracy)}`);
     lines.push('confusion (rows truth, columns reported):', `  ${''.padStart(9)}${WEAR_CLASSES.map((c) => c.padStart(9)).join('')}`);

@@ -34,8 +34,12 @@ export function mapsFromSeg(probs: Float32Array, depth: Float32Array, side: numb
 
 export interface Region {
   cells: number[];
+  /** Centroid, in grid cells. */
   cx: number;
   cy: number;
+  /** The region's own cell nearest the centroid (a curved groove's centroid can lie off the groove). */
+  ax: number;
+  ay: number;
 }
 
 function regions(maps: MaskMaps, accept: (label: number) => boolean, minCells: number): Region[] {
@@ -63,7 +67,13 @@ function regions(maps: MaskMaps, accept: (label: number) => boolean, minCells: n
     if (cells.length < minCells) continue;
     const cx = cells.reduce((s, i) => s + (i % side), 0) / cells.length;
     const cy = cells.reduce((s, i) => s + Math.floor(i / side), 0) / cells.length;
-    out.push({ cells, cx, cy });
+    let anchor = cells[0]!;
+    let best = Infinity;
+    for (const i of cells) {
+      const d = ((i % side) - cx) ** 2 + (Math.floor(i / side) - cy) ** 2;
+      if (d < best) [best, anchor] = [d, i];
+    }
+    out.push({ cells, cx, cy, ax: anchor % side, ay: Math.floor(anchor / side) });
   }
   return out;
 }

@@ -72,7 +72,7 @@ export async function buildVerbose(maps: MaskMaps, upload: { width: number; heig
     ...findTwiBars(maps).map((b) => ({ kind: 'twi', ...toUpload(b.cx, b.cy), confirmed: b.confirmed })),
     ...grooveRegions(maps).map((g, index) => ({
       kind: 'groove',
-      ...toUpload(g.cx, g.cy),
+      ...toUpload(g.ax, g.ay),
       index,
       depthMm: Math.round(g.depthMm * 10) / 10,
     })),
