@@ -5,7 +5,7 @@
  * ratio measured in one run. Prints a table, writes bench/results.json.
  *
  *   npm run bench -- [--analyzer auto|onnx|decode-only] [--scale 1] [--out bench/results.json]
- *                    [--malloc-arena-max N]   (glibc: the server process with MALLOC_ARENA_MAX=N)
+ *                    [--server-env MALLOC_ARENA_MAX=2,UV_THREADPOOL_SIZE=8]   (added to the server's environment)
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -147,8 +147,9 @@ async function main(): Promise<void> {
   if (bench.fallbackReason) process.stderr.write(`!! no loadable models (${bench.fallbackReason}): measuring decode-only\n`);
 
   const local = await inProcessSide(bench, keys);
-  const arenas = arg('malloc-arena-max', '');
-  const serverEnv: Record<string, string> = arenas ? { MALLOC_ARENA_MAX: arenas } : {};
+  const serverEnv = Object.fromEntries(
+    arg('server-env', '').split(',').filter(Boolean).map((pair) => [pair.split('=')[0]!, pair.slice(pair.indexOf('=') + 1)]),
+  );
   const remote = await httpSide(bench, keys, serverEnv);
   const cells: Cell[] = [];
   const parts = new Map<string, { inspectMs: number; analyzerMs: number }>();
