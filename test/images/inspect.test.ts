@@ -20,7 +20,6 @@ describe('accepted images', () => {
     const data = await make({ width: 640, height: 480 });
     const image = await inspectImage(data);
     expect(image).toMatchObject({ mime, width: 640, height: 480, bytes: data.length });
-    expect(image.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(sniffImageType(image.thumbnail)).toBe('image/jpeg');
     expect(await sharp(image.thumbnail).metadata()).toMatchObject({ width: 320, height: 240 });
   });

@@ -39,8 +39,10 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  // `on`, not `once`: the launcher, npm and the terminal may each deliver the same stop.
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  process.on('SIGHUP', stop);
 }
 
 void main();

@@ -6,7 +6,6 @@
  */
 import sharp, { type Metadata } from 'sharp';
 import { AppError } from '../errors.js';
-import { sha256Hex } from '../services/ids.js';
 import type { StoredImageInfo } from '../types.js';
 
 export type ImageMime = StoredImageInfo['mime'];
@@ -42,7 +41,6 @@ export interface InspectedImage {
   width: number;
   height: number;
   bytes: number;
-  sha256: string;
   /** JPEG, at most THUMBNAIL_SIZE px on the long side, upright. */
   thumbnail: Buffer;
 }
@@ -98,5 +96,5 @@ export async function inspectImage(data: Buffer): Promise<InspectedImage> {
   } catch (error) {
     throw unreadable(error);
   }
-  return { mime, width, height, bytes: data.length, sha256: sha256Hex(data), thumbnail };
+  return { mime, width, height, bytes: data.length, thumbnail };
 }

@@ -7,6 +7,7 @@
 import { AppError } from '../errors.js';
 import { extensionFor, inspectImage } from '../images/inspect.js';
 import { imageKeys } from '../services/analyze.js';
+import { sha256Hex } from '../services/ids.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
 import type { ScanRecord } from '../types.js';
@@ -49,14 +50,14 @@ export async function receiveSyncedScan(
   }
 
   const inspected = await inspectImage(image);
-  if (inspected.sha256 !== wire.image.sha256) {
+  if (sha256Hex(image) !== wire.image.sha256) {
     throw new AppError('VALIDATION_ERROR', 'The image does not match scan.image.sha256');
   }
   const keys = imageKeys(wire.scanId, extensionFor(inspected.mime));
   await deps.images.put(keys.originalKey, image);
   await deps.images.put(keys.thumbnailKey, inspected.thumbnail);
-  const { mime, width, height, bytes, sha256 } = inspected;
+  const { mime, width, height, bytes } = inspected;
   return deps.store.scans.upsertSynced(
-    fromSyncScan({ ...wire, image: { mime, width, height, bytes, sha256 } }, owner, keys),
+    fromSyncScan({ ...wire, image: { mime, width, height, bytes, sha256: wire.image.sha256 } }, owner, keys),
   );
 }
