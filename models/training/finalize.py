@@ -117,6 +117,7 @@ def main():
     ap.add_argument("--version", required=True)
     ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "data"))
     ap.add_argument("--notes", default="")
+    ap.add_argument("--out-dir", default=MODELS)
     a = ap.parse_args()
     torch.set_num_threads(1)
 
@@ -124,7 +125,8 @@ def main():
     tn.load_state_dict(torch.load(a.tread))
     sn = SegNet()
     sn.load_state_dict(torch.load(a.seg))
-    tpath, spath = os.path.join(MODELS, "tread.onnx"), os.path.join(MODELS, "seg.onnx")
+    os.makedirs(a.out_dir, exist_ok=True)
+    tpath, spath = os.path.join(a.out_dir, "tread.onnx"), os.path.join(a.out_dir, "seg.onnx")
     export(TreadNetExport(tn), tpath, ["gate", "depth", "sigma", "wear_logits"])
     export(SegNetExport(sn), spath, ["probs", "depth_map"])
 
@@ -238,7 +240,7 @@ def main():
         "validation": metrics,
         "notes": a.notes,
     }
-    with open(os.path.join(MODELS, "manifest.json"), "w") as f:
+    with open(os.path.join(a.out_dir, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2)
         f.write("\n")
     print("wrote manifest", a.version)

@@ -168,11 +168,13 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--twi-weight", type=float, default=8.0, help="cross-entropy weight of the TWI class (seg)")
     ap.add_argument("--resume", default=None, help="start from this checkpoint (a second cosine cycle)")
     a = ap.parse_args()
     torch.manual_seed(0)
     np.random.seed(0)
     torch.set_num_threads(a.threads)
+    CLASS_W[3] = a.twi_weight
     os.makedirs(a.out, exist_ok=True)
     tr, va = load("train", a.data, a.limit), load("val", a.data)
     print(f"train {len(tr['x'])} val {len(va['x'])}", flush=True)

@@ -33,6 +33,9 @@ $PY train.py --model tread --minutes 15 --out runs/tread_p1 > runs/tread_p1.log 
 $PY make_dataset.py --split train --count 12000 --seed-base 0 --out data
 $PY train.py --model tread --resume runs/tread_p1/best.pt --lr 1e-3 --minutes 20 --out runs/tread > runs/tread.log 2>&1
 wait $SEG
+# The segmenter then sees all 12 000 images once more with a much heavier TWI weight
+# (at weight 8 its TWI class never fired on validation).
+$PY train.py --model seg --resume runs/seg/best.pt --lr 1e-3 --twi-weight 40 --threads 2 --minutes 6.5 --out runs/seg_twi > runs/seg_twi.log 2>&1
 
 # 4. Calibration on validation, ONNX export (opset 17), manifest with sha256.
-$PY finalize.py --tread runs/tread/best.pt --seg runs/seg/best.pt --version "$VERSION"
+$PY finalize.py --tread runs/tread/best.pt --seg runs/seg_twi/best.pt --version "$VERSION"
