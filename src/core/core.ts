@@ -59,7 +59,7 @@ export async function housekeeping(core: Pick<Core, 'store' | 'clock'>, throttle
 async function loadOnnxAnalyzer(modelsDir: string, logger: Logger): Promise<Analyzer> {
   try {
     const { createOnnxAnalyzer } = await import('./analysis/index.js');
-    return await createOnnxAnalyzer({ modelsDir });
+    return await createOnnxAnalyzer({ modelsDir, logger });
   } catch (error) {
     logger.error({ err: error, modelsDir }, 'tread models failed to load; analyses will answer MODEL_UNAVAILABLE');
     return {
