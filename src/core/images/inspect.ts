@@ -49,12 +49,14 @@ function unreadable(cause?: unknown): AppError {
   return new AppError('IMAGE_UNREADABLE', 'The image could not be decoded; it may be truncated or corrupt.', { cause });
 }
 
+export type ImageHeader = Omit<InspectedImage, 'thumbnail'>;
+
 /**
- * Validate an upload. Errors: VALIDATION_ERROR (zero bytes: nothing was uploaded, so it is a
- * request problem rather than a media type), FILE_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IMAGE_TOO_LARGE,
- * IMAGE_TOO_SMALL, IMAGE_UNREADABLE.
+ * Everything that can be decided from the bytes and the header alone. Errors: VALIDATION_ERROR
+ * (zero bytes: nothing was uploaded, so it is a request problem rather than a media type),
+ * FILE_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IMAGE_TOO_LARGE, IMAGE_TOO_SMALL, IMAGE_UNREADABLE.
  */
-export async function inspectImage(data: Buffer): Promise<InspectedImage> {
+export async function checkImageHeader(data: Buffer): Promise<ImageHeader> {
   if (data.length === 0) throw new AppError('VALIDATION_ERROR', 'The image file is empty.');
   if (data.length > MAX_UPLOAD_BYTES) throw new AppError('FILE_TOO_LARGE', 'The image is larger than 10 MiB.');
   const mime = sniffImageType(data);
@@ -83,11 +85,17 @@ export async function inspectImage(data: Buffer): Promise<InspectedImage> {
       `The image is ${width}×${height} pixels; the short side must be at least ${MIN_SHORT_SIDE} pixels.`,
     );
   }
+  return { mime, width, height, bytes: data.length };
+}
 
-  let thumbnail: Buffer;
+/**
+ * The upright JPEG thumbnail kept with a scan. It decodes the whole image (shrink-on-load
+ * still reads every byte), so a truncated or corrupt upload fails here: IMAGE_UNREADABLE.
+ * Call it only after checkImageHeader, which keeps decompression bombs away.
+ */
+export async function makeThumbnail(data: Buffer): Promise<Buffer> {
   try {
-    // Decodes the whole image (shrink-on-load still reads every byte), so truncation fails here.
-    thumbnail = await sharp(data, { failOn: 'error', limitInputPixels: MAX_PIXELS })
+    return await sharp(data, { failOn: 'error', limitInputPixels: MAX_PIXELS })
       .rotate()
       .resize(THUMBNAIL_SIZE, THUMBNAIL_SIZE, { fit: 'inside', withoutEnlargement: true })
       .flatten({ background: '#ffffff' })
@@ -96,5 +104,10 @@ export async function inspectImage(data: Buffer): Promise<InspectedImage> {
   } catch (error) {
     throw unreadable(error);
   }
-  return { mime, width, height, bytes: data.length, thumbnail };
+}
+
+/** Validate an upload completely: the header checks, then a real decode that yields the thumbnail. */
+export async function inspectImage(data: Buffer): Promise<InspectedImage> {
+  const header = await checkImageHeader(data);
+  return { ...header, thumbnail: await makeThumbnail(data) };
 }
