@@ -62,10 +62,25 @@ export interface VerboseExtras {
   points: AnalysisPoint[];
 }
 
+/**
+ * The upload decoded once by the scan service: upright (EXIF applied), RGB, 8 bits, scaled to
+ * fit FRAME_MAX px with shrink-on-load. The thumbnail and the model input both come from it.
+ */
+export interface DecodedFrame {
+  data: Buffer;
+  width: number;
+  height: number;
+  /** Upright size of the upload itself, for points in its pixel coordinates. */
+  uprightWidth: number;
+  uprightHeight: number;
+}
+
 export interface AnalyzeRequest {
   /** The uploaded bytes, already known to be JPEG, PNG or WebP and decodable. */
   image: Buffer;
   verbose: boolean;
+  /** When given, the analyzer uses these pixels instead of decoding `image` again. */
+  frame?: DecodedFrame;
 }
 
 export interface AnalyzeOutcome {

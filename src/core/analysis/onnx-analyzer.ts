@@ -12,7 +12,7 @@ import { combine, type TreadOutput } from './combine.js';
 import { loadManifest, readVerifiedModels, type Manifest } from './manifest.js';
 import { mapsFromSeg, type MaskMaps } from './mask.js';
 import { buildVerbose } from './overlays.js';
-import { prepareInput } from './preprocess.js';
+import { prepareFrameInput, prepareInput } from './preprocess.js';
 
 export interface OnnxAnalyzerOptions {
   modelsDir: string;
@@ -106,7 +106,9 @@ export class OnnxAnalyzer implements Analyzer {
   }
 
   async analyze(request: AnalyzeRequest): Promise<AnalyzeOutcome> {
-    const input = await prepareInput(request.image, this.manifest.input);
+    const input = request.frame
+      ? await prepareFrameInput(request.frame, this.manifest.input)
+      : await prepareInput(request.image, this.manifest.input);
     const raw = await this.infer(input.tensor);
     const { analysis } = combine(raw.tread, raw.maps, this.manifest.calibration);
     const outcome: AnalyzeOutcome = { analysis: { ...analysis, modelVersion: this.manifest.version } };

@@ -6,6 +6,7 @@
  */
 import sharp from 'sharp';
 import { AppError } from '../errors.js';
+import type { DecodedFrame } from './analyzer.js';
 
 export interface InputSpec {
   size: number;
@@ -70,4 +71,16 @@ export function normalise(pixels: Buffer, spec: InputSpec): Float32Array {
 export async function prepareInput(image: Buffer, spec: InputSpec): Promise<ModelInput> {
   const [size, pixels] = await Promise.all([uprightSize(image), resizedPixels(image, spec.size)]);
   return { tensor: normalise(pixels, spec), pixels, ...size };
+}
+
+/**
+ * The same tensor from a frame the scan service already decoded (shrink-on-load to at most
+ * 640 px, then this linear resize): within the parity tolerance of prepareInput, one decode less.
+ */
+export async function prepareFrameInput(frame: DecodedFrame, spec: InputSpec): Promise<ModelInput> {
+  const pixels = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: 3 } })
+    .resize(spec.size, spec.size, { fit: 'fill', kernel: 'linear' })
+    .raw()
+    .toBuffer();
+  return { tensor: normalise(pixels, spec), pixels, width: frame.uprightWidth, height: frame.uprightHeight };
 }

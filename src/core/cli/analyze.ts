@@ -39,8 +39,8 @@ async function main(): Promise<void> {
   const analyzer = await createOnnxAnalyzer({ modelsDir, threads: 2 }).catch(fail);
   try {
     const receivedAt = Date.now();
-    await inspectImage(data);
-    const outcome = await analyzer.analyze({ image: data, verbose });
+    const { frame } = await inspectImage(data);
+    const outcome = await analyzer.analyze({ image: data, verbose, frame });
     const result = {
       ...outcome.analysis,
       processingTimeMs: Math.round(Date.now() - receivedAt),

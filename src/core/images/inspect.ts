@@ -6,6 +6,7 @@
  */
 import sharp, { type Metadata } from 'sharp';
 import { AppError } from '../errors.js';
+import type { DecodedFrame } from '../analysis/analyzer.js';
 import type { StoredImageInfo } from '../types.js';
 
 export type ImageMime = StoredImageInfo['mime'];
@@ -15,6 +16,8 @@ export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 export const MAX_PIXELS = 40_000_000;
 export const MIN_SHORT_SIDE = 256;
 export const THUMBNAIL_SIZE = 320;
+/** The one decode of an upload: enough for the thumbnail and the 160 px model input. */
+export const FRAME_MAX = 640;
 
 const EXTENSIONS: Record<ImageMime, string> = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/webp': 'webp' };
 const SHARP_FORMAT: Record<ImageMime, string> = { 'image/jpeg': 'jpeg', 'image/png': 'png', 'image/webp': 'webp' };
@@ -43,13 +46,14 @@ export interface InspectedImage {
   bytes: number;
   /** JPEG, at most THUMBNAIL_SIZE px on the long side, upright. */
   thumbnail: Buffer;
+  frame: DecodedFrame;
 }
 
 function unreadable(cause?: unknown): AppError {
   return new AppError('IMAGE_UNREADABLE', 'The image could not be decoded; it may be truncated or corrupt.', { cause });
 }
 
-export type ImageHeader = Omit<InspectedImage, 'thumbnail'>;
+export type ImageHeader = Omit<InspectedImage, 'thumbnail' | 'frame'>;
 
 /**
  * Everything that can be decided from the bytes and the header alone. Errors: VALIDATION_ERROR
@@ -89,25 +93,37 @@ export async function checkImageHeader(data: Buffer): Promise<ImageHeader> {
 }
 
 /**
- * The upright JPEG thumbnail kept with a scan. It decodes the whole image (shrink-on-load
- * still reads every byte), so a truncated or corrupt upload fails here: IMAGE_UNREADABLE.
- * Call it only after checkImageHeader, which keeps decompression bombs away.
+ * The one full decode of an upload (shrink-on-load still reads every byte, so a truncated or
+ * corrupt upload fails here: IMAGE_UNREADABLE). Call it only after checkImageHeader, which keeps
+ * decompression bombs away.
  */
-export async function makeThumbnail(data: Buffer): Promise<Buffer> {
+export async function decodeFrame(data: Buffer, header: ImageHeader): Promise<DecodedFrame> {
   try {
-    return await sharp(data, { failOn: 'error', limitInputPixels: MAX_PIXELS })
-      .rotate()
-      .resize(THUMBNAIL_SIZE, THUMBNAIL_SIZE, { fit: 'inside', withoutEnlargement: true })
-      .flatten({ background: '#ffffff' })
-      .jpeg({ quality: 80 })
-      .toBuffer();
+    const { data: pixels, info } = await sharp(data, { failOn: 'error', limitInputPixels: MAX_PIXELS })
+      .autoOrient()
+      .resize(FRAME_MAX, FRAME_MAX, { fit: 'inside', withoutEnlargement: true, kernel: 'linear', fastShrinkOnLoad: true })
+      .removeAlpha()
+      .toColourspace('srgb')
+      .raw({ depth: 'uchar' })
+      .toBuffer({ resolveWithObject: true });
+    if (info.channels !== 3) throw new Error(`decoded ${info.channels} channels`);
+    return { data: pixels, width: info.width, height: info.height, uprightWidth: header.width, uprightHeight: header.height };
   } catch (error) {
     throw unreadable(error);
   }
 }
 
-/** Validate an upload completely: the header checks, then a real decode that yields the thumbnail. */
+/** The upright JPEG thumbnail kept with a scan, from the decoded frame. */
+export function makeThumbnail(frame: DecodedFrame): Promise<Buffer> {
+  return sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: 3 } })
+    .resize(THUMBNAIL_SIZE, THUMBNAIL_SIZE, { fit: 'inside', withoutEnlargement: true })
+    .jpeg({ quality: 80 })
+    .toBuffer();
+}
+
+/** Validate an upload completely: the header checks, then the decode that yields frame and thumbnail. */
 export async function inspectImage(data: Buffer): Promise<InspectedImage> {
   const header = await checkImageHeader(data);
-  return { ...header, thumbnail: await makeThumbnail(data) };
+  const frame = await decodeFrame(data, header);
+  return { ...header, frame, thumbnail: await makeThumbnail(frame) };
 }

@@ -9,7 +9,7 @@ import { DISCLAIMER } from '../analysis/disclaimer.js';
 import type { Analyzer } from '../analysis/analyzer.js';
 import type { Clock } from '../clock.js';
 import { AppError, isAppError } from '../errors.js';
-import { checkImageHeader, extensionFor, makeThumbnail } from '../images/inspect.js';
+import { checkImageHeader, decodeFrame, extensionFor, makeThumbnail } from '../images/inspect.js';
 import type { Logger } from '../logger.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Reservation, Store } from '../storage/store.js';
@@ -72,26 +72,23 @@ async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeR
   try {
     const image = await checkImageHeader(command.image);
     reservation = await deps.metering.reserve(caller, deps.clock.now());
-    // The thumbnail's full decode, which also proves the upload decodes, runs beside the
-    // analysis instead of before it (on two cores that takes it off a single scan's latency),
-    // inside the same queue slot so a burst cannot start more decodes than analyses.
-    // Its error wins, so a corrupt upload is always IMAGE_UNREADABLE whatever the models say.
-    const [thumbnail, analysed] = await deps.queue.run(() =>
-      Promise.allSettled([
-        makeThumbnail(command.image),
-        deps.analyzer.analyze({ image: command.image, verbose: command.verbose }),
-      ]),
-    );
-    if (thumbnail.status === 'rejected') throw thumbnail.reason;
-    if (analysed.status === 'rejected') throw analysed.reason;
-    const outcome = analysed.value;
+    // One decode per upload, inside the queue slot so a burst cannot start more decodes than
+    // analyses: it proves the upload decodes (IMAGE_UNREADABLE otherwise) and feeds both the
+    // thumbnail and the model input.
+    const [thumbnail, outcome] = await deps.queue.run(async () => {
+      const frame = await decodeFrame(command.image, image);
+      return Promise.all([
+        makeThumbnail(frame),
+        deps.analyzer.analyze({ image: command.image, verbose: command.verbose, frame }),
+      ]);
+    });
 
     const scanId = randomId();
     const keys = imageKeys(scanId, extensionFor(image.mime));
     written.push(keys.originalKey);
     await deps.images.put(keys.originalKey, command.image);
     written.push(keys.thumbnailKey);
-    await deps.images.put(keys.thumbnailKey, thumbnail.value);
+    await deps.images.put(keys.thumbnailKey, thumbnail);
 
     const result: ScanResult = {
       ...outcome.analysis,
