@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { createOnnxAnalyzer, wearForDepth, WEAR_CLASSES, type Wear } from '../analysis/index.js';
 import { isAppError } from '../errors.js';
 import { evaluate, formatReport, type Sample } from '../analysis/eval-metrics.js';
+import { inspectImage } from '../images/inspect.js';
 
 const IMAGE = /\.(jpe?g|png|webp)$/i;
 const DEFAULT_MODELS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../models');
@@ -65,7 +66,9 @@ async function main(): Promise<void> {
     const image = await readFile(s.file);
     const started = process.hrtime.bigint();
     try {
-      const { analysis } = await analyzer.analyze({ image, verbose: false });
+      // The service's path: upload checks, one decode to the frame, the analysis on that frame.
+      const { frame } = await inspectImage(image);
+      const { analysis } = await analyzer.analyze({ image, verbose: false, frame });
       results.push({ ...s, outcome: { analysis, ms: Number(process.hrtime.bigint() - started) / 1e6 } });
     } catch (error) {
       if (!isAppError(error)) throw error;
