@@ -14,7 +14,7 @@ import path from 'node:path';
 import { defaultConfig } from '../src/core/config.js';
 import { createCore } from '../src/core/core.js';
 import { inspectImage } from '../src/core/images/inspect.js';
-import { generateLicenseKeyPair, issueLicenseCode } from '../src/core/licensing/codes.js';
+import { generateLicenseKeyPair } from '../src/core/licensing/codes.js';
 import { createLogger } from '../src/core/logger.js';
 import { setUpAccount } from './account.js';
 import { startBenchServer, stopBenchServer } from './child.js';
@@ -24,23 +24,12 @@ import { closedLoop, multipartBody, post, summarise, type CellStats, type Sample
 import { machine } from './machine.js';
 import { watchProcess, type Usage } from './proc.js';
 import { printReport, type Cell, type Report } from './report.js';
+import { arg, proCode } from './cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CONCURRENCY = [1, 4, 16];
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
-
 const requestsFor = (concurrency: number, scale: number) => Math.round(Math.max(24, concurrency * 6) * scale);
-
-function proCode(privateKeyPem: string): string {
-  return issueLicenseCode(
-    { v: 1, id: `bench-${Date.now()}`, kind: 'pro', expiresAt: new Date(Date.now() + 86_400_000).toISOString() },
-    privateKeyPem,
-  );
-}
 
 interface Keys {
   publicKeyPem: string;
@@ -69,7 +58,7 @@ async function httpSide(bench: BenchAnalyzer, keys: Keys, env: Record<string, st
     analyzer: bench.mode,
     logFile: path.join(dataDir, 'server.log'),
   }, env);
-  const apiKey = await setUpAccount(url, proCode(keys.privateKeyPem));
+  const apiKey = await setUpAccount(url, proCode(keys.privateKeyPem, 'bench'));
   const idleRssMb = watchProcess(child.pid!).stop().peakRssMb;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const target = new URL('/api/v1/analyze', url);
@@ -104,7 +93,7 @@ async function inProcessSide(bench: BenchAnalyzer, keys: Keys) {
   const core = await createCore(config, { analyzer: bench.analyzer, logger: createLogger({ level: 'silent' }) });
   const { services } = core;
   const account = await services.auth.register(`bench-${Date.now()}@example.com`, 'bench password 1');
-  await services.licenses.redeem(account.id, proCode(keys.privateKeyPem));
+  await services.licenses.redeem(account.id, proCode(keys.privateKeyPem, 'bench'));
   const { token } = await services.auth.login(account.email, 'bench password 1', '127.0.0.1');
   const caller = await services.auth.authenticateSession(token, '127.0.0.1');
   const analyze = (image: BenchImage) => async () =>

@@ -15,13 +15,9 @@ import { startBenchServer } from '../bench/child.js';
 import { benchImages } from '../bench/images.js';
 import { generateLicenseKeyPair, issueLicenseCode } from '../src/core/licensing/codes.js';
 import { accountKey, auditDataDir, kill, loadAndKill, missingScans } from '../test/reliability/crash-cycle.js';
+import { arg } from '../bench/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
 
 async function main(): Promise<void> {
   const rounds = Number(arg('rounds', '30'));

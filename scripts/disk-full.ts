@@ -16,16 +16,12 @@ import { setUpAccount } from '../bench/account.js';
 import { startBenchServer, stopBenchServer } from '../bench/child.js';
 import { benchImages } from '../bench/images.js';
 import { multipartBody, post } from '../bench/load.js';
-import { generateLicenseKeyPair, issueLicenseCode } from '../src/core/licensing/codes.js';
+import { generateLicenseKeyPair } from '../src/core/licensing/codes.js';
 import { SQLITE_FILE_NAME } from '../src/core/storage/index.js';
 import { readLedger } from '../test/reliability/ledger.js';
+import { arg, proCode } from '../bench/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
 
 const mount = (...args: string[]) => execFileSync('mount', args, { stdio: 'inherit' });
 
@@ -50,7 +46,7 @@ async function main(): Promise<void> {
   };
   let server = await startBenchServer(serverOptions);
   try {
-    const code = issueLicenseCode({ v: 1, id: `disk-${Date.now()}`, kind: 'pro', expiresAt: '2099-01-01T00:00:00Z' }, keys.privateKeyPem);
+    const code = proCode(keys.privateKeyPem, 'disk');
     const apiKey = await setUpAccount(server.url, code);
     const agent = new http.Agent({ keepAlive: true });
     let target = new URL('/api/v1/analyze', server.url);

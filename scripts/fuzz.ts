@@ -13,18 +13,14 @@ import path from 'node:path';
 import { setUpAccount } from '../bench/account.js';
 import { memoryOf, startBenchServer, stopBenchServer } from '../bench/child.js';
 import { growthMb, rssOf } from '../bench/proc.js';
-import { generateLicenseKeyPair, issueLicenseCode } from '../src/core/licensing/codes.js';
+import { generateLicenseKeyPair } from '../src/core/licensing/codes.js';
 import { SQLITE_FILE_NAME } from '../src/core/storage/index.js';
 import { fuzzCases, seedImages } from '../test/reliability/corpus.js';
 import { runFuzz } from '../test/reliability/fuzz-runner.js';
 import { readLedger } from '../test/reliability/ledger.js';
+import { arg, proCode } from '../bench/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
 
 async function main(): Promise<void> {
   const cases = Number(arg('cases', '20000'));
@@ -42,7 +38,7 @@ async function main(): Promise<void> {
   });
   let failed = false;
   try {
-    const code = issueLicenseCode({ v: 1, id: `fuzz-${Date.now()}`, kind: 'pro', expiresAt: '2099-01-01T00:00:00Z' }, keys.privateKeyPem);
+    const code = proCode(keys.privateKeyPem, 'fuzz');
     const apiKey = await setUpAccount(server.url, code);
     const started = Date.now();
     const outcome = await runFuzz({

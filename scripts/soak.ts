@@ -16,18 +16,14 @@ import { memoryOf, startBenchServer, stopBenchServer } from '../bench/child.js';
 import { benchImages } from '../bench/images.js';
 import { multipartBody, percentile, post } from '../bench/load.js';
 import { growthMb, rssOf } from '../bench/proc.js';
-import { generateLicenseKeyPair, issueLicenseCode } from '../src/core/licensing/codes.js';
+import { generateLicenseKeyPair } from '../src/core/licensing/codes.js';
 import { SQLITE_FILE_NAME } from '../src/core/storage/index.js';
 import { BOUNDARY, fuzzCases, multipart, seedImages } from '../test/reliability/corpus.js';
 import { judge } from '../test/reliability/fuzz-runner.js';
 import { readLedger } from '../test/reliability/ledger.js';
+import { arg, proCode } from '../bench/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
 
 interface Interval {
   latencies: number[];
@@ -50,7 +46,7 @@ async function main(): Promise<void> {
   });
   let failed = false;
   try {
-    const code = issueLicenseCode({ v: 1, id: `soak-${Date.now()}`, kind: 'pro', expiresAt: '2099-01-01T00:00:00Z' }, keys.privateKeyPem);
+    const code = proCode(keys.privateKeyPem, 'soak');
     const apiKey = await setUpAccount(server.url, code);
     const photos = (await benchImages()).map((i) => multipartBody(i.data, 'tire', i.mime));
     const hostile = fuzzCases(await seedImages(), Number.MAX_SAFE_INTEGER, Date.now() % 100_000);
