@@ -145,7 +145,8 @@ def shard(args):
     np.savez(path, x=np.stack(xs), cls=np.stack(cs), dmap=np.stack(ds),
              is_tire=np.array([l["is_tire"] for l in labs]), gate_w=np.array([l["gate_w"] for l in labs], np.float32),
              min_depth=np.array([l["min_depth"] for l in labs], np.float32),
-             tread_frac=np.array([l["tread_frac"] for l in labs], np.float32))
+             tread_frac=np.array([l["tread_frac"] for l in labs], np.float32),
+             mode=np.array([str(l.get("mode", "none")) for l in labs]))
     return path
 
 

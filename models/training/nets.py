@@ -74,6 +74,10 @@ class TreadNet(nn.Module):
         self.fc = nn.Linear(96 * 2, 128)
         self.drop = nn.Dropout(0.2)
         self.out = nn.Linear(128, 1 + 2 + 5)
+        # Training-only auxiliary head on the 1/16 feature map: per-cell tire share,
+        # main-groove share and local groove depth (dense supervision for the trunk;
+        # not exported, not used at inference).
+        self.aux = nn.Conv2d(96, 3, 1)
 
     def early(self, x):
         # The shared input is normalised to -1..1; the nsfwjs MobileNetV2 was trained on 0..1.
@@ -82,27 +86,42 @@ class TreadNet(nn.Module):
             x = b(x)
         return x
 
-    def top(self, f):
+    def features(self, f):
         for b in self.backbone.blocks[FROZEN_BLOCKS:TOP_BLOCKS]:
             f = b(f)
+        return f
+
+    def heads(self, f):
         pooled = torch.cat([f.mean((2, 3)), f.amax((2, 3))], 1)
         o = self.out(self.drop(F.relu(self.fc(pooled))))
         return o[:, 0], F.softplus(o[:, 1]), o[:, 2].clamp(-3, 2), o[:, 3:]
+
+    def top(self, f):
+        return self.heads(self.features(f))
 
     def forward(self, x):
         return self.top(self.early(x))
 
 
 class TreadNetExport(nn.Module):
-    """ONNX wrapper: gate probability, depth mm, sigma mm, wear logits."""
+    """ONNX wrapper: gate probability, depth mm, sigma mm, wear logits.
 
-    def __init__(self, net: TreadNet):
+    With tta, the photo and its mirror image go through the network as one batch
+    and the two readings are averaged (a tread seen in a mirror has the same depth)."""
+
+    def __init__(self, net: TreadNet, tta: bool = False):
         super().__init__()
         self.net = net
+        self.tta = tta
 
     def forward(self, x):
-        g, d, ls, w = self.net(x)
-        return torch.sigmoid(g), d, torch.exp(ls), w
+        if not self.tta:
+            g, d, ls, w = self.net(x)
+            return torch.sigmoid(g), d, torch.exp(ls), w
+        n = x.shape[0]
+        g, d, ls, w = self.net(torch.cat([x, torch.flip(x, dims=[3])], 0))
+        mean = lambda t: (t[:n] + t[n:]) * 0.5
+        return mean(torch.sigmoid(g)), mean(d), torch.sqrt(mean(torch.exp(2 * ls))), mean(w)
 
 
 def cbr(cin, cout, s=1):
@@ -143,12 +162,20 @@ class SegNet(nn.Module):
 
 
 class SegNetExport(nn.Module):
-    """ONNX wrapper: class probabilities N x 4 x 80 x 80 and depth N x 80 x 80 (mm)."""
+    """ONNX wrapper: class probabilities N x 4 x 80 x 80 and depth N x 80 x 80 (mm).
 
-    def __init__(self, net: SegNet):
+    With tta, the mirrored photo's maps are mirrored back and averaged with the direct ones."""
+
+    def __init__(self, net: SegNet, tta: bool = False):
         super().__init__()
         self.net = net
+        self.tta = tta
 
     def forward(self, x):
-        c, d = self.net(x)
-        return torch.softmax(c, 1), d
+        if not self.tta:
+            c, d = self.net(x)
+            return torch.softmax(c, 1), d
+        n = x.shape[0]
+        c, d = self.net(torch.cat([x, torch.flip(x, dims=[3])], 0))
+        p = torch.softmax(c, 1)
+        return (p[:n] + torch.flip(p[n:], dims=[3])) * 0.5, (d[:n] + torch.flip(d[n:], dims=[2])) * 0.5

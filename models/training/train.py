@@ -42,7 +42,8 @@ def wear_index(depth: np.ndarray) -> np.ndarray:
 def load(split: str, data_dir: str, limit: int | None = None):
     files = sorted(glob.glob(os.path.join(data_dir, f"{split}_*.npz")))
     parts = [np.load(f) for f in files]
-    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0].files}
+    keys = set.intersection(*(set(p.files) for p in parts))
+    out = {k: np.concatenate([p[k] for p in parts]) for k in sorted(keys)}
     if limit:
         out = {k: v[:limit] for k, v in out.items()}
     d = out["min_depth"]
@@ -115,6 +116,33 @@ def run_tread(a, tr, va):
     return net, params, xtr, xva
 
 
+def aux_targets(data) -> None:
+    """Per 8x8 cell of the 80x80 labels (the 10x10 grid of the trunk's 1/16 features):
+    tire share, main-groove share and the mean local groove depth over tire pixels."""
+    cls, dm = data["cls"], data["dmap"]
+    n = len(cls)
+    out = np.zeros((n, 3, 10, 10), np.float32)
+    for i in range(0, n, 1000):
+        c = cls[i:i + 1000].reshape(-1, 10, 8, 10, 8)
+        d = dm[i:i + 1000].astype(np.float32).reshape(-1, 10, 8, 10, 8)
+        tire = (c > 0).astype(np.float32)
+        out[i:i + 1000, 0] = tire.mean((2, 4))
+        out[i:i + 1000, 1] = (c >= 2).mean((2, 4))
+        out[i:i + 1000, 2] = (d * tire).sum((2, 4)) / np.maximum(tire.sum((2, 4)), 1)
+    data["aux"] = out
+
+
+def aux_loss(a, t):
+    """a: N x 3 x 10 x 10 logits/depth of the auxiliary head, t: targets of aux_targets."""
+    share = F.binary_cross_entropy_with_logits(a[:, :2], t[:, :2])
+    m = t[:, 0] > 0.25
+    depth = (F.softplus(a[:, 2])[m] - t[:, 2][m]).abs().mean() if m.any() else torch.zeros(())
+    return share + 0.3 * depth
+
+
+AUX_W = 0.0
+
+
 def batch_tread(net, x, idx, data, scratch, train):
     xb = x[idx]
     if scratch:
@@ -122,15 +150,21 @@ def batch_tread(net, x, idx, data, scratch, train):
         f = net.early(xb)
     else:
         f = torch.from_numpy(xb.astype(np.float32))
+    at = torch.from_numpy(data["aux"][idx]) if AUX_W > 0 and "aux" in data else None
     if train:
         if np.random.rand() < 0.5:
             f = torch.flip(f, dims=[3])
+            at = torch.flip(at, dims=[3]) if at is not None else None
         f = F.dropout2d(f, 0.05)
     _depth_target["t"] = torch.from_numpy(data["min_depth"][idx])
-    out = net.top(f)
-    return tread_loss(out, torch.from_numpy(data["is_tire"][idx].astype(np.float32)),
-                      torch.from_numpy(data["gate_w"][idx]), torch.from_numpy(data["has_depth"][idx]),
-                      torch.from_numpy(data["wear"][idx]))
+    feat = net.features(f)
+    out = net.heads(feat)
+    loss, mae = tread_loss(out, torch.from_numpy(data["is_tire"][idx].astype(np.float32)),
+                           torch.from_numpy(data["gate_w"][idx]), torch.from_numpy(data["has_depth"][idx]),
+                           torch.from_numpy(data["wear"][idx]))
+    if at is not None and train:
+        loss = loss + AUX_W * aux_loss(net.aux(feat), at)
+    return loss, mae
 
 
 CLASS_W = torch.tensor([1.0, 1.0, 2.0, 8.0])
@@ -170,7 +204,11 @@ def main():
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--twi-weight", type=float, default=8.0, help="cross-entropy weight of the TWI class (seg)")
     ap.add_argument("--resume", default=None, help="start from this checkpoint (a second cosine cycle)")
+    ap.add_argument("--aux-weight", type=float, default=0.0,
+                    help="tread: weight of the auxiliary dense loss (per-cell tire/groove share and groove depth)")
     a = ap.parse_args()
+    global AUX_W
+    AUX_W = a.aux_weight
     torch.manual_seed(0)
     np.random.seed(0)
     torch.set_num_threads(a.threads)
@@ -178,6 +216,8 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     tr, va = load("train", a.data, a.limit), load("val", a.data)
     print(f"train {len(tr['x'])} val {len(va['x'])}", flush=True)
+    if a.model == "tread" and AUX_W > 0:
+        aux_targets(tr)
     if a.model == "tread":
         net, params, xtr, xva = run_tread(a, tr, va)
         step = lambda idx, d, x, train: batch_tread(net, x, idx, d, a.scratch, train)
@@ -187,7 +227,9 @@ def main():
         xtr, xva = tr["x"], va["x"]
         step = lambda idx, d, x, train: batch_seg(net, x, idx, d, train)
     if a.resume:
-        net.load_state_dict(torch.load(a.resume))
+        # strict=False: checkpoints from before the auxiliary head lack only its weights
+        missing, unexpected = net.load_state_dict(torch.load(a.resume), strict=False)
+        assert not unexpected and all(k.startswith("aux.") for k in missing), (missing, unexpected)
     opt = torch.optim.AdamW(params, lr=a.lr, weight_decay=5e-4)
     budget = a.minutes * 60
     t0 = time.time()
