@@ -2,18 +2,25 @@
  * Listen: create the core, build the HTTP app, bind config.host:config.port. The
  * returned close() stops accepting, lets requests in flight finish, then closes the
  * core (analyzer, database). `npm run serve` and the Electron main process both start here.
+ * Once listening, crash leftovers are swept in the background (services/leftovers.ts).
  */
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { createCore, type Core, type CoreOverrides } from './core.js';
 import { buildServer, type BuildServerOptions } from './http/app.js';
+import { sweepLeftovers, type SweepReport } from './services/leftovers.js';
 
 export interface RunningServer {
   app: FastifyInstance;
   core: Core;
   /** e.g. http://127.0.0.1:8787 (the bound port, also when config.port was 0). */
   url: string;
+  /**
+   * The crash-leftover sweep started after listen; settles when it is done (null when it
+   * failed: the log says why). Never delays startup.
+   */
+  leftoverSweep: Promise<SweepReport | null>;
   /** Drains requests in flight, then closes the core. Idempotent. */
   close(): Promise<void>;
 }
@@ -50,13 +57,31 @@ export async function startServer(
     await core.close();
     throw listenError(error, config);
   }
+  const stopSweep = new AbortController();
+  const leftoverSweep = sweepLeftovers(
+    { store: core.store, imagesDir: config.imagesDir, dataDir: config.dataDir, logger: core.logger },
+    { now: core.clock.now(), signal: stopSweep.signal },
+  ).catch((error: unknown) => {
+    core.logger.warn({ err: error }, 'crash-leftover sweep failed; it runs again at the next start');
+    return null;
+  });
   let closing: Promise<void> | null = null;
   return {
     app,
     core,
     url: urlOf(app.server.address() as AddressInfo),
+    leftoverSweep,
     close() {
-      closing ??= app.close().finally(() => core.close());
+      stopSweep.abort();
+      closing ??= (async () => {
+        try {
+          await app.close();
+        } finally {
+          // The sweep asks the store, so the core closes only once it has stopped.
+          await leftoverSweep;
+          await core.close();
+        }
+      })();
       return closing;
     },
   };

@@ -10,6 +10,9 @@ import { readSettingsFile, type FileSettings } from './config.js';
 
 const queues = new Map<string, Promise<unknown>>();
 
+/** Names of the temporary files below: what a save cut short by a crash leaves in the data dir. */
+export const SETTINGS_TEMP_PATTERN = /^settings\.json\.[0-9a-f]{12}\.tmp$/;
+
 /** Write-to-temp, flush, rename: a crash leaves the old file or the new one, never half of either. */
 async function writeSettingsFile(dataDir: string, settings: FileSettings): Promise<void> {
   await mkdir(dataDir, { recursive: true });

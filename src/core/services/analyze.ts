@@ -54,6 +54,12 @@ export function imageKeys(scanId: string, extension: string): { originalKey: str
   return { originalKey: `${folder}/${scanId}.${extension}`, thumbnailKey: `${folder}/${scanId}.thumb.jpg` };
 }
 
+/** The scan id an image key was made for by imageKeys(); null for any other name. */
+export function scanIdOfImageKey(key: string): string | null {
+  const match = /^scans\/([^/]+)\/([A-Za-z0-9_-]+)\.(?:thumb\.)?[a-z0-9]+$/.exec(key);
+  return match && match[1] === match[2]!.slice(0, 2) ? match[2]! : null;
+}
+
 async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeResponse> {
   const { caller } = command;
   const vehicle = checkVehicle(command.vehicle);

@@ -33,6 +33,9 @@ function storageError(error: unknown): unknown {
   });
 }
 
+/** Names of write()'s temporary files: what a write cut short by a crash leaves behind. */
+export const TEMP_FILE_PATTERN = /^\..+\.[0-9a-f]{12}\.tmp$/;
+
 /** Written to a temporary file in the target's folder, flushed, then renamed into place (atomic). */
 async function write(target: string, data: Buffer): Promise<void> {
   const folder = path.dirname(target);

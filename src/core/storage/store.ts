@@ -149,6 +149,12 @@ export interface ScanStore {
    * change sequence. Returns the stored record.
    */
   upsertSynced(scan: ScanRecord): Promise<ScanRecord>;
+  /**
+   * The image keys (original and thumbnail) of the stored scans among `ids`, soft-deleted ones
+   * included; unknown ids are skipped. For the leftover sweep, which asks in bounded batches
+   * (one indexed lookup per id), so no caller ever needs every scan in memory.
+   */
+  imageKeysOf(ids: readonly string[]): Promise<string[]>;
 }
 
 /** Small key/value state (sync cursors, last errors) that must survive restarts. */

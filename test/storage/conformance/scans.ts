@@ -122,5 +122,31 @@ export function scanConformance(store: GetStore): void {
     });
   });
 
+  describe('scans: imageKeysOf', () => {
+    it('answers the image keys of the stored scans asked about, tombstones and synced scans included', async () => {
+      const live = makeScan();
+      const deleted = makeScan();
+      const synced = makeScan({ source: 'sync', accountId: 'hub-acct' });
+      const other = makeScan();
+      for (const scan of [live, deleted, other]) await store().scans.commit({ scan, reservation: null, idempotency: null });
+      await store().scans.upsertSynced(synced);
+      await store().scans.markDeleted(deleted.id, NOW);
+
+      const keys = await store().scans.imageKeysOf([live.id, deleted.id, synced.id, 'unknown-id', live.id]);
+      expect(new Set(keys)).toEqual(
+        new Set([live, deleted, synced].flatMap((scan) => [scan.image.originalKey, scan.image.thumbnailKey])),
+      );
+      expect(await store().scans.imageKeysOf([])).toEqual([]);
+      expect(await store().scans.imageKeysOf(['unknown-id'])).toEqual([]);
+    });
+
+    it('takes a batch of hundreds of ids in one call', async () => {
+      const scan = makeScan();
+      await store().scans.commit({ scan, reservation: null, idempotency: null });
+      const ids = [...Array.from({ length: 999 }, (_, i) => `missing-${i}`), scan.id];
+      expect(await store().scans.imageKeysOf(ids)).toHaveLength(2);
+    });
+  });
+
   scanListConformance(store);
 }

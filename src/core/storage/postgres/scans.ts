@@ -215,6 +215,14 @@ export function scanStore(db: Db): ScanStore {
       ]);
       return rows.map((row) => ({ seq: num(row.change_seq), scan: toScan(row) }));
     },
+    async imageKeysOf(ids) {
+      const rows = await db.query<{ original: string; thumbnail: string }>(
+        `SELECT image->>'originalKey' AS original, image->>'thumbnailKey' AS thumbnail
+         FROM scans WHERE id = ANY($1::text[])`,
+        [[...ids]],
+      );
+      return rows.flatMap((row) => [row.original, row.thumbnail]);
+    },
     upsertSynced(scan) {
       return db.transaction(async (tx) => {
         const [stored] = await tx.query<ScanRow>('SELECT * FROM scans WHERE id = $1 FOR UPDATE', [scan.id]);

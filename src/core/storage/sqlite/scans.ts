@@ -46,6 +46,11 @@ export function createScanStore(db: Db): ScanStore {
   const markDeleted = db.prepare(
     'UPDATE scans SET deleted_at = ?, change_seq = ? WHERE id = ? AND deleted_at IS NULL',
   );
+  // One JSON array parameter, not a placeholder per id: any batch size fits SQLite's parameter limit.
+  const imageKeysOf = db.prepare(
+    `SELECT json_extract(image, '$.originalKey') AS original, json_extract(image, '$.thumbnailKey') AS thumbnail
+     FROM scans WHERE id IN (SELECT value FROM json_each(?))`,
+  );
   const setMeasurement = db.prepare(
     'UPDATE scans SET measurement_mm = ?, measured_at = ?, change_seq = ? WHERE id = ? AND deleted_at IS NULL',
   );
@@ -93,6 +98,13 @@ export function createScanStore(db: Db): ScanStore {
     markDeleted: (id, at) => immediate(db, () => markDeleted.run(toMs(at), nextSeq(db), id).changes > 0),
     setMeasurement: (id, measurementMm, at) =>
       immediate(db, () => setMeasurement.run(measurementMm, toMs(at), nextSeq(db), id).changes > 0),
+    imageKeysOf: (ids) =>
+      run(() =>
+        (imageKeysOf.all(JSON.stringify(ids)) as Array<{ original: string; thumbnail: string }>).flatMap((row) => [
+          row.original,
+          row.thumbnail,
+        ]),
+      ),
     ...createScanSync(db),
   };
 }
