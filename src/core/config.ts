@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_REGISTRATIONS_PER_HOUR } from './services/registration-throttle.js';
 
 export interface Config {
   host: string;
@@ -30,6 +31,8 @@ export interface Config {
   /** Inference running at once, and waiting beyond that before SERVER_BUSY. */
   analysisConcurrency: number;
   analysisQueueLimit: number;
+  /** Accounts one client address may register per hour before 429 TOO_MANY_ATTEMPTS. */
+  registrationsPerHour: number;
   /** Hub link for sync; null when the desktop is not linked. */
   sync: { hubUrl: string; hubApiKey: string } | null;
 }
@@ -57,6 +60,7 @@ export function defaultConfig(root = ROOT): Config {
     logLevel: 'info',
     analysisConcurrency: 2,
     analysisQueueLimit: 32,
+    registrationsPerHour: DEFAULT_REGISTRATIONS_PER_HOUR,
     sync: null,
   };
 }
@@ -172,6 +176,9 @@ export function loadConfig(env: Env, argv: readonly string[] = [], base: Config 
   }
   if (vars.TIREWEAR_ANALYSIS_QUEUE_LIMIT) {
     config.analysisQueueLimit = int('TIREWEAR_ANALYSIS_QUEUE_LIMIT', vars.TIREWEAR_ANALYSIS_QUEUE_LIMIT, 0, 10000);
+  }
+  if (vars.TIREWEAR_REGISTRATIONS_PER_HOUR) {
+    config.registrationsPerHour = int('TIREWEAR_REGISTRATIONS_PER_HOUR', vars.TIREWEAR_REGISTRATIONS_PER_HOUR, 1, 1_000_000);
   }
   if (vars.TIREWEAR_HUB_URL && vars.TIREWEAR_HUB_API_KEY) {
     config.sync = { hubUrl: vars.TIREWEAR_HUB_URL, hubApiKey: vars.TIREWEAR_HUB_API_KEY };

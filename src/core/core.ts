@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import { AppError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { LoginThrottle } from './services/login-throttle.js';
+import { RegistrationThrottle } from './services/registration-throttle.js';
 import { IDEMPOTENCY_TTL_MS } from './services/idempotency.js';
 import { createServices } from './services/index.js';
 import type { Services } from './services/ports.js';
@@ -42,13 +43,16 @@ export interface CoreOverrides {
 export const RESERVATION_MAX_AGE_MS = 10 * 60 * 1000;
 export const HOUSEKEEPING_INTERVAL_MS = 60 * 1000;
 
-/** Drop stale holds, expired sessions, day-old idempotency records and stale login failures. */
-export async function housekeeping(core: Pick<Core, 'store' | 'clock'>, throttle?: LoginThrottle): Promise<void> {
+/** Drop stale holds, expired sessions, day-old idempotency records and stale throttle entries. */
+export async function housekeeping(
+  core: Pick<Core, 'store' | 'clock'>,
+  ...throttles: Array<{ prune(now: number): void }>
+): Promise<void> {
   const now = core.clock.now();
   await core.store.usage.expireReservations(new Date(now.getTime() - RESERVATION_MAX_AGE_MS));
   await core.store.sessions.deleteExpired(now);
   await core.store.idempotency.deleteExpired(new Date(now.getTime() - IDEMPOTENCY_TTL_MS));
-  throttle?.prune(now.getTime());
+  for (const throttle of throttles) throttle.prune(now.getTime());
 }
 
 /**
@@ -84,6 +88,7 @@ export async function createCore(config: Config, overrides: CoreOverrides = {}):
     const images = overrides.images ?? createFileImageStore(config.imagesDir);
     const analyzer = overrides.analyzer ?? (await loadOnnxAnalyzer(config.modelsDir, logger));
     const loginThrottle = new LoginThrottle();
+    const registrationThrottle = new RegistrationThrottle(config.registrationsPerHour);
     const services = createServices({
       store,
       images,
@@ -94,10 +99,11 @@ export async function createCore(config: Config, overrides: CoreOverrides = {}):
       analysisConcurrency: config.analysisConcurrency,
       analysisQueueLimit: config.analysisQueueLimit,
       loginThrottle,
+      registrationThrottle,
     });
 
     const timer = setInterval(() => {
-      housekeeping({ store, clock }, loginThrottle).catch((error: unknown) =>
+      housekeeping({ store, clock }, loginThrottle, registrationThrottle).catch((error: unknown) =>
         logger.warn({ err: error }, 'housekeeping failed'),
       );
     }, HOUSEKEEPING_INTERVAL_MS);

@@ -55,6 +55,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig(env(), ['stray'])).toThrow(/unknown argument/);
   });
 
+  it('throttles registrations at 10 per address and hour unless told otherwise', () => {
+    expect(loadConfig(env()).registrationsPerHour).toBe(10);
+    expect(loadConfig(env({ TIREWEAR_REGISTRATIONS_PER_HOUR: '50' })).registrationsPerHour).toBe(50);
+    expect(loadConfig(env(), ['--registrations-per-hour', '5']).registrationsPerHour).toBe(5);
+    expect(() => loadConfig(env({ TIREWEAR_REGISTRATIONS_PER_HOUR: '0' }))).toThrow(/TIREWEAR_REGISTRATIONS_PER_HOUR/);
+  });
+
   it('refuses a broken settings file instead of ignoring it', () => {
     writeFileSync(path.join(dir, 'settings.json'), '{ not json');
     expect(() => loadConfig(env())).toThrow(/settings\.json/);

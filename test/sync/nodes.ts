@@ -46,6 +46,8 @@ export async function startNode(options: NodeOptions = {}): Promise<Node> {
     licensePublicKeyPem: keys.publicKeyPem,
     logLevel: 'silent',
     port: options.port ?? 0,
+    // Hubs in these suites register many accounts from 127.0.0.1.
+    registrationsPerHour: 1000,
     // As loadConfig would: a link saved in settings.json survives a restart.
     sync: readSettingsFile(dataDir).sync ?? null,
     ...options.config,

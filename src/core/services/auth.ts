@@ -8,6 +8,7 @@ import { randomId, randomToken, sha256Hex } from './ids.js';
 import { LoginThrottle } from './login-throttle.js';
 import { burnPasswordCheck, hashPassword, verifyPassword } from './passwords.js';
 import type { AuthService } from './ports.js';
+import { RegistrationThrottle } from './registration-throttle.js';
 
 export const SESSION_DAYS = 30;
 export const MIN_PASSWORD = 8;
@@ -37,9 +38,15 @@ function invalidCredentials(): AppError {
   return new AppError('INVALID_CREDENTIALS', 'Email or password is incorrect.');
 }
 
-export function createAuthService(deps: { store: Store; clock: Clock; throttle?: LoginThrottle }): AuthService {
+export function createAuthService(deps: {
+  store: Store;
+  clock: Clock;
+  throttle?: LoginThrottle;
+  registrationThrottle?: RegistrationThrottle;
+}): AuthService {
   const { store, clock } = deps;
   const throttle = deps.throttle ?? new LoginThrottle();
+  const registrationThrottle = deps.registrationThrottle ?? new RegistrationThrottle();
 
   async function accountCaller(accountId: string, ip: string, via: 'session' | 'key', apiKeyId: string | null) {
     const account = await store.accounts.findById(accountId);
@@ -47,9 +54,12 @@ export function createAuthService(deps: { store: Store; clock: Clock; throttle?:
   }
 
   return {
-    async register(email, password) {
+    async register(email, password, ip) {
       const folded = normalizeEmail(email);
-      const passwordHash = await hashPassword(checkPassword(password));
+      const checked = checkPassword(password);
+      // After the shape checks (a typo costs nothing), before the hash and the lookup.
+      if (ip !== undefined) registrationThrottle.take(ip, clock.now().getTime());
+      const passwordHash = await hashPassword(checked);
       return store.accounts.create({ id: randomId(), email: folded, passwordHash, createdAt: clock.now() });
     },
 

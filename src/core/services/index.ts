@@ -13,6 +13,7 @@ import { createLicenseService } from './licenses.js';
 import { LoginThrottle } from './login-throttle.js';
 import { Metering } from './metering.js';
 import type { Services } from './ports.js';
+import { RegistrationThrottle } from './registration-throttle.js';
 import { createScanService } from './scans.js';
 
 export interface ServiceDeps {
@@ -26,13 +27,16 @@ export interface ServiceDeps {
   analysisQueueLimit: number;
   /** Shared with housekeeping, which prunes it. */
   loginThrottle?: LoginThrottle;
+  /** Likewise; its limit comes from config.registrationsPerHour. */
+  registrationThrottle?: RegistrationThrottle;
 }
 
 export function createServices(deps: ServiceDeps): Services {
   const { store, clock } = deps;
   const throttle = deps.loginThrottle ?? new LoginThrottle();
+  const registrationThrottle = deps.registrationThrottle ?? new RegistrationThrottle();
   return {
-    auth: createAuthService({ store, clock, throttle }),
+    auth: createAuthService({ store, clock, throttle, registrationThrottle }),
     apiKeys: createApiKeyService({ store, clock }),
     accounts: createAccountService({ store, clock }),
     licenses: createLicenseService({ store, clock, publicKey: loadLicensePublicKey(deps.licensePublicKeyPem) }),

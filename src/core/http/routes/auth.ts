@@ -23,7 +23,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/auth/register',
     { schema: { tags: ['account'], summary: 'Create an account', body: NewAccount, response: replies(WireAccount, 201) } },
     async (request, reply) => {
-      const account = await auth.register(request.body.email, request.body.password);
+      const account = await auth.register(request.body.email, request.body.password, request.ip);
       return reply.code(201).send({ success: true, data: toWireAccount(account) });
     },
   );
