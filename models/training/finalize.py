@@ -1,6 +1,6 @@
 """Calibrate on the validation split, export ONNX (opset 17) and write the manifest.
 
-    python finalize.py --tread runs/tread/best.pt --seg runs/seg/best.pt --version tread-2026.11.0
+    python finalize.py --tread runs/tread3/best.pt --seg runs/seg3/best.pt --split cal --version tread-2026.11.1
 
 Everything the app needs besides the two networks (how to turn their outputs
 into a depth, an interval, a confidence and a tire/no-tire decision) is fitted
@@ -118,6 +118,8 @@ def main():
     ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "data"))
     ap.add_argument("--notes", default="")
     ap.add_argument("--out-dir", default=MODELS)
+    ap.add_argument("--split", default="val",
+                    help="calibration split: val (like training) or cal (rendered like the held-out photos)")
     ap.add_argument("--tta", action="store_true", help="average each network over the photo and its mirror image")
     a = ap.parse_args()
     torch.set_num_threads(1)
@@ -132,7 +134,7 @@ def main():
     export(TreadNetExport(tn, a.tta), tpath, ["gate", "depth", "sigma", "wear_logits"])
     export(SegNetExport(sn, a.tta), spath, ["probs", "depth_map"])
 
-    va = load("val", a.data)
+    va = load(a.split, a.data)
     gate, d_a, sig, logits = run(tpath, va["x"])
     probs, dmap = run(spath, va["x"])
     tire, has = va["is_tire"], va["has_depth"]
@@ -209,6 +211,13 @@ def main():
         "interval_coverage": cover, "ece": ece(conf[m], correct[m]),
         "tires_refused": refused_tires, "nontires_refused": refused_neg,
     }
+    if "mode" in va:
+        # How the camera was held decides what is visible: the model card reports it per view.
+        metrics["by_view"] = {
+            str(v): {"images": int((m & (va["mode"] == v)).sum()),
+                     "mae": float(np.abs(est_r - y)[m & (va["mode"] == v)].mean()),
+                     "class_accuracy": float(correct[m & (va["mode"] == v)].mean())}
+            for v in np.unique(va["mode"][m])}
     print(json.dumps(metrics, indent=1))
 
     manifest = {

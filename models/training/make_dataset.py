@@ -2,6 +2,10 @@
 
     python make_dataset.py --split train --count 16000 --seed-base 0
     python make_dataset.py --split heldout --count 200 --out ../../test/fixtures/tires/heldout
+    python make_dataset.py --split cal --count 2000 --seed-base 6000000 --out data
+
+Splits train and val render at SIZES straight into the shard; cal (calibration) and
+heldout render like photos reaching the service (PHOTO_SIZES, JPEG q80 round trip).
 
 Shards (npz): x uint8 Nx160x160x3 (preprocess.to_input_u8 of the rendered
 JPEG), cls uint8 Nx80x80 (0 none, 1 tread, 2 main groove, 3 TWI), dmap f16
@@ -30,6 +34,10 @@ import tread_render as tr  # noqa: E402
 BANDS = [("critical", 0.4, 1.6), ("worn", 1.6, 3.0), ("medium", 3.0, 5.0), ("good", 5.0, 7.0), ("new", 7.0, 10.5)]
 WEAR_INDEX = {"new": 0, "good": 1, "medium": 2, "worn": 3, "critical": 4}
 SIZES = [(320, 240), (240, 320), (288, 288), (320, 180), (180, 320)]
+# Held-out photos (and the "cal" split that calibrates on the same path): larger frames,
+# saved as JPEG q80 and decoded again, as a photo reaches the service.
+PHOTO_SIZES = [(400, 300), (300, 400), (360, 360)]
+PHOTO_QUALITY = 80
 NEG_SHARE = 0.15
 
 _photos: list[np.ndarray] | None = None
@@ -134,12 +142,19 @@ def to_arrays(img, cls, dmap):
     return x, c, d.astype(np.float16)
 
 
+def as_photo(img: np.ndarray) -> np.ndarray:
+    buf = io.BytesIO()
+    Image.fromarray(img).save(buf, format="JPEG", quality=PHOTO_QUALITY)
+    return np.asarray(Image.open(io.BytesIO(buf.getvalue())).convert("RGB"))
+
+
 def shard(args):
     split, start, n, seed_base, out_dir = args
+    photo = split == "cal"
     xs, cs, ds, labs = [], [], [], []
     for i in range(start, start + n):
-        img, cls, dmap, lab = sample(seed_base + i)
-        x, c, d = to_arrays(img, cls, dmap)
+        img, cls, dmap, lab = sample(seed_base + i, PHOTO_SIZES if photo else SIZES)
+        x, c, d = to_arrays(as_photo(img) if photo else img, cls, dmap)
         xs.append(x), cs.append(c), ds.append(d), labs.append(lab)
     path = os.path.join(out_dir, f"{split}_{start:06d}.npz")
     np.savez(path, x=np.stack(xs), cls=np.stack(cs), dmap=np.stack(ds),
@@ -153,11 +168,10 @@ def shard(args):
 def heldout(count: int, seed_base: int, out_dir: str):
     os.makedirs(out_dir, exist_ok=True)
     rows = []
-    sizes = [(400, 300), (300, 400), (360, 360)]
     for i in range(count):
-        img, cls, dmap, lab = sample(seed_base + i, sizes)
+        img, cls, dmap, lab = sample(seed_base + i, PHOTO_SIZES)
         name = f"syn_{i:04d}.jpg"
-        Image.fromarray(img).save(os.path.join(out_dir, name), quality=80)
+        Image.fromarray(img).save(os.path.join(out_dir, name), quality=PHOTO_QUALITY)
         if lab["is_tire"] and math.isfinite(lab["min_depth"]):
             rows.append((name, f"{lab['min_depth']:.2f}", wear_of(lab["min_depth"])))
         elif not lab["is_tire"] and lab["tread_frac"] < 0.005:
