@@ -7,6 +7,8 @@ tread: the pretrained MobileNetV2 stem and blocks 0..5 are frozen; their
 features are computed once with onnxruntime (much faster than PyTorch on a
 CPU) and blocks 6..12 plus the heads are trained on them. `--scratch`
 trains the same network from random weights end to end, for comparison.
+`--aux-weight` adds a dense auxiliary loss on the trunk's own 1/16 features
+(per-cell tire and main-groove share, local groove depth), training only.
 seg: the small U-Net, from scratch, on full images.
 The learning rate follows a cosine over the time budget; the checkpoint with
 the best validation loss is kept.
