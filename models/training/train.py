@@ -29,6 +29,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
 import preprocess as pp  # noqa: E402
+import nets  # noqa: E402
 from nets import SegNet, TreadNet  # noqa: E402
 
 WEAR_EDGES = np.array([7.0, 5.0, 3.0, 1.6])  # new, good, medium, worn, critical
@@ -114,7 +115,7 @@ def run_tread(a, tr, va):
     if not a.scratch:
         net.backbone.load_state_dict(torch.load(a.pretrained))
     params = [p for n, p in net.named_parameters() if a.scratch or not n.startswith(("backbone.stem", "backbone.head"))
-              and not any(n.startswith(f"backbone.blocks.{i}.") for i in range(6))]
+              and not any(n.startswith(f"backbone.blocks.{i}.") for i in range(nets.FROZEN_BLOCKS))]
     return net, params, xtr, xva
 
 
@@ -208,7 +209,10 @@ def main():
     ap.add_argument("--resume", default=None, help="start from this checkpoint (a second cosine cycle)")
     ap.add_argument("--aux-weight", type=float, default=0.0,
                     help="tread: weight of the auxiliary dense loss (per-cell tire/groove share and groove depth)")
+    ap.add_argument("--frozen", type=int, default=nets.FROZEN_BLOCKS,
+                    help="tread: MobileNetV2 blocks kept frozen (features cached once); fewer fine-tunes more")
     a = ap.parse_args()
+    nets.FROZEN_BLOCKS = a.frozen
     global AUX_W
     AUX_W = a.aux_weight
     torch.manual_seed(0)
@@ -240,7 +244,7 @@ def main():
         net.train()
         if a.model == "tread" and not a.scratch:
             net.backbone.stem.eval()
-            for b in net.backbone.blocks[:6]:
+            for b in net.backbone.blocks[:nets.FROZEN_BLOCKS]:
                 b.eval()
         perm = np.random.permutation(len(xtr))
         tl, n = 0.0, 0
