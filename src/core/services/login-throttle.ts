@@ -16,8 +16,8 @@ export class LoginThrottle {
 
   /** Throws TOO_MANY_ATTEMPTS with Retry-After when the key is locked out. */
   check(key: string, now: number): void {
-    if (this.failures.recent(key, now).length < MAX_FAILURES) return;
     const retryAfter = this.failures.retryAfterS(key, now);
+    if (retryAfter === null) return;
     throw new AppError(
       'TOO_MANY_ATTEMPTS',
       `Too many failed sign-in attempts; try again in ${Math.ceil(retryAfter / 60)} minute(s).`,

@@ -27,8 +27,8 @@ export class RegistrationThrottle {
    */
   take(ip: string, now: number): void {
     const key = meteringAddress(ip);
-    if (this.attempts.recent(key, now).length >= this.perHour) {
-      const retryAfter = this.attempts.retryAfterS(key, now);
+    const retryAfter = this.attempts.retryAfterS(key, now);
+    if (retryAfter !== null) {
       throw new AppError(
         'TOO_MANY_ATTEMPTS',
         `Too many accounts created from this address; try again in ${Math.ceil(retryAfter / 60)} minute(s).`,

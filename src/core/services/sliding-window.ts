@@ -14,17 +14,21 @@ export class SlidingWindow {
   ) {}
 
   /** Times of `key` still inside the window, oldest first. */
-  recent(key: string, now: number): number[] {
+  private recent(key: string, now: number): number[] {
     const times = (this.events.get(key) ?? []).filter((t) => now - t < this.windowMs);
     if (times.length === 0) this.events.delete(key);
     else this.events.set(key, times);
     return times;
   }
 
-  /** Whole seconds (at least 1) until the oldest recent event of `key` leaves the window. */
-  retryAfterS(key: string, now: number): number {
-    const oldest = this.recent(key, now)[0] ?? now;
-    return Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000));
+  /**
+   * null while `key` has fewer than `keep` events in the window; once it is full, whole
+   * seconds (at least 1) until its oldest event leaves the window.
+   */
+  retryAfterS(key: string, now: number): number | null {
+    const times = this.recent(key, now);
+    if (times.length < this.keep) return null;
+    return Math.max(1, Math.ceil((times[0]! + this.windowMs - now) / 1000));
   }
 
   add(key: string, now: number): void {
