@@ -1,6 +1,7 @@
 #!/bin/sh
 # The whole recipe, one command, fixed seeds (about 2 h 30 min on 2 CPU cores: two
-# training stages of about an hour each, plus rendering):
+# training stages of about an hour each, plus rendering; summed from the stages as they were
+# run for tread-2026.11.1, not timed as one run of this script):
 #   sh models/training/train_all.sh
 # Needs python3, node/npm (to unpack the pretrained weights) and the packages in
 # requirements.txt. Writes data/ and runs/ (gitignored), then models/*.onnx,
