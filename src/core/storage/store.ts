@@ -34,6 +34,11 @@ export interface ApiKeyStore {
   create(record: ApiKeyRecord): Promise<void>;
   findByHash(hash: string): Promise<ApiKeyRecord | null>;
   listForAccount(accountId: string): Promise<ApiKeyRecord[]>;
+  /**
+   * The account's keys among `ids`, revoked ones included, in no particular order; unknown ids
+   * and other accounts' keys are skipped. One query, so a hub names the shops of a page of scans at once.
+   */
+  findByIds(accountId: string, ids: readonly string[]): Promise<ApiKeyRecord[]>;
   /** Returns false when no such key belongs to the account (or it was already revoked). */
   revoke(accountId: string, id: string, at: Date): Promise<boolean>;
   touch(id: string, at: Date): Promise<void>;
@@ -93,6 +98,8 @@ export interface ScanFilter {
   from?: Date;
   /** createdAt <= to (inclusive): pass the end of the day for a date-only bound. */
   to?: Date;
+  /** Only scans that came through this API key: on a hub, the scans one shop pushed. */
+  apiKeyId?: string;
   /** Opaque cursor from a previous page; a malformed one is AppError VALIDATION_ERROR. */
   cursor?: string;
   limit: number;

@@ -100,6 +100,24 @@ export function accountConformance(store: GetStore): void {
       expect((await store().apiKeys.findByHash(record.hash))?.revokedAt).toEqual(at);
     });
 
+    it('finds an account’s keys by id in one call, revoked ones included, others skipped', async () => {
+      const account = await createAccount(store());
+      const other = await createAccount(store());
+      const live = key(account.id, { name: 'Main St' });
+      const revoked = key(account.id, { name: 'Elm Road' });
+      const unasked = key(account.id);
+      const foreign = key(other.id);
+      for (const record of [live, revoked, unasked, foreign]) await store().apiKeys.create(record);
+      await store().apiKeys.revoke(account.id, revoked.id, new Date(NOW.getTime() + 5000));
+      const found = await store().apiKeys.findByIds(account.id, [live.id, revoked.id, foreign.id, 'missing', live.id]);
+      const byId = new Map(found.map((record) => [record.id, record]));
+      expect(found).toHaveLength(2);
+      expect(byId.get(live.id)).toEqual(live);
+      expect(byId.get(revoked.id)).toEqual({ ...revoked, revokedAt: new Date(NOW.getTime() + 5000) });
+      expect(await store().apiKeys.findByIds(account.id, [])).toEqual([]);
+      expect(await store().apiKeys.findByIds(other.id, [live.id])).toEqual([]);
+    });
+
     it('records the last use', async () => {
       const account = await createAccount(store());
       const record = key(account.id);

@@ -104,6 +104,35 @@ export function scanListConformance(store: GetStore): void {
       expect(await list({ wear: 'good', to: new Date(BASE + HOUR) })).toEqual([]);
     });
 
+    it('filters by the API key a scan came through, paging each shop on its own', async () => {
+      const main = [];
+      const elm = [];
+      // Interleaved, with shared timestamps, so a cursor that ignored the filter would show.
+      for (let i = 0; i < 7; i++) {
+        const createdAt = new Date(BASE + Math.floor(i / 2) * HOUR);
+        main.push(await add(store(), { apiKeyId: 'key-main', source: 'sync', createdAt }));
+        elm.push(await add(store(), { apiKeyId: 'key-elm', source: 'sync', createdAt }));
+      }
+      await add(store(), { apiKeyId: null, source: 'session' });
+      await add(store(), { accountId: 'someone-else', apiKeyId: 'key-main' });
+      const gone = await add(store(), { apiKeyId: 'key-main' });
+      await store().scans.markDeleted(gone.id, new Date(BASE));
+      const newestFirst = (scans: ScanRecord[]) =>
+        [...scans].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1)).map((s) => s.id);
+
+      const ids: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store().scans.list({ accountId: 'acct-list', apiKeyId: 'key-main', limit: 3, ...(cursor ? { cursor } : {}) });
+        ids.push(...page.items.map((s) => s.id));
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      expect(ids).toEqual(newestFirst(main));
+      const elmPage = await store().scans.list({ accountId: 'acct-list', apiKeyId: 'key-elm', limit: 10 });
+      expect(elmPage.items.map((s) => s.id)).toEqual(newestFirst(elm));
+      expect(await store().scans.list({ accountId: 'acct-list', apiKeyId: 'key-none', limit: 10 })).toEqual({ items: [], nextCursor: null });
+    });
+
     it('exports every matching scan oldest first without paging', async () => {
       const scans = [];
       for (let i = 0; i < 12; i++) {

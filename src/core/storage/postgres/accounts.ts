@@ -143,6 +143,13 @@ export function apiKeyStore(db: Db): ApiKeyStore {
       );
       return rows.map(toApiKey);
     },
+    async findByIds(accountId, ids) {
+      const rows = await db.query<ApiKeyRow>('SELECT * FROM api_keys WHERE account_id = $1 AND id = ANY($2::text[])', [
+        accountId,
+        ids,
+      ]);
+      return rows.map(toApiKey);
+    },
     async revoke(accountId, id, at) {
       const rows = await db.query(
         'UPDATE api_keys SET revoked_at = $3 WHERE account_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING id',

@@ -125,6 +125,10 @@ function where(filter: Omit<ScanFilter, 'cursor' | 'limit'>, params: unknown[]):
     params.push(filter.wear);
     clauses.push(`wear = $${params.length}`);
   }
+  if (filter.apiKeyId !== undefined) {
+    params.push(filter.apiKeyId);
+    clauses.push(`api_key_id = $${params.length}`);
+  }
   if (filter.from) {
     params.push(filter.from);
     clauses.push(`created_at >= $${params.length}`);

@@ -127,6 +127,8 @@ export function createApiKeyStore(db: Db): ApiKeyStore {
   );
   const byHash = db.prepare('SELECT * FROM api_keys WHERE hash = ?');
   const forAccount = db.prepare('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id');
+  // One JSON array parameter, not a placeholder per id: any batch size fits SQLite's parameter limit.
+  const byIds = db.prepare('SELECT * FROM api_keys WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))');
   const revoke = db.prepare(
     'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL',
   );
@@ -142,6 +144,8 @@ export function createApiKeyStore(db: Db): ApiKeyStore {
         return row ? apiKeyFromRow(row) : null;
       }),
     listForAccount: (accountId) => run(() => (forAccount.all(accountId) as ApiKeyRow[]).map(apiKeyFromRow)),
+    findByIds: (accountId, ids) =>
+      run(() => (byIds.all(accountId, JSON.stringify(ids)) as ApiKeyRow[]).map(apiKeyFromRow)),
     revoke: (accountId, id, at) => run(() => revoke.run(toMs(at), id, accountId).changes > 0),
     touch: (id, at) =>
       run(() => {

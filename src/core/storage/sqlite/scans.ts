@@ -29,6 +29,10 @@ function whereOf(filter: Filter): { sql: string; params: unknown[] } {
     clauses.push('wear = ?');
     params.push(filter.wear);
   }
+  if (filter.apiKeyId !== undefined) {
+    clauses.push('api_key_id = ?');
+    params.push(filter.apiKeyId);
+  }
   if (filter.from !== undefined) {
     clauses.push('created_at >= ?');
     params.push(toMs(filter.from));
