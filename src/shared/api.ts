@@ -61,6 +61,33 @@ export interface ScanList {
   nextCursor: string | null;
 }
 
+/**
+ * A shop of a chain, as its hub knows it: the hub API key the shop's desktop pushes with,
+ * named by the chain's owner. `deleted` once the key was deleted (revoked) on the hub; the
+ * name stays the one it had. `name` is null only when the hub no longer has the key at all.
+ */
+export interface WireShop {
+  apiKeyId: string;
+  name: string | null;
+  deleted: boolean;
+}
+
+/** A scan of the chain: `shop` is the key it came through, null for scans made in a signed-in session on the hub. */
+export interface HubScan extends WireScan {
+  shop: WireShop | null;
+}
+
+/** GET /sync/scans?apiKeyId=&cursor=&limit= (hub), GET /sync/hub-scans (desk) → data */
+export interface HubScanList {
+  items: HubScan[];
+  nextCursor: string | null;
+}
+
+/** GET /sync/shops (hub), GET /sync/hub-shops (desk) → data: every key of the hub account, by name */
+export interface HubShopList {
+  items: WireShop[];
+}
+
 /** POST /auth/register, POST /auth/login → data; GET /account → data.account */
 export interface WireAccount {
   id: string;

@@ -67,6 +67,14 @@ export const WireScan = Type.Object({
 
 export const ScanList = Type.Object({ items: Type.Array(WireScan), nextCursor: nullable(Type.String()) });
 
+export const WireShop = Type.Object({ apiKeyId: Type.String(), name: nullable(Type.String()), deleted: Type.Boolean() });
+
+export const HubScan = Type.Composite([WireScan, Type.Object({ shop: nullable(WireShop) })]);
+
+export const HubScanList = Type.Object({ items: Type.Array(HubScan), nextCursor: nullable(Type.String()) });
+
+export const HubShopList = Type.Object({ items: Type.Array(WireShop) });
+
 export const WireAccount = Type.Object({ id: Type.String(), email: Type.String(), createdAt: IsoDate });
 
 export const WireLicense = Type.Object({

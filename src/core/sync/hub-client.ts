@@ -3,7 +3,7 @@
  * hangs cannot stall the pusher, and every failure becomes a HubError whose message
  * is fit for the sync status line (it never contains the API key).
  */
-import type { ScanList } from '../../shared/api.js';
+import type { HubScanList, WireShop } from '../../shared/api.js';
 import type { SyncScan } from './wire.js';
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
@@ -19,10 +19,21 @@ export interface HubClient {
    * was sent (the hub answers 409 CONFLICT for that case only).
    */
   pushScan(scan: SyncScan, image: { data: Buffer; mime: string } | null): Promise<'stored' | 'needs-image'>;
-  /** One page of the hub account's scans (every shop of the chain), newest first. */
-  listScans(cursor: string | null, limit?: number): Promise<ScanList>;
+  /**
+   * One page of the hub account's scans (every shop of the chain, or the one whose key is
+   * `apiKeyId`), newest first. A hub older than shop names sends no `shop`: read as null.
+   */
+  listScans(query: HubScanQuery): Promise<HubScanList>;
+  /** The hub account's shops (its API keys). */
+  listShops(): Promise<WireShop[]>;
   /** An image of a hub scan, for the chain view. */
   image(scanId: string, variant: 'original' | 'thumbnail'): Promise<{ mime: string; data: Buffer }>;
+}
+
+export interface HubScanQuery {
+  cursor: string | null;
+  limit?: number | undefined;
+  apiKeyId?: string | undefined;
 }
 
 export class HubError extends Error {
@@ -88,13 +99,18 @@ export function createHubClient(options: HubClientOptions): HubClient {
         throw error;
       }
     },
-    async listScans(cursor, limit) {
+    async listScans({ cursor, limit, apiKeyId }) {
       const query = new URLSearchParams();
       if (cursor) query.set('cursor', cursor);
       if (limit) query.set('limit', String(limit));
+      if (apiKeyId) query.set('apiKeyId', apiKeyId);
       const response = await call(`/sync/scans${query.size ? `?${query}` : ''}`);
-      const body = (await response.json()) as { data: ScanList };
-      return body.data;
+      const body = (await response.json()) as { data: HubScanList };
+      return { ...body.data, items: body.data.items.map((scan) => ({ ...scan, shop: scan.shop ?? null })) };
+    },
+    async listShops() {
+      const response = await call('/sync/shops');
+      return ((await response.json()) as { data: { items: WireShop[] } }).data.items;
     },
     async image(scanId, variant) {
       // The hub's own scan image route: the hub key's account owns every scan of the chain.

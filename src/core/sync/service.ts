@@ -3,7 +3,7 @@
  * from the settings screen), the pusher that runs while linked, the status line, and
  * the chain's scans read back from the hub.
  */
-import type { ScanList, SyncStatus } from '../../shared/api.js';
+import type { HubScanList, SyncStatus, WireShop } from '../../shared/api.js';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -11,7 +11,14 @@ import { API_KEY_SHAPE } from '../services/auth.js';
 import { sha256Hex } from '../services/ids.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
-import { createHubClient, HubError, type FetchLike, type HubClient, type HubLink } from './hub-client.js';
+import {
+  createHubClient,
+  HubError,
+  type FetchLike,
+  type HubClient,
+  type HubLink,
+  type HubScanQuery,
+} from './hub-client.js';
 import { createSyncPusher, META_LAST_ERROR, META_LAST_SYNC_AT, type SyncPusher, type Timers } from './pusher.js';
 
 /** Counting further than this would read the whole outbox for a number nobody needs exactly. */
@@ -37,8 +44,13 @@ export interface SyncService {
   /** VALIDATION_ERROR for a URL that is not http(s) or a malformed key. */
   link(link: HubLink): Promise<SyncStatus>;
   unlink(): Promise<SyncStatus>;
-  /** One page of the chain's scans from the hub; image URLs point at hubImage's route. */
-  hubScans(cursor: string | null, limit?: number): Promise<ScanList>;
+  /**
+   * One page of the chain's scans from the hub (one shop's with `apiKeyId`); image URLs point
+   * at hubImage's route. NOT_FOUND when the hub has no such shop.
+   */
+  hubScans(query: HubScanQuery): Promise<HubScanList>;
+  /** The chain's shops; none from a hub too old to list them, so the window offers no filter. */
+  hubShops(): Promise<WireShop[]>;
   hubImage(scanId: string, variant: 'original' | 'thumbnail'): Promise<{ mime: string; data: Buffer }>;
   /** The running pusher (tests drive it with runOnce). */
   readonly pusher: SyncPusher | null;
@@ -123,7 +135,7 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
   async function probe(link: HubLink): Promise<void> {
     const client = createHubClient({ ...link, timeoutMs: PROBE_TIMEOUT_MS, ...(deps.fetch ? { fetch: deps.fetch } : {}) });
     try {
-      await client.listScans(null);
+      await client.listScans({ cursor: null });
     } catch (error) {
       await deps.store.meta.set(META_LAST_ERROR, (error as Error).message);
     }
@@ -162,8 +174,8 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
         return status();
       });
     },
-    async hubScans(cursor, limit) {
-      const page = await call(() => linked().hub.listScans(cursor, limit));
+    async hubScans(query) {
+      const page = await call(() => linked().hub.listScans(query), 'The hub has no such shop');
       return {
         nextCursor: page.nextCursor,
         items: page.items.map((scan) => {
@@ -172,8 +184,17 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
         }),
       };
     },
+    hubShops() {
+      const { hub } = linked();
+      // A hub from before shop names has no such route: no shops, so the window offers no filter.
+      const shops = hub.listShops().catch((error: unknown) => {
+        if (error instanceof HubError && error.status === 404) return [];
+        throw error;
+      });
+      return call(() => shops, 'The hub has no shop list');
+    },
     hubImage(scanId, variant) {
-      return call(() => linked().hub.image(scanId, variant));
+      return call(() => linked().hub.image(scanId, variant), 'The hub has no such scan');
     },
     get pusher() {
       return current?.pusher ?? null;
@@ -182,13 +203,13 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
   };
 }
 
-/** The hub's trouble, told to the desk as a 503 (or the hub's 404) without pretending it is ours. */
-async function call<T>(work: () => Promise<T>): Promise<T> {
+/** The hub's trouble, told to the desk as a 503 (or the hub's 404, as `notFound`) without pretending it is ours. */
+async function call<T>(work: () => Promise<T>, notFound: string): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (!(error instanceof HubError)) throw error;
-    if (error.status === 404) throw new AppError('NOT_FOUND', 'The hub has no such scan');
+    if (error.status === 404) throw new AppError('NOT_FOUND', notFound);
     throw new AppError('STORAGE_UNAVAILABLE', `The hub could not be read: ${error.message}`, { cause: error });
   }
 }

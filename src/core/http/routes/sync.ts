@@ -3,7 +3,8 @@
  *
  * Hub side (a hub API key): PUT /sync/scans/:scanId takes one scan as multipart, the
  * `scan` JSON field plus its `image` file the first time, and merges it idempotently;
- * GET /sync/scans lists the hub account's scans, every shop of the chain.
+ * GET /sync/scans lists the hub account's scans, every shop of the chain, each naming the
+ * shop (hub API key) it came from, and GET /sync/shops lists those shops for a filter.
  *
  * Desk side (signed in, this computer): the link to a hub, the status line, "sync now",
  * and the chain's scans read through this computer so the hub key never reaches the window.
@@ -15,11 +16,12 @@ import { updateSettingsFile } from '../../settings-file.js';
 import { AppError } from '../../errors.js';
 import { receiveSyncedScan } from '../../sync/receive.js';
 import { createSyncService } from '../../sync/service.js';
+import { listChainScans, listChainShops } from '../../sync/shops.js';
 import { parseSyncScan, type SyncScan } from '../../sync/wire.js';
 import { accountCaller } from '../auth.js';
 import { multipartError } from '../errors.js';
 import { MAX_IMAGE_BYTES } from '../plugins/multipart.js';
-import { ScanList, WireScan, rawReplies, replies } from '../schemas.js';
+import { HubScanList, HubShopList, WireScan, rawReplies, replies } from '../schemas.js';
 import { toWireScan } from '../wire.js';
 
 const SyncStatus = Type.Object({
@@ -38,6 +40,14 @@ const PageQuery = Type.Object({
   cursor: Type.Optional(Type.String({ maxLength: 512 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
 });
+const ChainPageQuery = Type.Composite([
+  PageQuery,
+  Type.Object({
+    apiKeyId: Type.Optional(
+      Type.String({ pattern: '^[0-9a-f]{32}$', description: "Only this shop's scans: the id of one of the account's API keys" }),
+    ),
+  }),
+]);
 const Variant = Type.Object({
   variant: Type.Optional(Type.Union([Type.Literal('original'), Type.Literal('thumbnail')])),
 });
@@ -71,7 +81,7 @@ async function readUpload(request: FastifyRequest): Promise<{ scan: SyncScan; im
 }
 
 export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { config, clock, logger, services } = app.core;
+  const { config, clock, logger } = app.core;
   const { store, images } = app.core;
   const tags = ['sync'];
 
@@ -132,13 +142,35 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/sync/scans',
     {
       config: { auth: 'account' },
-      schema: { tags, summary: "Hub: the account's scans from every linked shop, newest first", querystring: PageQuery, response: replies(ScanList) },
+      schema: {
+        tags,
+        summary: "Hub: the account's scans from every linked shop (or one, by apiKeyId), newest first, each with its shop",
+        querystring: ChainPageQuery,
+        response: replies(HubScanList),
+      },
     },
     async (request) => {
-      const { cursor, limit } = request.query;
-      const page = await services.scans.list(accountCaller(request), { limit: limit ?? 50, ...(cursor ? { cursor } : {}) });
-      return { success: true as const, data: { items: page.items.map(toWireScan), nextCursor: page.nextCursor } };
+      const { cursor, limit, apiKeyId } = request.query;
+      const page = await listChainScans(store, accountCaller(request).account.id, {
+        limit: limit ?? 50,
+        ...(cursor ? { cursor } : {}),
+        ...(apiKeyId ? { apiKeyId } : {}),
+      });
+      const items = page.items.map(({ scan, shop }) => ({ ...toWireScan(scan), shop }));
+      return { success: true as const, data: { items, nextCursor: page.nextCursor } };
     },
+  );
+
+  app.get(
+    '/sync/shops',
+    {
+      config: { auth: 'account' },
+      schema: { tags, summary: "Hub: the account's shops (its API keys, deleted ones flagged), by name", response: replies(HubShopList) },
+    },
+    async (request) => ({
+      success: true as const,
+      data: { items: await listChainShops(store, accountCaller(request).account.id) },
+    }),
   );
 
   const desk = { auth: 'desk' as const };
@@ -174,11 +206,20 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/sync/hub-scans',
-    { config: desk, schema: { tags, summary: "Desk: the chain's scans, read from the hub", querystring: PageQuery, response: replies(ScanList) } },
-    async (request) => ({
-      success: true as const,
-      data: await sync.hubScans(request.query.cursor ?? null, request.query.limit),
-    }),
+    {
+      config: desk,
+      schema: { tags, summary: "Desk: the chain's scans, read from the hub", querystring: ChainPageQuery, response: replies(HubScanList) },
+    },
+    async (request) => {
+      const { cursor, limit, apiKeyId } = request.query;
+      return { success: true as const, data: await sync.hubScans({ cursor: cursor ?? null, limit, apiKeyId }) };
+    },
+  );
+
+  app.get(
+    '/sync/hub-shops',
+    { config: desk, schema: { tags, summary: "Desk: the chain's shops, read from the hub", response: replies(HubShopList) } },
+    async () => ({ success: true as const, data: { items: await sync.hubShops() } }),
   );
 
   app.get(
