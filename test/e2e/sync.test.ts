@@ -3,7 +3,8 @@
  * hub with its own data dir and port), the hub's key made over HTTP as the chain's
  * office would, link from Settings, scan, sync now, the chain's scans in the history;
  * then the hub goes down (the scan waits, the status says why) and comes back, and
- * another shop's scans page in with "Load more".
+ * another shop's scans page in with "Load more", each scan naming its shop, and a select
+ * narrows the list to one shop.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -186,6 +187,26 @@ describe('desktop sync with the hub in the browser', () => {
     await page.locator('.hub-item').nth(21).waitFor();
     await expect(page.locator('.hub-item .history-title').last().textContent()).resolves.toBe('ELM-0');
     await page.getByRole('button', { name: 'Load more' }).waitFor({ state: 'detached' });
+  });
+
+  it('names the shop of each scan and lists one shop at a time', async () => {
+    const shopOf = (vehicle: string) => page.locator('.hub-item').filter({ hasText: vehicle }).getByTestId('hub-shop').textContent();
+    await expect(shopOf('HUB-1')).resolves.toBe('Main Street');
+    await expect(shopOf('ELM-0')).resolves.toBe('Elm Road');
+    await expect(page.locator('.hub-item').first().getAttribute('aria-label')).resolves.toMatch(/Main Street$/);
+
+    const shop = page.getByLabel('Shop', { exact: true });
+    await expect(shop.locator('option').allTextContents()).resolves.toEqual(['All shops', 'Elm Road', 'Main Street']);
+    await shop.selectOption({ label: 'Main Street' });
+    await page.locator('.hub-item').filter({ hasText: 'ELM-' }).first().waitFor({ state: 'detached' });
+    await expect(page.locator('.hub-item .history-title').allTextContents()).resolves.toEqual(['HUB-2', 'HUB-1']);
+    await expect(page.getByRole('button', { name: 'Load more' }).count()).resolves.toBe(0);
+    await page.mouse.move(0, 0);
+    await saveScreenshot(page, 'sync-shops');
+
+    await shop.selectOption({ label: 'All shops' });
+    await page.locator('.hub-item').nth(19).waitFor();
+    await expect(page.locator('.hub-item').filter({ hasText: 'ELM-' }).count()).resolves.toBeGreaterThan(0);
   });
 
   it('unlinks, keeping the scans on this computer', async () => {

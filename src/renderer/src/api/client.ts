@@ -8,6 +8,8 @@ import type {
   CreatedApiKey,
   Envelope,
   HealthData,
+  HubScanList,
+  WireShop,
   RedeemData,
   ScanList,
   SettingsData,
@@ -197,5 +199,8 @@ export const api = {
   unlinkHub: () => request<SyncStatus>('DELETE', '/sync/link'),
   syncNow: () => request<SyncStatus>('POST', '/sync/run', {}),
   /** The chain's scans, read from the hub through this computer; image URLs point at the desk's proxy route. */
-  hubScans: (cursor?: string, limit = 20) => request<ScanList>('GET', `/sync/hub-scans${query({ cursor, limit })}`),
+  hubScans: (cursor?: string, limit = 20, apiKeyId?: string) =>
+    request<HubScanList>('GET', `/sync/hub-scans${query({ cursor, limit, apiKeyId })}`),
+  /** The chain's shops (the hub's API keys), for the shop filter; empty from a hub too old to list them. */
+  hubShops: async () => (await request<{ items: WireShop[] }>('GET', '/sync/hub-shops')).items,
 };

@@ -1,10 +1,11 @@
-/** One line of a scan list: thumbnail, vehicle and position, date, depth, wear. */
+/** One line of a scan list: thumbnail, vehicle and position, date, depth, wear (and what a list adds, as children). */
+import type { ReactNode } from 'react';
 import type { WireScan } from '../../../shared/api';
 import { useSession } from '../hooks/useSession';
 import { POSITION_LABEL, formatDate, formatDepth } from '../lib/format';
 import { WearBadge } from './WearBadge';
 
-export function ScanSummary({ scan, thumbnailUrl }: { scan: WireScan; thumbnailUrl: string }) {
+export function ScanSummary({ scan, thumbnailUrl, children }: { scan: WireScan; thumbnailUrl: string; children?: ReactNode }) {
   const { prefs } = useSession();
   return (
     <>
@@ -19,6 +20,7 @@ export function ScanSummary({ scan, thumbnailUrl }: { scan: WireScan; thumbnailU
           {formatDepth(scan.result.estimatedDepthMm, prefs.units)}
           {scan.measurementMm !== null && <span className="muted"> · gauge {scan.measurementMm.toFixed(1)} mm</span>}
         </div>
+        {children}
       </div>
       <WearBadge wear={scan.result.wear} />
     </>
