@@ -79,7 +79,7 @@ describe('SQLite store specifics', () => {
     db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)").run();
     db.close();
     expect(() => openSqliteStore({ file })).toThrow(SchemaTooNewError);
-    expect(() => openSqliteStore({ file })).toThrow(/schema version 999.*knows only up to 1.*Update TireWear/);
+    expect(() => openSqliteStore({ file })).toThrow(new RegExp(`schema version 999.*knows only up to ${MIGRATIONS.length}.*Update TireWear`));
   });
 
   it('names the file when it is not a database', async () => {

@@ -102,6 +102,12 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    // A hub lists one shop's scans (ScanFilter.apiKeyId) without walking the whole chain's history.
+    name: 'scans by API key',
+    sql: 'CREATE INDEX scans_account_key_created ON scans (account_id, api_key_id, created_at DESC, id DESC)',
+  },
 ];
 
 /** Any 64-bit constant works; this one spells "TIREWEAR" loosely and is only ours. */

@@ -3,6 +3,7 @@
  * list survives bundling; add a new numbered module and append it, never edit a shipped one.
  */
 import { initial } from './001_initial.js';
+import { scansByKey } from './002_scans_by_key.js';
 
 export interface Migration {
   version: number;
@@ -10,4 +11,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [initial];
+export const MIGRATIONS: readonly Migration[] = [initial, scansByKey];
