@@ -185,13 +185,15 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
       };
     },
     hubShops() {
-      const { hub } = linked();
-      // A hub from before shop names has no such route: no shops, so the window offers no filter.
-      const shops = hub.listShops().catch((error: unknown) => {
-        if (error instanceof HubError && error.status === 404) return [];
-        throw error;
-      });
-      return call(() => shops, 'The hub has no shop list');
+      return call(async () => {
+        try {
+          return await linked().hub.listShops();
+        } catch (error) {
+          // A hub from before shop names has no such route: no shops, so the window offers no filter.
+          if (error instanceof HubError && error.status === 404) return [];
+          throw error;
+        }
+      }, 'The hub has no shop list');
     },
     hubImage(scanId, variant) {
       return call(() => linked().hub.image(scanId, variant), 'The hub has no such scan');
