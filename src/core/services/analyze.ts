@@ -1,9 +1,10 @@
 /**
  * POST /analyze, in this order: idempotency claim → image validation → reserve an
- * allowance unit (429) → queued analysis → image + thumbnail written → one store commit
- * (charge, scan, idempotent response) → response. Whatever fails after the claim gives
- * the unit back, deletes what was written and forgets the claim, so a failure costs the
- * caller nothing and loses nothing.
+ * allowance unit (429) → queued analysis, with the image and thumbnail written meanwhile →
+ * both files flushed → one store commit (charge, scan, idempotent response) → response.
+ * Whatever fails after the claim gives the unit back, deletes what was written (once its
+ * write has settled) and forgets the claim, so a failure costs the caller nothing and loses
+ * nothing.
  */
 import { DISCLAIMER } from '../analysis/disclaimer.js';
 import type { Analyzer } from '../analysis/analyzer.js';
@@ -16,6 +17,7 @@ import type { Reservation, Store } from '../storage/store.js';
 import { TIRE_POSITIONS, type ScanRecord, type ScanResult, type TirePosition } from '../types.js';
 import type { AnalysisQueue } from './analysis-queue.js';
 import { randomId, sha256Hex } from './ids.js';
+import { ImageWrites } from './image-writes.js';
 import { claimIdempotencyKey, type IdempotencyClaim } from './idempotency.js';
 import { rateLimitHeaders, type Metering } from './metering.js';
 import type { AnalyzeCommand, AnalyzeResponse } from './ports.js';
@@ -74,27 +76,29 @@ async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeR
   }
 
   let reservation: Reservation | null = null;
-  const written: string[] = [];
+  const writes = new ImageWrites(deps.images);
   try {
     const image = await checkImageHeader(command.image);
     reservation = await deps.metering.reserve(caller, deps.clock.now());
-    // One decode per upload, inside the queue slot so a burst cannot start more decodes than
-    // analyses: it proves the upload decodes (IMAGE_UNREADABLE otherwise) and feeds both the
-    // thumbnail and the model input.
-    const [thumbnail, outcome] = await deps.queue.run(async () => {
-      const frame = await decodeFrame(command.image, image);
-      return Promise.all([
-        makeThumbnail(frame),
-        deps.analyzer.analyze({ image: command.image, verbose: command.verbose, frame }),
-      ]);
-    });
-
     const scanId = randomId();
     const keys = imageKeys(scanId, extensionFor(image.mime));
-    written.push(keys.originalKey);
-    await deps.images.put(keys.originalKey, command.image);
-    written.push(keys.thumbnailKey);
-    await deps.images.put(keys.thumbnailKey, thumbnail);
+    // One decode per upload, inside the queue slot so a burst cannot start more decodes than
+    // analyses: it proves the upload decodes (IMAGE_UNREADABLE otherwise) and feeds both the
+    // thumbnail and the model input. Both files are written while the networks run (the disk
+    // is idle otherwise), but only once the slot is taken: uploads waiting for a slot write
+    // nothing, so a burst cannot crowd the thread pool the running decodes need with fsyncs,
+    // nor leave files of uploads that never get analysed.
+    const [outcome, originalWritten, thumbnailWritten] = await deps.queue.run(async () => {
+      const original = writes.put(keys.originalKey, command.image);
+      const frame = await decodeFrame(command.image, image);
+      const thumbnail = writes.track(
+        keys.thumbnailKey,
+        makeThumbnail(frame).then((data) => deps.images.put(keys.thumbnailKey, data)),
+      );
+      const analysis = await deps.analyzer.analyze({ image: command.image, verbose: command.verbose, frame });
+      // The writes are awaited outside the slot: the next upload's decode need not wait for a disk.
+      return [analysis, original, thumbnail] as const;
+    });
 
     const result: ScanResult = {
       ...outcome.analysis,
@@ -117,7 +121,12 @@ async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeR
       measuredAt: null,
       deletedAt: null,
     };
-    const state = await deps.metering.state(caller, now, reservation.source === 'pack' ? 1 : 0);
+    // Both files are complete and flushed before the scan that names them commits.
+    const [state] = await Promise.all([
+      deps.metering.state(caller, now, reservation.source === 'pack' ? 1 : 0),
+      originalWritten,
+      thumbnailWritten,
+    ]);
     const response: AnalyzeResponse = {
       status: 200,
       body: {
@@ -129,7 +138,7 @@ async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeR
     await deps.store.scans.commit({ scan, reservation, idempotency: claim ? { ...claim, response } : null });
     return response;
   } catch (error) {
-    await undo(deps, reservation, written, claim);
+    await undo(deps, reservation, writes, claim);
     throw error;
   }
 }
@@ -137,13 +146,14 @@ async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeR
 async function undo(
   deps: AnalyzeDeps,
   reservation: Reservation | null,
-  written: readonly string[],
+  writes: ImageWrites,
   claim: IdempotencyClaim | null,
 ): Promise<void> {
-  const steps: Array<Promise<unknown>> = written.map((key) => deps.images.delete(key));
+  const steps: Array<Promise<unknown>> = [];
   if (reservation) steps.push(deps.store.usage.release(reservation.id));
   if (claim) steps.push(deps.store.idempotency.abandon(claim.callerKey, claim.key));
-  for (const step of await Promise.allSettled(steps)) {
+  const [released, removed] = await Promise.all([Promise.allSettled(steps), writes.removeAll()]);
+  for (const step of [...released, ...removed]) {
     // Reservations expire and orphan files are harmless; the caller's own error matters more.
     if (step.status === 'rejected') deps.logger.warn({ err: step.reason }, 'cleanup after a failed analysis failed');
   }
