@@ -16,7 +16,7 @@ import type { ImageStore } from '../storage/images.js';
 import type { Reservation, Store } from '../storage/store.js';
 import { TIRE_POSITIONS, type ScanRecord, type ScanResult, type TirePosition } from '../types.js';
 import type { AnalysisQueue } from './analysis-queue.js';
-import { randomId, sha256Hex } from './ids.js';
+import { randomId, sha256HexOffThread } from './ids.js';
 import { ImageWrites } from './image-writes.js';
 import { claimIdempotencyKey, type IdempotencyClaim } from './idempotency.js';
 import { rateLimitHeaders, type Metering } from './metering.js';
@@ -66,11 +66,13 @@ async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeR
   const { caller } = command;
   const vehicle = checkVehicle(command.vehicle);
   const position = checkPosition(command.position);
-  const sha256 = sha256Hex(command.image);
+  const hashing = sha256HexOffThread(command.image);
+  // Awaited below, unless the upload is refused before its hash is needed.
+  hashing.catch(() => undefined);
 
   let claim: IdempotencyClaim | null = null;
   if (command.idempotencyKey !== null) {
-    const outcome = await claimIdempotencyKey(deps, caller, command.idempotencyKey, sha256);
+    const outcome = await claimIdempotencyKey(deps, caller, command.idempotencyKey, await hashing);
     if ('replay' in outcome) return outcome.replay;
     claim = outcome.claim;
   }
@@ -100,13 +102,20 @@ async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeR
       return [analysis, original, thumbnail] as const;
     });
 
+    const now = deps.clock.now();
+    // Both files are complete and flushed before the scan that names them commits.
+    const [state, sha256] = await Promise.all([
+      deps.metering.state(caller, now, reservation.source === 'pack' ? 1 : 0),
+      hashing,
+      originalWritten,
+      thumbnailWritten,
+    ]);
     const result: ScanResult = {
       ...outcome.analysis,
       // Real elapsed time since the upload arrived (wall clock, like receivedAt), not the injected business clock.
       processingTimeMs: Math.max(0, Math.round(Date.now() - command.receivedAt)),
       disclaimer: DISCLAIMER,
     };
-    const now = deps.clock.now();
     const scan: ScanRecord = {
       id: scanId,
       accountId: caller.kind === 'account' ? caller.account.id : null,
@@ -121,12 +130,6 @@ async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeR
       measuredAt: null,
       deletedAt: null,
     };
-    // Both files are complete and flushed before the scan that names them commits.
-    const [state] = await Promise.all([
-      deps.metering.state(caller, now, reservation.source === 'pack' ? 1 : 0),
-      originalWritten,
-      thumbnailWritten,
-    ]);
     const response: AnalyzeResponse = {
       status: 200,
       body: {
