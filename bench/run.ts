@@ -92,7 +92,7 @@ async function inProcessSide(bench: BenchAnalyzer, keys: Keys) {
   const config = { ...defaultConfig(), dataDir, imagesDir: path.join(dataDir, 'images'), rendererDir: null, licensePublicKeyPem: keys.publicKeyPem };
   const core = await createCore(config, { analyzer: bench.analyzer, logger: createLogger({ level: 'silent' }) });
   const { services } = core;
-  const account = await services.auth.register(`bench-${Date.now()}@example.com`, 'bench password 1');
+  const account = await services.auth.register(`bench-${Date.now()}@example.com`, 'bench password 1', '127.0.0.1');
   await services.licenses.redeem(account.id, proCode(keys.privateKeyPem, 'bench'));
   const { token } = await services.auth.login(account.email, 'bench password 1', '127.0.0.1');
   const caller = await services.auth.authenticateSession(token, '127.0.0.1');

@@ -7,16 +7,17 @@ let t: TestCore;
 afterEach(() => t.cleanup());
 
 const PASSWORD = 'correct horse battery';
+const IP = '192.0.2.10';
 
 describe('register', () => {
   test('folds the email case and stores a self-describing scrypt hash, never the password', async () => {
     t = await testCore();
-    const account = await t.core.services.auth.register('  Shop@Example.COM ', PASSWORD);
+    const account = await t.core.services.auth.register('  Shop@Example.COM ', PASSWORD, IP);
     expect(account.email).toBe('shop@example.com');
     const stored = await t.core.store.accounts.findByEmail('shop@example.com');
     expect(stored!.passwordHash).toMatch(/^scrypt\$16384\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
     expect(stored!.passwordHash).not.toContain(PASSWORD);
-    await expectAppError(t.core.services.auth.register('SHOP@example.com', PASSWORD), 'CONFLICT');
+    await expectAppError(t.core.services.auth.register('SHOP@example.com', PASSWORD, IP), 'CONFLICT');
   });
 
   test.each([
@@ -27,13 +28,13 @@ describe('register', () => {
     ['a 1025-character password', 'a@example.com', 'x'.repeat(1025)],
   ])('refuses %s', async (_what, email, password) => {
     t = await testCore();
-    await expectAppError(t.core.services.auth.register(email, password), 'VALIDATION_ERROR');
+    await expectAppError(t.core.services.auth.register(email, password, IP), 'VALIDATION_ERROR');
   });
 
   test('two accounts with the same password get different hashes', async () => {
     t = await testCore();
-    await t.core.services.auth.register('a@example.com', PASSWORD);
-    await t.core.services.auth.register('b@example.com', PASSWORD);
+    await t.core.services.auth.register('a@example.com', PASSWORD, IP);
+    await t.core.services.auth.register('b@example.com', PASSWORD, IP);
     const a = await t.core.store.accounts.findByEmail('a@example.com');
     const b = await t.core.store.accounts.findByEmail('b@example.com');
     expect(a!.passwordHash).not.toBe(b!.passwordHash);
@@ -43,7 +44,7 @@ describe('register', () => {
 describe('login and sessions', () => {
   test('a session token is 32 random bytes, stored only as its sha256, valid for 30 days', async () => {
     t = await testCore();
-    await t.core.services.auth.register('shop@example.com', PASSWORD);
+    await t.core.services.auth.register('shop@example.com', PASSWORD, IP);
     const { token, account, expiresAt } = await t.core.services.auth.login('SHOP@example.com', PASSWORD, '127.0.0.1');
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(account).not.toHaveProperty('passwordHash');
@@ -62,7 +63,7 @@ describe('login and sessions', () => {
 
   test('logout ends the session; unknown tokens are refused', async () => {
     t = await testCore();
-    await t.core.services.auth.register('shop@example.com', PASSWORD);
+    await t.core.services.auth.register('shop@example.com', PASSWORD, IP);
     const { token } = await t.core.services.auth.login('shop@example.com', PASSWORD, '127.0.0.1');
     await t.core.services.auth.logout(token);
     await expectAppError(t.core.services.auth.authenticateSession(token, '127.0.0.1'), 'INVALID_SESSION');
@@ -71,7 +72,7 @@ describe('login and sessions', () => {
 
   test('wrong password and unknown email give the same INVALID_CREDENTIALS', async () => {
     t = await testCore();
-    await t.core.services.auth.register('shop@example.com', PASSWORD);
+    await t.core.services.auth.register('shop@example.com', PASSWORD, IP);
     const wrong = await expectAppError(t.core.services.auth.login('shop@example.com', 'not the password', '1.1.1.1'), 'INVALID_CREDENTIALS');
     const unknown = await expectAppError(t.core.services.auth.login('nobody@example.com', PASSWORD, '1.1.1.1'), 'INVALID_CREDENTIALS');
     expect(wrong.message).toBe(unknown.message);
@@ -80,7 +81,7 @@ describe('login and sessions', () => {
   test('5 failures per email and IP within 15 minutes lock that pair out, with Retry-After', async () => {
     t = await testCore();
     const auth = t.core.services.auth;
-    await auth.register('shop@example.com', PASSWORD);
+    await auth.register('shop@example.com', PASSWORD, IP);
     for (let i = 0; i < 5; i++) {
       await expectAppError(auth.login('shop@example.com', `guess-${i}-wrong`, '6.6.6.6'), 'INVALID_CREDENTIALS');
       t.clock.advance(60_000);
@@ -97,7 +98,7 @@ describe('login and sessions', () => {
   test('a successful login clears earlier failures', async () => {
     t = await testCore();
     const auth = t.core.services.auth;
-    await auth.register('shop@example.com', PASSWORD);
+    await auth.register('shop@example.com', PASSWORD, IP);
     for (let i = 0; i < 4; i++) await expectAppError(auth.login('shop@example.com', 'wrong-password', '6.6.6.6'), 'INVALID_CREDENTIALS');
     await auth.login('shop@example.com', PASSWORD, '6.6.6.6');
     for (let i = 0; i < 4; i++) await expectAppError(auth.login('shop@example.com', 'wrong-password', '6.6.6.6'), 'INVALID_CREDENTIALS');

@@ -72,7 +72,12 @@ it('refuses what it cannot trust', async () => {
   expect(expectError(await put(scan, { image: await makeJpeg({ width: 320, height: 256, shade: 30 }) }), 400, 'VALIDATION_ERROR')).toMatch(/sha256/);
   expectError(await put(scan, { image: jpeg, path: randomId() }), 400, 'VALIDATION_ERROR');
   expectError(await put({ ...scan, measurementMm: -1 } as never, { image: jpeg }), 400, 'VALIDATION_ERROR');
-  expectError(await put(scan, { image: Buffer.from('not an image') }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  // The hash is checked before any decoding: foreign bytes never reach the decoder ...
+  const garbage = Buffer.from('not an image');
+  expect(expectError(await put(scan, { image: garbage }), 400, 'VALIDATION_ERROR')).toMatch(/sha256/);
+  // ... and bytes that match their hash but are no image are refused as such.
+  const described = { ...scan, image: { ...scan.image, sha256: sha256Hex(garbage), bytes: garbage.length } };
+  expectError(await put(described, { image: garbage }), 415, 'UNSUPPORTED_MEDIA_TYPE');
 
   const { cookie } = await signIn(hub.app);
   expectError(await put(scan, { image: jpeg, cookie }), 403, 'FORBIDDEN');

@@ -58,7 +58,7 @@ export function createAuthService(deps: {
       const folded = normalizeEmail(email);
       const checked = checkPassword(password);
       // After the shape checks (a typo costs nothing), before the hash and the lookup.
-      if (ip !== undefined) registrationThrottle.take(ip, clock.now().getTime());
+      registrationThrottle.take(ip, clock.now().getTime());
       const passwordHash = await hashPassword(checked);
       return store.accounts.create({ id: randomId(), email: folded, passwordHash, createdAt: clock.now() });
     },

@@ -19,10 +19,10 @@ export interface RateLimitState {
 export interface AuthService {
   /**
    * AppError VALIDATION_ERROR (bad email, password < 8), CONFLICT (email taken), TOO_MANY_ATTEMPTS
-   * (too many registrations from `ip`, with Retry-After). The HTTP route always passes the client
-   * IP; only in-process callers without one (tests, tools) are not throttled.
+   * (too many registrations from `ip`, with Retry-After). Every caller names the client address,
+   * so no path registers unthrottled.
    */
-  register(email: string, password: string, ip?: string): Promise<Account>;
+  register(email: string, password: string, ip: string): Promise<Account>;
   /** AppError INVALID_CREDENTIALS, TOO_MANY_ATTEMPTS (throttled, with Retry-After). */
   login(email: string, password: string, ip: string): Promise<{ token: string; account: Account; expiresAt: Date }>;
   logout(token: string): Promise<void>;

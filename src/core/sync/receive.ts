@@ -49,10 +49,11 @@ export async function receiveSyncedScan(
     return deps.store.scans.upsertSynced(fromSyncScan(wire, owner, imageKeys(wire.scanId, extensionFor(wire.image.mime))));
   }
 
-  const inspected = await inspectImage(image);
+  // Hash before decoding: bytes that are not the image the metadata names never reach the decoder.
   if (sha256Hex(image) !== wire.image.sha256) {
     throw new AppError('VALIDATION_ERROR', 'The image does not match scan.image.sha256');
   }
+  const inspected = await inspectImage(image);
   const keys = imageKeys(wire.scanId, extensionFor(inspected.mime));
   await deps.images.put(keys.originalKey, image);
   await deps.images.put(keys.thumbnailKey, inspected.thumbnail);
