@@ -44,7 +44,12 @@ def wear_index(depth: np.ndarray) -> np.ndarray:
 
 def load(split: str, data_dir: str, limit: int | None = None):
     files = sorted(glob.glob(os.path.join(data_dir, f"{split}_*.npz")))
-    parts = [np.load(f) for f in files]
+    parts, n = [], 0
+    for f in files:  # with a limit, only the shards it needs: later ones may still be rendering
+        if limit and n >= limit:
+            break
+        parts.append(np.load(f))
+        n += len(parts[-1]["min_depth"])
     keys = set.intersection(*(set(p.files) for p in parts))
     out = {k: np.concatenate([p[k] for p in parts]) for k in sorted(keys)}
     if limit:
