@@ -244,6 +244,9 @@ test('uploads waiting for an analysis slot write nothing until they get one', as
   const waiting = core.services.scans.analyze(await command(anon('198.51.100.9')));
   await analyzer.started(1);
   await images.when('put ');
+  // The second upload's header check runs on the thread pool, which a loaded machine delays
+  // past any fixed number of loop turns: wait for its reservation rather than assume it.
+  await until(async () => (await usage('198.51.100.9')).held === 1);
   await settleLoop();
   // Both are admitted (each holds its allowance unit); one runs, the other waits for the slot.
   expect(await usage()).toEqual({ used: 0, held: 1 });
