@@ -36,10 +36,29 @@ function storageError(error: unknown): unknown {
 /** Names of write()'s temporary files: what a write cut short by a crash leaves behind. */
 export const TEMP_FILE_PATTERN = /^\..+\.[0-9a-f]{12}\.tmp$/;
 
-/** Written to a temporary file in the target's folder, flushed, then renamed into place (atomic). */
+/**
+ * Flushes a folder's entries (new names, renames) to disk, so a file whose scan the database has
+ * committed is still there after a power cut. Windows cannot open a folder for syncing (and its
+ * renames are journalled by NTFS), so there it is skipped.
+ */
+async function syncFolder(folder: string): Promise<void> {
+  if (process.platform === 'win32') return;
+  const handle = await open(folder, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Written to a temporary file in the target's folder, flushed, renamed into place (atomic), folder flushed. */
 async function write(target: string, data: Buffer): Promise<void> {
   const folder = path.dirname(target);
-  await mkdir(folder, { recursive: true });
+  // A folder created here is a new entry in its parent: flush the parents too, from the first one made.
+  const created = await mkdir(folder, { recursive: true });
+  if (created !== undefined) {
+    for (let dir = folder; dir !== path.dirname(created); dir = path.dirname(dir)) await syncFolder(path.dirname(dir));
+  }
   // Same directory as the target, so the rename is atomic: readers see the old file or the whole new one.
   const temp = path.join(folder, `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx');
@@ -58,6 +77,7 @@ async function write(target: string, data: Buffer): Promise<void> {
     await rm(temp, { force: true });
     throw error;
   }
+  await syncFolder(folder);
 }
 
 export function createFileImageStore(dir: string): ImageStore {
