@@ -147,6 +147,7 @@ test('an analysis that fails while the files are still being written deletes the
   analyzer.fail();
   const scan = tracked(core.services.scans.analyze(await command(anon(), { idempotencyKey: 'pos-1' })));
   await analyzer.finished(1);
+  await until(async () => (await usage()).held === 0);
   await settleLoop();
 
   // The analysis has failed and the hold is given back, but the answer waits for the writes.
