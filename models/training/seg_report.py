@@ -1,0 +1,55 @@
+"""How well the shipped segmenter separates tread, main grooves and TWI bars (model card figures).
+
+    python seg_report.py [--models ../] [--split cal]
+
+Per-class IoU over the 80 x 80 label cells of a split, and the segmenter as an image-level TWI
+detector: the share of images with a TWI bar in their labels where at least one cell is called
+TWI, and the share of images without one where a cell is (false alarms).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from finalize import run  # noqa: E402
+from train import load  # noqa: E402
+
+CLASSES = ["background", "tread", "main_groove", "twi"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default=os.path.join(os.path.dirname(__file__), ".."))
+    ap.add_argument("--split", default="cal")
+    ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "data"))
+    a = ap.parse_args()
+    d = load(a.split, a.data)
+    probs, _ = run(os.path.join(a.models, "seg.onnx"), d["x"])
+    pred = probs.argmax(1)
+    cls = d["cls"].astype(np.int64)
+    assert pred.shape == cls.shape, (pred.shape, cls.shape)
+    iou = {}
+    for k, name in enumerate(CLASSES):
+        inter = np.logical_and(pred == k, cls == k).sum()
+        union = np.logical_or(pred == k, cls == k).sum()
+        iou[name] = round(float(inter / union), 3) if union else None
+    has_bar = (cls == 3).reshape(len(cls), -1).any(1)
+    fired = (pred == 3).reshape(len(pred), -1).any(1)
+    report = {
+        "split": a.split,
+        "images": int(len(cls)),
+        "iou": iou,
+        "images_with_bar": int(has_bar.sum()),
+        "twi_fires_with_bar": round(float(fired[has_bar].mean()), 3) if has_bar.any() else None,
+        "twi_fires_without_bar": round(float(fired[~has_bar].mean()), 3) if (~has_bar).any() else None,
+    }
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
