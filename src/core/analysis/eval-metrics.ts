@@ -24,6 +24,8 @@ export interface Report {
   wornVsUsable: { n: number; balancedAccuracy: number; badRecall: number; usableRecall: number } | null;
   interval: { coverage: number } | null;
   calibrationError: number | null;
+  /** Mean reported confidence beside the wear accuracy: which way a calibration error leans. */
+  meanConfidence: number | null;
   tiresRefused: number | null;
   nonTiresRefused: number | null;
   errors: Record<string, number>;
@@ -99,6 +101,7 @@ export function evaluate(samples: Sample[]): Report {
         : null,
     interval: withDepth.length ? { coverage: mean(covered.map((c) => (c ? 1 : 0))) } : null,
     calibrationError: fiveClass.length ? ece(fiveClass.map((s) => analysed(s)!.confidence), correct) : null,
+    meanConfidence: fiveClass.length ? mean(fiveClass.map((s) => analysed(s)!.confidence)) : null,
     tiresRefused: tires.length ? mean(tires.map((s) => (refused(s) ? 1 : 0))) : null,
     nonTiresRefused: nonTires.length ? mean(nonTires.map((s) => (refused(s) ? 1 : 0))) : null,
     errors,
@@ -125,7 +128,10 @@ export function formatReport(r: Report, modelVersion: string): string {
     lines.push(`worn-vs-usable      balanced accuracy ${b.balancedAccuracy.toFixed(3)} (bad recall ${pct(b.badRecall)}, usable recall ${pct(b.usableRecall)})`);
   }
   if (r.interval) lines.push(`80 % interval       coverage ${pct(r.interval.coverage)}`);
-  if (r.calibrationError !== null) lines.push(`calibration error   ${r.calibrationError.toFixed(3)} (ECE, 10 bins)`);
+  if (r.calibrationError !== null) {
+    const lean = r.meanConfidence !== null && r.wear ? `; mean confidence ${pct(r.meanConfidence)} vs accuracy ${pct(r.wear.accuracy)}` : '';
+    lines.push(`calibration error   ${r.calibrationError.toFixed(3)} (ECE, 10 bins${lean})`);
+  }
   if (r.tiresRefused !== null) lines.push(`tires refused       ${pct(r.tiresRefused)}`);
   if (r.nonTiresRefused !== null) lines.push(`non-tires refused   ${pct(r.nonTiresRefused)}`);
   if (Object.keys(r.errors).length) lines.push(`errors              ${JSON.stringify(r.errors)}`);

@@ -1,0 +1,82 @@
+/** The figures `npm run eval` prints, on hand-made outcomes whose answers are worked out here. */
+import { expect, test } from 'vitest';
+import { evaluate, formatReport, type Sample, type Truth } from '../../src/core/analysis/eval-metrics.js';
+import { wearForDepth } from '../../src/core/analysis/index.js';
+
+function analysed(truth: Truth, depthMm: number | null, estimate: number, confidence: number, range: [number, number], ms = 10, preliminary = false): Sample {
+  return {
+    file: `${truth}-${depthMm}-${estimate}.jpg`,
+    depthMm,
+    truth,
+    outcome: {
+      ms,
+      analysis: {
+        wear: wearForDepth(estimate),
+        confidence,
+        estimatedDepthMm: estimate,
+        depthRangeMm: { min: range[0], max: range[1] },
+        treadHealthIndex: 0,
+        isPreliminary: preliminary,
+        modelAlignment: 80,
+        twiConsensusCount: 0,
+        modelVersion: 'test',
+        depth32nds: 0,
+      },
+    },
+  };
+}
+
+const refused = (truth: Truth, ms = 5): Sample => ({ file: `${truth}.jpg`, depthMm: null, truth, outcome: { error: 'NO_TIRE_DETECTED', ms } });
+
+test('depth, wear, interval, calibration and refusal figures', () => {
+  const samples = [
+    // truth good (6.0): read 5.5 (good, right, within 1 mm, inside its range), confidence 0.9
+    analysed('good', 6.0, 5.5, 0.9, [5, 6.5], 10),
+    // truth worn (2.0): read 3.5 (medium, wrong, 1.5 mm off, range misses), confidence 0.9, preliminary
+    analysed('worn', 2.0, 3.5, 0.9, [3, 4], 20, true),
+    // truth critical (1.0): read 1.2 (critical, right), confidence 0.5
+    analysed('critical', 1.0, 1.2, 0.5, [0.5, 2], 30),
+    // truth new (8.0): read 7.0 (new, right, exactly 1 mm off: counts as within), confidence 0.5
+    analysed('new', 8.0, 7.0, 0.5, [7.5, 9], 40),
+    refused('medium', 50),
+    refused('notire', 60),
+    analysed('notire', null, 4.0, 0.5, [3, 5], 70),
+  ];
+  const r = evaluate(samples);
+  expect(r).toMatchObject({ images: 7, tires: 5, nonTires: 2, errors: { NO_TIRE_DETECTED: 2 } });
+  expect(r.depth!.n).toBe(4);
+  expect(r.depth!.mae).toBeCloseTo((0.5 + 1.5 + 0.2 + 1.0) / 4, 10);
+  expect(r.depth!.within1mm).toBe(0.75);
+  expect(r.preliminary).toEqual({ share: 0.25, maePreliminary: 1.5, maeConfirmed: expect.closeTo((0.5 + 0.2 + 1.0) / 3, 10) });
+  expect(r.wear!.accuracy).toBe(0.75);
+  // Four classes present, recalls 1, 0, 1, 1.
+  expect(r.wear!.balancedAccuracy).toBe(0.75);
+  expect(r.wear!.confusion.worn!.medium).toBe(1);
+  expect(r.wear!.confusion.good!.good).toBe(1);
+  // Worn-vs-usable: bad = worn and critical truths (recall 1 of 2), usable = good and new (2 of 2).
+  expect(r.wornVsUsable).toEqual({ n: 4, balancedAccuracy: 0.75, badRecall: 0.5, usableRecall: 1 });
+  // The ranges of good, critical and new hold the truth; worn's (3–4 around 2.0) does not.
+  expect(r.interval!.coverage).toBe(0.75);
+  // ECE: bin 0.9 holds {right, wrong} → |0.9 − 0.5| × 2/4; bin 0.5 holds {right, right} → |0.5 − 1| × 2/4.
+  expect(r.calibrationError).toBeCloseTo(0.2 + 0.25, 10);
+  expect(r.meanConfidence).toBeCloseTo(0.7, 10);
+  expect(r.tiresRefused).toBe(0.2);
+  expect(r.nonTiresRefused).toBe(0.5);
+  expect(r.msPerImage.median).toBe(40);
+
+  const text = formatReport(r, 'tread-test');
+  expect(text).toContain('depth MAE           0.80 mm over 4');
+  expect(text).toContain('calibration error   0.450 (ECE, 10 bins; mean confidence 70.0 % vs accuracy 75.0 %)');
+  expect(text).toContain('worn-vs-usable      balanced accuracy 0.750 (bad recall 50.0 %, usable recall 100.0 %)');
+  expect(text).toContain('tires refused       20.0 %');
+});
+
+test('a folder of good/ and bad/ photos gives worn-vs-usable only', () => {
+  const r = evaluate([analysed('usable', null, 5, 0.6, [4, 6]), analysed('bad', null, 2, 0.6, [1, 3]), analysed('bad', null, 4, 0.6, [3, 5])]);
+  expect(r.depth).toBeNull();
+  expect(r.wear).toBeNull();
+  expect(r.calibrationError).toBeNull();
+  expect(r.meanConfidence).toBeNull();
+  expect(r.wornVsUsable).toEqual({ n: 3, balancedAccuracy: 0.75, badRecall: 0.5, usableRecall: 1 });
+  expect(formatReport(r, 't')).not.toContain('calibration error');
+});
