@@ -1,5 +1,5 @@
 /**
- * In-process analysis benchmark: `npx tsx bench/analyze.ts [--runs 30] [--threads N]`.
+ * In-process analysis benchmark: `npx tsx bench/analyze.ts [--runs 30] [--threads N] [--models DIR]`.
  * Builds a 12-megapixel JPEG, a 1-megapixel PNG and a 3-megapixel WebP from a
  * held-out fixture (nothing big is committed), then times analyzer.analyze on each
  * (decode + both networks + combination; --verbose adds the overlays).
@@ -19,6 +19,8 @@ const opt = (name: string, fallback: number): number => {
 const runs = opt('runs', 30);
 const threads = opt('threads', 0) || undefined;
 const verbose = args.includes('--verbose');
+const modelsAt = args.indexOf('--models');
+const modelsDir = modelsAt >= 0 ? path.resolve(args[modelsAt + 1]!) : path.join(root, 'models');
 
 const source = readFileSync(path.join(root, 'test/fixtures/tires/parity/tread.jpg'));
 
@@ -39,7 +41,7 @@ const images: [string, Buffer][] = [
   ['3 MP WebP (2000x1500, q85)', await sharp(source).resize(2000, 1500).webp({ quality: 85 }).toBuffer()],
 ];
 
-const analyzer = await createOnnxAnalyzer({ modelsDir: path.join(root, 'models'), ...(threads ? { threads } : {}) });
+const analyzer = await createOnnxAnalyzer({ modelsDir, ...(threads ? { threads } : {}) });
 const pct = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 console.log(`model ${analyzer.modelVersion}, ${runs} runs per image${verbose ? ', verbose' : ''}`);
 for (const [name, image] of images) {
