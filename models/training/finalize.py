@@ -23,7 +23,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
 import preprocess as pp  # noqa: E402
-from nets import SegNet, SegNetExport, TreadNet, TreadNetExport  # noqa: E402
+from nets import SegNet, SegNetExport, TreadEnsemble, TreadNetExport, TreadNet  # noqa: E402
 from train import load, wear_index  # noqa: E402
 
 MODELS = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -112,7 +112,8 @@ def sha256(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tread", required=True)
+    ap.add_argument("--tread", required=True, nargs="+",
+                    help="one checkpoint, or several that share the frozen trunk (exported as one averaging graph)")
     ap.add_argument("--seg", required=True)
     ap.add_argument("--version", required=True)
     ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "data"))
@@ -124,9 +125,13 @@ def main():
     a = ap.parse_args()
     torch.set_num_threads(1)
 
-    tn = TreadNet()
-    missing, unexpected = tn.load_state_dict(torch.load(a.tread), strict=False)
-    assert not unexpected and all(k.startswith("aux.") for k in missing), (missing, unexpected)
+    members = []
+    for ckpt in a.tread:
+        member = TreadNet()
+        missing, unexpected = member.load_state_dict(torch.load(ckpt), strict=False)
+        assert not unexpected and all(k.startswith("aux.") for k in missing), (missing, unexpected)
+        members.append(member)
+    tn = members[0] if len(members) == 1 else TreadEnsemble(members)
     sn = SegNet()
     sn.load_state_dict(torch.load(a.seg))
     os.makedirs(a.out_dir, exist_ok=True)

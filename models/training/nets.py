@@ -103,6 +103,32 @@ class TreadNet(nn.Module):
         return self.top(self.early(x))
 
 
+class TreadEnsemble(nn.Module):
+    """Several TreadNets that share the frozen pretrained trunk (stem and blocks 0..5 are the
+    same weights in every checkpoint): the trunk runs once, each member's top runs on it, and
+    the readings are averaged. Depth sigma combines the members' own variance with their
+    disagreement, so the interval widens where they differ."""
+
+    def __init__(self, nets: list[TreadNet]):
+        super().__init__()
+        trunk = [k for k in nets[0].state_dict() if k.startswith("backbone.stem") or any(
+            k.startswith(f"backbone.blocks.{i}.") for i in range(FROZEN_BLOCKS))]
+        for other in nets[1:]:
+            for k in trunk:
+                assert torch.equal(nets[0].state_dict()[k], other.state_dict()[k]), f"members differ in the frozen trunk: {k}"
+        self.members = nn.ModuleList(nets)
+
+    def forward(self, x):
+        f = self.members[0].early(x)
+        outs = [m.top(f) for m in self.members]
+        g = torch.stack([o[0] for o in outs]).mean(0)
+        d_all = torch.stack([o[1] for o in outs])
+        d = d_all.mean(0)
+        var = torch.stack([torch.exp(2 * o[2]) for o in outs]).mean(0) + d_all.var(0, unbiased=False)
+        w = torch.stack([o[3] for o in outs]).mean(0)
+        return g, d, 0.5 * torch.log(var), w
+
+
 class TreadNetExport(nn.Module):
     """ONNX wrapper: gate probability, depth mm, sigma mm, wear logits.
 

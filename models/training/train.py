@@ -44,16 +44,30 @@ def wear_index(depth: np.ndarray) -> np.ndarray:
 
 def load(split: str, data_dir: str, limit: int | None = None):
     files = sorted(glob.glob(os.path.join(data_dir, f"{split}_*.npz")))
-    parts, n = [], 0
+    parts, sizes, n = [], [], 0
     for f in files:  # with a limit, only the shards it needs: later ones may still be rendering
         if limit and n >= limit:
             break
         parts.append(np.load(f))
-        n += len(parts[-1]["min_depth"])
-    keys = set.intersection(*(set(p.files) for p in parts))
-    out = {k: np.concatenate([p[k] for p in parts]) for k in sorted(keys)}
-    if limit:
-        out = {k: v[:limit] for k, v in out.items()}
+        sizes.append(len(parts[-1]["min_depth"]))
+        n += sizes[-1]
+    n = min(n, limit) if limit else n
+    keys = sorted(set.intersection(*(set(p.files) for p in parts)))
+    out = {}
+    for k in keys:
+        first = parts[0][k]
+        if first.dtype.kind not in "biuf":  # strings (their width differs per shard): small, concatenated
+            out[k] = np.concatenate([p[k] for p in parts])[:n]
+            continue
+        # Filled shard by shard: the images of 100 000 renders are 8 GB, a concatenation would need twice that.
+        out[k] = np.empty((n,) + first.shape[1:], first.dtype)
+        at = 0
+        for p, size in zip(parts, sizes):
+            take = min(size, n - at)
+            if take <= 0:
+                break
+            out[k][at:at + take] = (first if p is parts[0] else p[k])[:take]
+            at += take
     d = out["min_depth"]
     out["has_depth"] = out["is_tire"] & np.isfinite(d)
     out["min_depth"] = np.where(out["has_depth"], d, 0).astype(np.float32)
@@ -61,7 +75,7 @@ def load(split: str, data_dir: str, limit: int | None = None):
     return out
 
 
-def early_features(x_u8: np.ndarray, pretrained: str, tmp: str) -> np.ndarray:
+def early_features(x_u8: np.ndarray, pretrained: str, tmp: str, threads: int = 1) -> np.ndarray:
     import onnxruntime as ort
     net = TreadNet()
     net.backbone.load_state_dict(torch.load(pretrained))
@@ -79,7 +93,7 @@ def early_features(x_u8: np.ndarray, pretrained: str, tmp: str) -> np.ndarray:
     torch.onnx.export(Early(net), torch.zeros(1, 3, pp.INPUT, pp.INPUT), path, opset_version=17, input_names=["x"],
                       output_names=["f"], dynamic_axes={"x": {0: "n"}, "f": {0: "n"}}, dynamo=False)
     so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
+    so.intra_op_num_threads = threads
     sess = ort.InferenceSession(path, so)
     out = []
     for i in range(0, len(x_u8), 64):
@@ -113,9 +127,12 @@ def run_tread(a, tr, va):
         xtr, xva = tr["x"], va["x"]
     else:
         t0 = time.time()
-        xtr = early_features(tr["x"], a.pretrained, a.out)
-        xva = early_features(va["x"], a.pretrained, a.out)
+        xtr = early_features(tr["x"], a.pretrained, a.out, a.threads)
+        xva = early_features(va["x"], a.pretrained, a.out, a.threads)
         print(f"features {xtr.shape} in {time.time() - t0:.0f}s", flush=True)
+        for d in (tr, va):  # the images (and masks, once the auxiliary targets exist) are not needed again
+            for k in ("x", "cls", "dmap"):
+                d.pop(k, None)
     net = TreadNet()
     if not a.scratch:
         net.backbone.load_state_dict(torch.load(a.pretrained))
@@ -214,14 +231,15 @@ def main():
     ap.add_argument("--resume", default=None, help="start from this checkpoint (a second cosine cycle)")
     ap.add_argument("--aux-weight", type=float, default=0.0,
                     help="tread: weight of the auxiliary dense loss (per-cell tire/groove share and groove depth)")
+    ap.add_argument("--seed", type=int, default=0, help="shuffling, dropout and initialisation (members of an ensemble differ here)")
     ap.add_argument("--frozen", type=int, default=nets.FROZEN_BLOCKS,
                     help="tread: MobileNetV2 blocks kept frozen (features cached once); fewer fine-tunes more")
     a = ap.parse_args()
     nets.FROZEN_BLOCKS = a.frozen
     global AUX_W
     AUX_W = a.aux_weight
-    torch.manual_seed(0)
-    np.random.seed(0)
+    torch.manual_seed(a.seed)
+    np.random.seed(a.seed)
     torch.set_num_threads(a.threads)
     CLASS_W[3] = a.twi_weight
     os.makedirs(a.out, exist_ok=True)

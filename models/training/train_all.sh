@@ -1,7 +1,8 @@
 #!/bin/sh
-# The whole recipe, one command, fixed seeds (about 4 h 30 min on 2 CPU cores: three
+# The whole recipe, one command, fixed seeds (about 6 h 30 min on 2 CPU cores: four
 # training stages of one to two hours each, plus rendering; summed from the stages as they
-# were run for tread-2026.11.0 to 2026.11.2, not timed as one run of this script):
+# were run for tread-2026.11.0 to 2026.11.3, not timed as one run of this script; 15–17 GB of
+# memory at the peak of stage four):
 #   sh models/training/train_all.sh
 # Needs python3, node/npm (to unpack the pretrained weights) and the packages in
 # requirements.txt. Writes data/ and runs/ (gitignored), then models/*.onnx,
@@ -9,7 +10,7 @@
 set -eu
 cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
-VERSION=${VERSION:-tread-2026.11.2}
+VERSION=${VERSION:-tread-2026.11.3}
 mkdir -p data runs
 
 # 1. Pretrained MobileNetV2 (ImageNet-derived, MIT) from the nsfwjs npm package.
@@ -57,6 +58,19 @@ $PY make_dataset.py --split train --count 60000 --seed-base 0 --workers 1 --out 
 $PY train.py --model tread --resume runs/tread3/best.pt --lr 1e-3 --aux-weight 0.5 --minutes 82 --out runs/tread5 > runs/tread5.log 2>&1
 wait $SEG
 
-# 6. Calibration on the cal split (rendered like the photos the service sees), ONNX export
-#    (opset 17), manifest with sha256.
-$PY finalize.py --tread runs/tread5/best.pt --seg runs/seg5/best.pt --split cal --version "$VERSION"
+# 6. Stage four: 48 000 more images (108 000 in all, both cores). Two regressors resume from
+#    stage three on all of them for 75 minutes, one thread each, with different seeds and
+#    learning rates; the second starts once the first has cached its features (each needs
+#    ≈ 13 GB while it loads the images, ≈ 4 GB after).
+$PY make_dataset.py --split train --count 108000 --seed-base 0 --out data
+$PY train.py --model tread --resume runs/tread5/best.pt --lr 1e-3 --aux-weight 0.5 --seed 0 --minutes 75 --out runs/tread6 > runs/tread6.log 2>&1 &
+TREAD=$!
+until grep -q "^features" runs/tread6.log 2>/dev/null; do kill -0 $TREAD; sleep 10; done
+$PY train.py --model tread --resume runs/tread5/best.pt --lr 2e-3 --aux-weight 0.5 --seed 1 --minutes 75 --out runs/tread6b > runs/tread6b.log 2>&1
+wait $TREAD
+
+# 7. Calibration on the cal split (rendered like the photos the service sees), ONNX export
+#    (opset 17), manifest with sha256. TREAD_MEMBERS: the regressor checkpoints exported as one
+#    averaging graph (they share the frozen trunk, which runs once).
+TREAD_MEMBERS=${TREAD_MEMBERS:-"runs/tread6/best.pt runs/tread6b/best.pt"}
+$PY finalize.py --tread $TREAD_MEMBERS --seg runs/seg5/best.pt --split cal --version "$VERSION"
