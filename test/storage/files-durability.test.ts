@@ -9,6 +9,8 @@ import { createFileImageStore } from '../../src/core/storage/files.js';
 import { tempDir } from '../support/store.js';
 
 const calls: string[] = [];
+/** When set, flushing a folder fails with this code (what some network mounts answer). */
+let folderSyncError: string | null = null;
 
 vi.mock('node:fs/promises', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:fs/promises')>();
@@ -18,6 +20,7 @@ vi.mock('node:fs/promises', async (importOriginal) => {
       const handle = await real.open(file, flags, mode);
       const sync = handle.sync.bind(handle);
       handle.sync = async () => {
+        if (flags === 'r' && folderSyncError) throw Object.assign(new Error(`${folderSyncError}: sync`), { code: folderSyncError });
         await sync();
         calls.push(`sync ${flags === 'r' ? 'folder' : 'file'} ${file}`);
       };
@@ -35,6 +38,7 @@ afterEach(async () => {
   await cleanup?.();
   cleanup = null;
   calls.length = 0;
+  folderSyncError = null;
 });
 
 it.skipIf(process.platform === 'win32')('flushes the file, renames it, then flushes its folder and every folder it created', async () => {
@@ -60,4 +64,17 @@ it.skipIf(process.platform === 'win32')('flushes the file, renames it, then flus
   expect(calls.filter((c) => c.startsWith('sync folder'))).toEqual([`sync folder ${path.join(root, 'scans', 'ab')}`]);
   expect(calls.at(-2)).toBe(`rename ${path.join(root, 'scans', 'ab', 'abd.jpg')}`);
   expect((await images.get('scans/ab/abd.jpg')).toString()).toBe('two');
+});
+
+it.skipIf(process.platform === 'win32')('a file system that cannot flush a folder still stores the image; a failing disk is STORAGE_UNAVAILABLE', async () => {
+  const temp = await tempDir('tirewear-durable-');
+  cleanup = temp.cleanup;
+  const images = createFileImageStore(path.join(temp.dir, 'images'));
+
+  folderSyncError = 'EINVAL';
+  await images.put('scans/ab/abc.jpg', Buffer.from('one'));
+  expect((await images.get('scans/ab/abc.jpg')).toString()).toBe('one');
+
+  folderSyncError = 'EIO';
+  await expect(images.put('scans/ab/abd.jpg', Buffer.from('two'))).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE' });
 });

@@ -36,16 +36,22 @@ function storageError(error: unknown): unknown {
 /** Names of write()'s temporary files: what a write cut short by a crash leaves behind. */
 export const TEMP_FILE_PATTERN = /^\..+\.[0-9a-f]{12}\.tmp$/;
 
+/** What some file systems (network mounts, FUSE) answer to flushing a folder: it cannot be done there. */
+const FOLDER_SYNC_UNSUPPORTED = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP', 'EISDIR', 'EBADF']);
+
 /**
  * Flushes a folder's entries (new names, renames) to disk, so a file whose scan the database has
  * committed is still there after a power cut. Windows cannot open a folder for syncing (and its
- * renames are journalled by NTFS), so there it is skipped.
+ * renames are journalled by NTFS), so there it is skipped; so is a file system (e.g. a network
+ * mount under a hub) that does not support it: the file itself is flushed already.
  */
 async function syncFolder(folder: string): Promise<void> {
   if (process.platform === 'win32') return;
   const handle = await open(folder, 'r');
   try {
     await handle.sync();
+  } catch (error) {
+    if (!FOLDER_SYNC_UNSUPPORTED.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
   } finally {
     await handle.close();
   }
