@@ -111,11 +111,13 @@ class TreadEnsemble(nn.Module):
 
     def __init__(self, nets: list[TreadNet]):
         super().__init__()
-        trunk = [k for k in nets[0].state_dict() if k.startswith("backbone.stem") or any(
+        first = nets[0].state_dict()
+        trunk = [k for k in first if k.startswith("backbone.stem") or any(
             k.startswith(f"backbone.blocks.{i}.") for i in range(FROZEN_BLOCKS))]
         for other in nets[1:]:
+            theirs = other.state_dict()
             for k in trunk:
-                assert torch.equal(nets[0].state_dict()[k], other.state_dict()[k]), f"members differ in the frozen trunk: {k}"
+                assert torch.equal(first[k], theirs[k]), f"members differ in the frozen trunk: {k}"
         self.members = nn.ModuleList(nets)
 
     def forward(self, x):

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The whole recipe, one command, fixed seeds (about 6 h 30 min on 2 CPU cores: four
 # training stages of one to two hours each, plus rendering; summed from the stages as they
-# were run for tread-2026.11.0 to 2026.11.3, not timed as one run of this script; 15–17 GB of
-# memory at the peak of stage four):
+# were run for tread-2026.11.0 to 2026.11.3, not timed as one run of this script; stage four's
+# arrays add up to ≈ 17 GB at its peak, 15 GB was the highest reading seen):
 #   sh models/training/train_all.sh
 # Needs python3, node/npm (to unpack the pretrained weights) and the packages in
 # requirements.txt. Writes data/ and runs/ (gitignored), then models/*.onnx,
