@@ -75,7 +75,8 @@ def load(split: str, data_dir: str, limit: int | None = None):
     return out
 
 
-def early_features(x_u8: np.ndarray, pretrained: str, tmp: str, threads: int = 1) -> np.ndarray:
+def early_session(pretrained: str, tmp: str, threads: int = 1):
+    """The frozen stem and blocks as an onnxruntime session (much faster than PyTorch on a CPU)."""
     import onnxruntime as ort
     net = TreadNet()
     net.backbone.load_state_dict(torch.load(pretrained))
@@ -94,11 +95,62 @@ def early_features(x_u8: np.ndarray, pretrained: str, tmp: str, threads: int = 1
                       output_names=["f"], dynamic_axes={"x": {0: "n"}, "f": {0: "n"}}, dynamo=False)
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
-    sess = ort.InferenceSession(path, so)
+    return ort.InferenceSession(path, so)
+
+
+def early_features(x_u8: np.ndarray, sess) -> np.ndarray:
     out = []
     for i in range(0, len(x_u8), 64):
         out.append(sess.run(None, {"x": pp.normalise(x_u8[i:i + 64])})[0].astype(np.float16))
     return np.concatenate(out)
+
+
+def load_features(split: str, data_dir: str, limit: int | None, sess, with_aux: bool, cache: str | None = None):
+    """tread with the frozen trunk: shard by shard, the early features, the auxiliary targets and
+    the per-image labels. The images and masks are never all in memory (those of 156 000 renders
+    are 15 GB, their features 4 GB). With `cache`, the features are saved there once and read back
+    by the next run over the same shards (members of an ensemble trained side by side)."""
+    files = sorted(glob.glob(os.path.join(data_dir, f"{split}_*.npz")))
+    sizes, n = [], 0
+    for f in files:
+        if limit and n >= limit:
+            break
+        with np.load(f) as z:
+            sizes.append(len(z["min_depth"]))
+        n += sizes[-1]
+    files = files[:len(sizes)]
+    n = min(n, limit) if limit else n
+    name = f"{split}_{n}_{os.path.basename(files[-1])[:-4]}_frozen{nets.FROZEN_BLOCKS}.npy"
+    cached = os.path.join(cache, name) if cache else None
+    feats = np.load(cached) if cached and os.path.exists(cached) else None
+    out: dict[str, list] = {}
+    at = 0
+    for f, size in zip(files, sizes):
+        take = min(size, n - at)
+        if take <= 0:
+            break
+        with np.load(f) as z:
+            part = {k: z[k][:take] for k in z.files if k not in ("x", "cls", "dmap")}
+            if with_aux:
+                aux_targets(part, z["cls"][:take], z["dmap"][:take])
+            if feats is None:
+                part["f"] = early_features(z["x"][:take], sess)
+        for k, v in part.items():
+            out.setdefault(k, []).append(v)
+        at += take
+    data = {k: np.concatenate(v) for k, v in out.items()}
+    if feats is not None:
+        assert len(feats) == n, (cached, len(feats), n)
+        data["f"] = feats
+    elif cached:
+        os.makedirs(cache, exist_ok=True)
+        np.save(cached + ".tmp.npy", data["f"])
+        os.replace(cached + ".tmp.npy", cached)
+    d = data["min_depth"]
+    data["has_depth"] = data["is_tire"] & np.isfinite(d)
+    data["min_depth"] = np.where(data["has_depth"], d, 0).astype(np.float32)
+    data["wear"] = wear_index(data["min_depth"])
+    return data
 
 
 def tread_loss(out, y, gate_w, has_depth, wear):
@@ -123,16 +175,8 @@ def y_depth_of(_y, m):
 
 
 def run_tread(a, tr, va):
-    if a.scratch:
-        xtr, xva = tr["x"], va["x"]
-    else:
-        t0 = time.time()
-        xtr = early_features(tr["x"], a.pretrained, a.out, a.threads)
-        xva = early_features(va["x"], a.pretrained, a.out, a.threads)
-        print(f"features {xtr.shape} in {time.time() - t0:.0f}s", flush=True)
-        for d in (tr, va):  # the images (and masks, once the auxiliary targets exist) are not needed again
-            for k in ("x", "cls", "dmap"):
-                d.pop(k, None)
+    """tr/va: from load() with --scratch (images), else from load_features() (features in "f")."""
+    xtr, xva = (tr["x"], va["x"]) if a.scratch else (tr.pop("f"), va.pop("f"))
     net = TreadNet()
     if not a.scratch:
         net.backbone.load_state_dict(torch.load(a.pretrained))
@@ -141,10 +185,11 @@ def run_tread(a, tr, va):
     return net, params, xtr, xva
 
 
-def aux_targets(data) -> None:
+def aux_targets(data, cls=None, dm=None) -> None:
     """Per 8x8 cell of the 80x80 labels (the 10x10 grid of the trunk's 1/16 features):
     tire share, main-groove share and the mean local groove depth over tire pixels."""
-    cls, dm = data["cls"], data["dmap"]
+    cls = data["cls"] if cls is None else cls
+    dm = data["dmap"] if dm is None else dm
     n = len(cls)
     out = np.zeros((n, 3, 10, 10), np.float32)
     for i in range(0, n, 1000):
@@ -232,6 +277,8 @@ def main():
     ap.add_argument("--aux-weight", type=float, default=0.0,
                     help="tread: weight of the auxiliary dense loss (per-cell tire/groove share and groove depth)")
     ap.add_argument("--seed", type=int, default=0, help="shuffling, dropout and initialisation (members of an ensemble differ here)")
+    ap.add_argument("--feature-cache", default=None,
+                    help="tread: save the frozen trunk's features here once; runs over the same shards read them back")
     ap.add_argument("--frozen", type=int, default=nets.FROZEN_BLOCKS,
                     help="tread: MobileNetV2 blocks kept frozen (features cached once); fewer fine-tunes more")
     a = ap.parse_args()
@@ -243,10 +290,18 @@ def main():
     torch.set_num_threads(a.threads)
     CLASS_W[3] = a.twi_weight
     os.makedirs(a.out, exist_ok=True)
-    tr, va = load("train", a.data, a.limit), load("val", a.data)
-    print(f"train {len(tr['x'])} val {len(va['x'])}", flush=True)
-    if a.model == "tread" and AUX_W > 0:
-        aux_targets(tr)
+    if a.model == "tread" and not a.scratch:
+        t0 = time.time()
+        sess = early_session(a.pretrained, a.out, a.threads)
+        tr = load_features("train", a.data, a.limit, sess, AUX_W > 0, a.feature_cache)
+        va = load_features("val", a.data, None, sess, False, a.feature_cache)
+        del sess
+        print(f"features {tr['f'].shape} in {time.time() - t0:.0f}s", flush=True)
+    else:
+        tr, va = load("train", a.data, a.limit), load("val", a.data)
+        if a.model == "tread" and AUX_W > 0:
+            aux_targets(tr)
+    print(f"train {len(tr['min_depth'])} val {len(va['min_depth'])}", flush=True)
     if a.model == "tread":
         net, params, xtr, xva = run_tread(a, tr, va)
         step = lambda idx, d, x, train: batch_tread(net, x, idx, d, a.scratch, train)
