@@ -1,8 +1,8 @@
 #!/bin/sh
-# The whole recipe, one command, fixed seeds (about 6 h 30 min on 2 CPU cores: four
+# The whole recipe, one command, fixed seeds (about 8 h 30 min on 2 CPU cores: five
 # training stages of one to two hours each, plus rendering; summed from the stages as they
-# were run for tread-2026.11.0 to 2026.11.3, not timed as one run of this script; stage four's
-# arrays add up to ≈ 17 GB at its peak, 15 GB was the highest reading seen):
+# were run for tread-2026.11.0 to 2026.11.4, not timed as one run of this script; the highest
+# reading of used memory was 15 GB, in stage four as it was run):
 #   sh models/training/train_all.sh
 # Needs python3, node/npm (to unpack the pretrained weights) and the packages in
 # requirements.txt. Writes data/ and runs/ (gitignored), then models/*.onnx,
@@ -10,7 +10,7 @@
 set -eu
 cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
-VERSION=${VERSION:-tread-2026.11.3}
+VERSION=${VERSION:-tread-2026.11.4}
 mkdir -p data runs
 
 # 1. Pretrained MobileNetV2 (ImageNet-derived, MIT) from the nsfwjs npm package.
@@ -60,8 +60,9 @@ wait $SEG
 
 # 6. Stage four: 48 000 more images (108 000 in all, both cores). Two regressors resume from
 #    stage three on all of them for 75 minutes, one thread each, with different seeds and
-#    learning rates; the second starts once the first has cached its features (each needs
-#    ≈ 13 GB while it loads the images, ≈ 4 GB after).
+#    learning rates; the second starts once the first has its features (as run, with the loader
+#    of the time, each needed ≈ 13 GB while it loaded the images, ≈ 4 GB after; the loader now
+#    computes the features shard by shard, see stage five).
 $PY make_dataset.py --split train --count 108000 --seed-base 0 --out data
 $PY train.py --model tread --resume runs/tread5/best.pt --lr 1e-3 --aux-weight 0.5 --seed 0 --minutes 75 --out runs/tread6 > runs/tread6.log 2>&1 &
 TREAD=$!
@@ -69,8 +70,20 @@ until grep -q "^features" runs/tread6.log 2>/dev/null; do kill -0 $TREAD; sleep 
 $PY train.py --model tread --resume runs/tread5/best.pt --lr 2e-3 --aux-weight 0.5 --seed 1 --minutes 75 --out runs/tread6b > runs/tread6b.log 2>&1
 wait $TREAD
 
-# 7. Calibration on the cal split (rendered like the photos the service sees), ONNX export
+# 7. Stage five: 48 000 more images (156 000 in all) and 6 000 more calibration images (8 000 in
+#    all, a steadier confidence map). Stage four's two members resume on all of them for 78 and
+#    72 minutes, one thread each; the features are computed shard by shard (≈ 4 GB for 156 000,
+#    the images are never all in memory) and cached, so the second reads them back in seconds.
+$PY make_dataset.py --split cal --count 8000 --seed-base 6000000 --out data
+$PY make_dataset.py --split train --count 156000 --seed-base 0 --out data
+$PY train.py --model tread --resume runs/tread6/best.pt --lr 1e-3 --aux-weight 0.5 --seed 2 --minutes 78 --feature-cache runs/features --out runs/tread7 > runs/tread7.log 2>&1 &
+TREAD=$!
+until grep -q "^features" runs/tread7.log 2>/dev/null; do kill -0 $TREAD; sleep 10; done
+$PY train.py --model tread --resume runs/tread6b/best.pt --lr 2e-3 --aux-weight 0.5 --seed 3 --minutes 72 --feature-cache runs/features --out runs/tread7b > runs/tread7b.log 2>&1
+wait $TREAD
+
+# 8. Calibration on the cal split (rendered like the photos the service sees), ONNX export
 #    (opset 17), manifest with sha256. TREAD_MEMBERS: the regressor checkpoints exported as one
 #    averaging graph (they share the frozen trunk, which runs once).
-TREAD_MEMBERS=${TREAD_MEMBERS:-"runs/tread6/best.pt runs/tread6b/best.pt"}
+TREAD_MEMBERS=${TREAD_MEMBERS:-"runs/tread7/best.pt runs/tread7b/best.pt"}
 $PY finalize.py --tread $TREAD_MEMBERS --seg runs/seg5/best.pt --split cal --version "$VERSION"
