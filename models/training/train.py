@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import hashlib
 import json
 import math
 import os
@@ -105,11 +106,14 @@ def early_features(x_u8: np.ndarray, sess) -> np.ndarray:
     return np.concatenate(out)
 
 
-def load_features(split: str, data_dir: str, limit: int | None, sess, with_aux: bool, cache: str | None = None):
+def load_features(split: str, data_dir: str, limit: int | None, sess, with_aux: bool, cache: str | None = None,
+                  trunk: str = ""):
     """tread with the frozen trunk: shard by shard, the early features, the auxiliary targets and
     the per-image labels. The images and masks are never all in memory (those of 156 000 renders
     are 15 GB, their features 4 GB). With `cache`, the features are saved there once and read back
-    by the next run over the same shards (members of an ensemble trained side by side)."""
+    by the next run over the same shards (members of an ensemble trained side by side); the file
+    name holds the split, the image count, the last shard, the frozen depth and `trunk` (a digest
+    of the pretrained weights), so other shards or other weights never read a stale cache."""
     files = sorted(glob.glob(os.path.join(data_dir, f"{split}_*.npz")))
     sizes, n = [], 0
     for f in files:
@@ -120,7 +124,7 @@ def load_features(split: str, data_dir: str, limit: int | None, sess, with_aux: 
         n += sizes[-1]
     files = files[:len(sizes)]
     n = min(n, limit) if limit else n
-    name = f"{split}_{n}_{os.path.basename(files[-1])[:-4]}_frozen{nets.FROZEN_BLOCKS}.npy"
+    name = f"{split}_{n}_{os.path.basename(files[-1])[:-4]}_frozen{nets.FROZEN_BLOCKS}_{trunk}.npy"
     cached = os.path.join(cache, name) if cache else None
     feats = np.load(cached) if cached and os.path.exists(cached) else None
     out: dict[str, list] = {}
@@ -293,8 +297,10 @@ def main():
     if a.model == "tread" and not a.scratch:
         t0 = time.time()
         sess = early_session(a.pretrained, a.out, a.threads)
-        tr = load_features("train", a.data, a.limit, sess, AUX_W > 0, a.feature_cache)
-        va = load_features("val", a.data, None, sess, False, a.feature_cache)
+        with open(a.pretrained, "rb") as f:
+            trunk = hashlib.sha256(f.read()).hexdigest()[:12]
+        tr = load_features("train", a.data, a.limit, sess, AUX_W > 0, a.feature_cache, trunk)
+        va = load_features("val", a.data, None, sess, False, a.feature_cache, trunk)
         del sess
         print(f"features {tr['f'].shape} in {time.time() - t0:.0f}s", flush=True)
     else:
