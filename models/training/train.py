@@ -128,6 +128,7 @@ def load_features(split: str, data_dir: str, limit: int | None, sess, with_aux: 
     cached = os.path.join(cache, name) if cache else None
     feats = np.load(cached) if cached and os.path.exists(cached) else None
     out: dict[str, list] = {}
+    computed = None  # filled shard by shard: a concatenation would need twice the features' memory
     at = 0
     for f, size in zip(files, sizes):
         take = min(size, n - at)
@@ -138,7 +139,10 @@ def load_features(split: str, data_dir: str, limit: int | None, sess, with_aux: 
             if with_aux:
                 aux_targets(part, z["cls"][:take], z["dmap"][:take])
             if feats is None:
-                part["f"] = early_features(z["x"][:take], sess)
+                fx = early_features(z["x"][:take], sess)
+                if computed is None:
+                    computed = np.empty((n,) + fx.shape[1:], fx.dtype)
+                computed[at:at + take] = fx
         for k, v in part.items():
             out.setdefault(k, []).append(v)
         at += take
@@ -146,7 +150,9 @@ def load_features(split: str, data_dir: str, limit: int | None, sess, with_aux: 
     if feats is not None:
         assert len(feats) == n, (cached, len(feats), n)
         data["f"] = feats
-    elif cached:
+    else:
+        data["f"] = computed
+    if feats is None and cached:
         os.makedirs(cache, exist_ok=True)
         np.save(cached + ".tmp.npy", data["f"])
         os.replace(cached + ".tmp.npy", cached)
