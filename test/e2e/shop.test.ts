@@ -63,7 +63,7 @@ describe('shop account in the browser', () => {
 
   it('analyzes a dropped photo and picked photos, one result card each', async () => {
     await page.getByRole('link', { name: 'Scan' }).click();
-    await page.getByLabel('Vehicle / plate').fill(PLATE);
+    await page.getByRole('textbox', { name: 'Vehicle / plate' }).fill(PLATE);
     await page.getByLabel('Tire position').selectOption('FL');
     const bytes = (await readFile(photos[0]!)).toString('base64');
     const dataTransfer = await page.evaluateHandle((b64) => {

@@ -73,7 +73,9 @@ describe('desktop sync with the hub in the browser', () => {
 
   async function scan(vehicle: string, photo: string, count: number): Promise<void> {
     await page.getByRole('link', { name: 'Scan' }).click();
-    await page.getByLabel('Vehicle / plate').fill(vehicle);
+    // The scan page's field (a textbox), not the history's search (a searchbox) that can still be
+    // on screen for a moment after the click: by label alone both match and strict mode throws.
+    await page.getByRole('textbox', { name: 'Vehicle / plate' }).fill(vehicle);
     await page.getByTestId('file-input').setInputFiles(photo);
     await waitForResults(page, count);
   }

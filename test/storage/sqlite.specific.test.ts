@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/core/config.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { openStore, SQLITE_FILE_NAME } from '../../src/core/storage/index.js';
-import { SchemaTooNewError, openSqliteStore } from '../../src/core/storage/sqlite/index.js';
+import { SchemaTooNewError, openSqliteStore, untilNotBusy } from '../../src/core/storage/sqlite/index.js';
 import { MIGRATIONS } from '../../src/core/storage/sqlite/migrations/index.js';
 import { makeScan, tempDir } from '../support/store.js';
 
@@ -44,6 +44,57 @@ function startWorker(file: string, subject: string, limit: number, attempts: num
     });
   return { child, ready: lines(/ready/), done: lines(/granted (\d+)/) };
 }
+
+function busy(code = 'SQLITE_BUSY'): Error {
+  return Object.assign(new Error('database is locked'), { code });
+}
+
+describe('opening retries what SQLite refuses at once as busy', () => {
+  it('tries again after SQLITE_BUSY and its extended codes, and returns the answer', () => {
+    const failures = [busy(), busy('SQLITE_BUSY_RECOVERY')];
+    const pauses: number[] = [];
+    let calls = 0;
+    const answer = untilNotBusy(
+      () => {
+        calls++;
+        const failure = failures.shift();
+        if (failure) throw failure;
+        return 'wal';
+      },
+      1000,
+      7,
+      (ms) => pauses.push(ms),
+    );
+    expect(answer).toBe('wal');
+    expect(calls).toBe(3);
+    expect(pauses).toEqual([7, 7]);
+  });
+
+  it('gives up with the last busy error once the timeout has passed', () => {
+    let calls = 0;
+    const started = Date.now();
+    expect(() =>
+      untilNotBusy(() => {
+        calls++;
+        throw busy();
+      }, 40, 5),
+    ).toThrow('database is locked');
+    expect(calls).toBeGreaterThan(1);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(40);
+  });
+
+  it('does not retry any other error', () => {
+    let calls = 0;
+    const notADatabase = Object.assign(new Error('file is not a database'), { code: 'SQLITE_NOTADB' });
+    expect(() =>
+      untilNotBusy(() => {
+        calls++;
+        throw notADatabase;
+      }, 1000, 1, () => undefined),
+    ).toThrow(notADatabase);
+    expect(calls).toBe(1);
+  });
+});
 
 describe('SQLite store specifics', () => {
   it('opens in WAL with foreign keys and records every migration', async () => {

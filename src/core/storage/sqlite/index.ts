@@ -25,15 +25,43 @@ export interface SqliteStoreOptions {
  * the last few commits (the WAL is fsynced at checkpoints, not on every commit) — accepted
  * for a shop desktop in exchange for a write path that does not fsync per scan.
  */
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Runs `step` again while it fails with SQLITE_BUSY (any extended code), for up to `timeoutMs`,
+ * pausing `pauseMs` between tries (synchronously: this is start-up code); then the last error.
+ */
+export function untilNotBusy<T>(
+  step: () => T,
+  timeoutMs: number,
+  pauseMs = 20,
+  sleep: (ms: number) => void = (ms) => void Atomics.wait(pause, 0, 0, ms),
+): T {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return step();
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY') || Date.now() >= deadline) throw error;
+      sleep(pauseMs);
+    }
+  }
+}
+
 export function openSqliteStore(options: SqliteStoreOptions): Store {
   const db = new Database(options.file);
   try {
+    const busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));
     // First, so that switching to WAL and migrating wait for another process opening the same file.
-    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
-    db.pragma('journal_mode = WAL');
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    // SQLite answers SQLITE_BUSY at once, without the busy handler, where waiting could deadlock
+    // (e.g. while another process opening the same new file switches it to WAL or recovers its
+    // WAL), so opening retries those two steps itself within the same timeout.
+    untilNotBusy(() => db.pragma('journal_mode = WAL'), busyTimeoutMs);
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
-    migrate(db, options.file, options.clock ?? systemClock);
+    untilNotBusy(() => migrate(db, options.file, options.clock ?? systemClock), busyTimeoutMs);
   } catch (error) {
     db.close();
     const code = (error as { code?: unknown }).code;
