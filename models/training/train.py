@@ -43,16 +43,32 @@ def wear_index(depth: np.ndarray) -> np.ndarray:
     return idx
 
 
-def load(split: str, data_dir: str, limit: int | None = None):
-    files = sorted(glob.glob(os.path.join(data_dir, f"{split}_*.npz")))
-    parts, sizes, n = [], [], 0
-    for f in files:  # with a limit, only the shards it needs: later ones may still be rendering
+def shards(split: str, data_dir: str, limit: int | None):
+    """The split's shard files in order, their sizes and the number of images to take. With a
+    limit, only the shards it needs: later ones may still be rendering."""
+    files, sizes, n = [], [], 0
+    for f in sorted(glob.glob(os.path.join(data_dir, f"{split}_*.npz"))):
         if limit and n >= limit:
             break
-        parts.append(np.load(f))
-        sizes.append(len(parts[-1]["min_depth"]))
+        with np.load(f) as z:
+            sizes.append(len(z["min_depth"]))
+        files.append(f)
         n += sizes[-1]
-    n = min(n, limit) if limit else n
+    return files, sizes, min(n, limit) if limit else n
+
+
+def with_labels(out: dict) -> dict:
+    """Adds has_depth and the wear class; min_depth 0 where there is no depth."""
+    d = out["min_depth"]
+    out["has_depth"] = out["is_tire"] & np.isfinite(d)
+    out["min_depth"] = np.where(out["has_depth"], d, 0).astype(np.float32)
+    out["wear"] = wear_index(out["min_depth"])
+    return out
+
+
+def load(split: str, data_dir: str, limit: int | None = None):
+    files, sizes, n = shards(split, data_dir, limit)
+    parts = [np.load(f) for f in files]
     keys = sorted(set.intersection(*(set(p.files) for p in parts)))
     out = {}
     for k in keys:
@@ -69,11 +85,7 @@ def load(split: str, data_dir: str, limit: int | None = None):
                 break
             out[k][at:at + take] = (first if p is parts[0] else p[k])[:take]
             at += take
-    d = out["min_depth"]
-    out["has_depth"] = out["is_tire"] & np.isfinite(d)
-    out["min_depth"] = np.where(out["has_depth"], d, 0).astype(np.float32)
-    out["wear"] = wear_index(out["min_depth"])
-    return out
+    return with_labels(out)
 
 
 def early_session(pretrained: str, tmp: str, threads: int = 1):
@@ -114,16 +126,7 @@ def load_features(split: str, data_dir: str, limit: int | None, sess, with_aux: 
     by the next run over the same shards (members of an ensemble trained side by side); the file
     name holds the split, the image count, the last shard, the frozen depth and `trunk` (a digest
     of the pretrained weights), so other shards or other weights never read a stale cache."""
-    files = sorted(glob.glob(os.path.join(data_dir, f"{split}_*.npz")))
-    sizes, n = [], 0
-    for f in files:
-        if limit and n >= limit:
-            break
-        with np.load(f) as z:
-            sizes.append(len(z["min_depth"]))
-        n += sizes[-1]
-    files = files[:len(sizes)]
-    n = min(n, limit) if limit else n
+    files, sizes, n = shards(split, data_dir, limit)
     name = f"{split}_{n}_{os.path.basename(files[-1])[:-4]}_frozen{nets.FROZEN_BLOCKS}_{trunk}.npy"
     cached = os.path.join(cache, name) if cache else None
     feats = np.load(cached) if cached and os.path.exists(cached) else None
@@ -156,11 +159,7 @@ def load_features(split: str, data_dir: str, limit: int | None, sess, with_aux: 
         os.makedirs(cache, exist_ok=True)
         np.save(cached + ".tmp.npy", data["f"])
         os.replace(cached + ".tmp.npy", cached)
-    d = data["min_depth"]
-    data["has_depth"] = data["is_tire"] & np.isfinite(d)
-    data["min_depth"] = np.where(data["has_depth"], d, 0).astype(np.float32)
-    data["wear"] = wear_index(data["min_depth"])
-    return data
+    return with_labels(data)
 
 
 def tread_loss(out, y, gate_w, has_depth, wear):

@@ -19,12 +19,6 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
 }
 
-/**
- * WAL + synchronous=NORMAL: a committed transaction is in the WAL before commit returns, so a
- * charged scan survives a crash or kill -9 of the app. Only a power loss or OS crash can drop
- * the last few commits (the WAL is fsynced at checkpoints, not on every commit) — accepted
- * for a shop desktop in exchange for a write path that does not fsync per scan.
- */
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
@@ -49,6 +43,12 @@ export function untilNotBusy<T>(
   }
 }
 
+/**
+ * WAL + synchronous=NORMAL: a committed transaction is in the WAL before commit returns, so a
+ * charged scan survives a crash or kill -9 of the app. Only a power loss or OS crash can drop
+ * the last few commits (the WAL is fsynced at checkpoints, not on every commit) — accepted
+ * for a shop desktop in exchange for a write path that does not fsync per scan.
+ */
 export function openSqliteStore(options: SqliteStoreOptions): Store {
   const db = new Database(options.file);
   try {
