@@ -7,20 +7,25 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { createOnnxAnalyzer } from '../src/core/analysis/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const args = process.argv.slice(2);
-const opt = (name: string, fallback: number): number => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '30' }, threads: { type: 'string' }, models: { type: 'string' }, verbose: { type: 'boolean', default: false } },
+  strict: true,
+});
+const count = (name: string, text: string | undefined): number | undefined => {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number above 0, not "${text}"`);
+  return n;
 };
-const runs = opt('runs', 30);
-const threads = opt('threads', 0) || undefined;
-const verbose = args.includes('--verbose');
-const modelsAt = args.indexOf('--models');
-const modelsDir = modelsAt >= 0 ? path.resolve(args[modelsAt + 1]!) : path.join(root, 'models');
+const runs = count('runs', values.runs)!;
+const threads = count('threads', values.threads);
+const verbose = values.verbose;
+const modelsDir = values.models ? path.resolve(values.models) : path.join(root, 'models');
 
 const source = readFileSync(path.join(root, 'test/fixtures/tires/parity/tread.jpg'));
 

@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { createOnnxAnalyzer, DISCLAIMER } from '../analysis/index.js';
 import { AppError, isAppError } from '../errors.js';
 import { inspectImage } from '../images/inspect.js';
@@ -21,12 +22,17 @@ function fail(error: unknown): never {
 }
 
 async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const verbose = args.includes('--verbose');
-  const modelsAt = args.indexOf('--models');
-  const modelsDir = modelsAt >= 0 ? args[modelsAt + 1] : DEFAULT_MODELS;
-  const files = args.filter((a, i) => !a.startsWith('--') && (modelsAt < 0 || i !== modelsAt + 1));
-  if (files.length !== 1 || !modelsDir) {
+  let parsed;
+  try {
+    parsed = parseArgs({ options: { models: { type: 'string' }, verbose: { type: 'boolean' } }, allowPositionals: true, strict: true });
+  } catch (error) {
+    process.stderr.write(`analyze: ${(error as Error).message}\n${USAGE}\n`);
+    process.exit(2);
+  }
+  const { values, positionals: files } = parsed;
+  const verbose = values.verbose ?? false;
+  const modelsDir = values.models ?? DEFAULT_MODELS;
+  if (files.length !== 1) {
     process.stderr.write(`${USAGE}\n`);
     process.exit(2);
   }

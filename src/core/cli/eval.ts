@@ -5,62 +5,51 @@
  * depthMm when absent) or class folders: new/ good/ medium/ worn/ critical/, notire/, or the
  * binary pair usable/ (alias good/ when no five-class folders exist) and bad/ (= worn or critical).
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createOnnxAnalyzer, wearForDepth, WEAR_CLASSES, type Wear } from '../analysis/index.js';
+import { parseArgs } from 'node:util';
+import { createOnnxAnalyzer } from '../analysis/index.js';
 import { isAppError } from '../errors.js';
 import { evaluate, formatReport, type Sample } from '../analysis/eval-metrics.js';
+import { LabelsError, loadSamples, type LoadedSamples } from '../analysis/eval-samples.js';
 import { inspectImage } from '../images/inspect.js';
 
-const IMAGE = /\.(jpe?g|png|webp)$/i;
 const DEFAULT_MODELS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../models');
+const USAGE = 'usage: npm run eval -- DIR [--models DIR] [--json]';
 
-async function fromCsv(dir: string): Promise<Omit<Sample, 'outcome'>[]> {
-  const lines = (await readFile(path.join(dir, 'labels.csv'), 'utf8')).split(/\r?\n/).filter((l) => l.trim());
-  const header = lines[0]!.split(',').map((h) => h.trim());
-  const col = (name: string) => header.indexOf(name);
-  return lines.slice(1).map((line) => {
-    const cells = line.split(',').map((c) => c.trim());
-    const depthText = cells[col('depthMm')] ?? '';
-    const depthMm = depthText === '' ? null : Number(depthText);
-    const wearText = col('wear') >= 0 ? (cells[col('wear')] ?? '') : '';
-    const truth = wearText === 'notire' ? 'notire' : wearText ? (wearText as Wear) : depthMm !== null ? wearForDepth(depthMm) : 'notire';
-    return { file: path.join(dir, cells[col('file')]!), depthMm, truth };
-  });
-}
-
-async function fromFolders(dir: string): Promise<Omit<Sample, 'outcome'>[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  const folders = entries.filter((e) => e.isDirectory()).map((e) => e.name);
-  const fiveClass = folders.some((f) => f !== 'good' && (WEAR_CLASSES as readonly string[]).includes(f));
-  const out: Omit<Sample, 'outcome'>[] = [];
-  for (const folder of folders) {
-    let truth: Sample['truth'];
-    if (folder === 'notire') truth = 'notire';
-    else if (folder === 'bad') truth = 'bad';
-    else if (folder === 'usable' || (folder === 'good' && !fiveClass)) truth = 'usable';
-    else if ((WEAR_CLASSES as readonly string[]).includes(folder)) truth = folder as Wear;
-    else continue;
-    for (const name of (await readdir(path.join(dir, folder))).sort()) {
-      if (IMAGE.test(name)) out.push({ file: path.join(dir, folder, name), depthMm: null, truth });
-    }
-  }
-  return out;
+function usage(problem: string): never {
+  process.stderr.write(`eval: ${problem}\n${USAGE}\n`);
+  process.exit(2);
 }
 
 async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const modelsAt = args.indexOf('--models');
-  const modelsDir = modelsAt >= 0 ? args[modelsAt + 1]! : DEFAULT_MODELS;
-  const dir = args.find((a, i) => !a.startsWith('--') && (modelsAt < 0 || i !== modelsAt + 1));
-  if (!dir) {
-    process.stderr.write('usage: eval DIR [--models DIR] [--json]\n');
+  let parsed;
+  try {
+    parsed = parseArgs({ options: { models: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+  } catch (error) {
+    usage((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1) usage(positionals.length ? `one folder expected, got ${positionals.length}.` : 'which folder?');
+  const dir = positionals[0]!;
+  const modelsDir = values.models ?? DEFAULT_MODELS;
+  let loaded: LoadedSamples;
+  try {
+    loaded = await loadSamples(dir);
+  } catch (error) {
+    if (!(error instanceof LabelsError)) throw error;
+    process.stderr.write(`eval: ${error.message}\n`);
     process.exit(2);
   }
-  const entries = await readdir(dir);
-  const samples = entries.includes('labels.csv') ? await fromCsv(dir) : await fromFolders(dir);
-  const analyzer = await createOnnxAnalyzer({ modelsDir, threads: 2 });
+  const { samples, ignored } = loaded;
+  if (ignored.length) process.stderr.write(`eval: ignoring folders that name no class: ${ignored.join(', ')}\n`);
+  if (loaded.unlisted) process.stderr.write(`eval: ${loaded.unlisted} image(s) in ${dir} are not in labels.csv and are not measured\n`);
+  const analyzer = await createOnnxAnalyzer({ modelsDir, threads: 2 }).catch((error: unknown) => {
+    if (!isAppError(error)) throw error;
+    process.stderr.write(`eval: ${error.code}: ${error.message}\n`);
+    process.exit(1);
+  });
   const results: Sample[] = [];
   for (const s of samples) {
     const image = await readFile(s.file);
@@ -77,7 +66,7 @@ async function main(): Promise<void> {
   }
   await analyzer.close();
   const report = evaluate(results);
-  process.stdout.write(args.includes('--json') ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report, analyzer.modelVersion));
+  process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report, analyzer.modelVersion));
 }
 
 await main();

@@ -1,0 +1,181 @@
+/**
+ * What `npm run eval` measures on: the labelled images of a folder, read from its labels.csv or
+ * from class subfolders. Everything a person labelling photos by hand can get wrong (a misspelt
+ * class, a depth in the wrong unit, a file that is not there, a folder the tool does not know) is
+ * reported by line or name before any image is analysed, so a figure is never computed on a
+ * silently different set of photos.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { wearForDepth, WEAR_CLASSES, type Wear } from './analyzer.js';
+import type { Sample, Truth } from './eval-metrics.js';
+
+export type Labelled = Omit<Sample, 'outcome'>;
+
+export interface LoadedSamples {
+  samples: Labelled[];
+  /** Folders skipped because their name is no class (folder layout only). */
+  ignored: string[];
+  /** Images in the folder that labels.csv does not list (labels.csv layout only). */
+  unlisted: number;
+}
+
+/** Problems in the labels, one line each; thrown together. */
+export class LabelsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.length === 1 ? problems[0] : `${problems.length} problems in the labels:\n  ${problems.slice(0, 20).join('\n  ')}${problems.length > 20 ? `\n  … and ${problems.length - 20} more` : ''}`);
+    this.name = 'LabelsError';
+  }
+}
+
+export const IMAGE_FILE = /\.(jpe?g|png|webp)$/i;
+/** Tread deeper than any passenger or light-truck tire is new (TIRES.md): a depth above this is a unit mistake. */
+const MAX_DEPTH_MM = 30;
+
+const TRUTHS: Record<string, Truth> = {
+  ...Object.fromEntries(WEAR_CLASSES.map((w) => [w, w])),
+  notire: 'notire',
+  'no-tire': 'notire',
+  usable: 'usable',
+  bad: 'bad',
+};
+
+/** One CSV line split on commas; double quotes may wrap a cell (`""` is a quote inside one). */
+function cells(line: string): string[] {
+  const out: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (quoted) {
+      if (c === '"' && line[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cell += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      out.push(cell.trim());
+      cell = '';
+    } else cell += c;
+  }
+  out.push(cell.trim());
+  return out;
+}
+
+/**
+ * labels.csv: a header naming `file` and `depthMm` and/or `wear` (any order, any case), then one
+ * row per image. `depthMm` is the gauge reading of the shallowest main groove in millimetres
+ * (empty for a photo without a tire); `wear` is one of new, good, medium, worn, critical, notire,
+ * or the binary usable / bad, and defaults to the band of `depthMm`. Blank lines and lines starting
+ * with `#` are skipped.
+ */
+export function parseLabelsCsv(text: string, dir: string): Labelled[] {
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/).map((l, i) => ({ n: i + 1, l })).filter(({ l }) => l.trim() && !l.trim().startsWith('#'));
+  if (!lines.length) throw new LabelsError(['labels.csv is empty: expected a header "file,depthMm,wear" and one row per image.']);
+  const header = cells(lines[0]!.l).map((h) => h.toLowerCase());
+  const col = { file: header.indexOf('file'), depth: header.indexOf('depthmm'), wear: header.indexOf('wear') };
+  if (col.file < 0 || (col.depth < 0 && col.wear < 0)) {
+    throw new LabelsError([`labels.csv line ${lines[0]!.n}: the header must name "file" and "depthMm" and/or "wear" (found "${lines[0]!.l.trim()}").`]);
+  }
+  const problems: string[] = [];
+  const samples: Labelled[] = [];
+  const seen = new Set<string>();
+  for (const { n, l } of lines.slice(1)) {
+    const row = cells(l);
+    const file = row[col.file] ?? '';
+    const depthText = col.depth >= 0 ? (row[col.depth] ?? '') : '';
+    const wearText = col.wear >= 0 ? (row[col.wear] ?? '').toLowerCase() : '';
+    const at = `labels.csv line ${n}`;
+    if (!file) {
+      problems.push(`${at}: no file name.`);
+      continue;
+    }
+    if (path.isAbsolute(file) || file.split(/[\\/]/).includes('..')) {
+      problems.push(`${at}: "${file}" must be a path inside the folder.`);
+      continue;
+    }
+    if (seen.has(file)) problems.push(`${at}: "${file}" is listed twice.`);
+    seen.add(file);
+    let depthMm: number | null = null;
+    if (depthText !== '') {
+      const d = Number(depthText.replace(/\s*mm$/i, ''));
+      if (!Number.isFinite(d) || d < 0 || d > MAX_DEPTH_MM) {
+        problems.push(`${at}: depthMm "${depthText}" is not a tread depth in millimetres (0–${MAX_DEPTH_MM}).`);
+        continue;
+      }
+      depthMm = d;
+    }
+    let truth: Truth;
+    if (wearText) {
+      const t = TRUTHS[wearText];
+      if (!t) {
+        problems.push(`${at}: wear "${row[col.wear]}" is not one of ${Object.keys(TRUTHS).join(', ')}.`);
+        continue;
+      }
+      truth = t;
+    } else if (depthMm !== null) truth = wearForDepth(depthMm);
+    else {
+      problems.push(`${at}: neither a depth nor a wear class for "${file}" (write notire for a photo without a tire).`);
+      continue;
+    }
+    if (truth === 'notire' && depthMm !== null) {
+      problems.push(`${at}: "${file}" is labelled notire but has a depth.`);
+      continue;
+    }
+    samples.push({ file: path.join(dir, file), depthMm, truth });
+  }
+  if (problems.length) throw new LabelsError(problems);
+  return samples;
+}
+
+/** Class subfolders: new/ good/ medium/ worn/ critical/, notire/, or the binary usable/ (alias good/ when no other five-class folder exists) and bad/. */
+async function fromFolders(dir: string): Promise<LoadedSamples> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const folders = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const fiveClass = folders.some((f) => f !== 'good' && (WEAR_CLASSES as readonly string[]).includes(f));
+  const samples: Labelled[] = [];
+  const ignored: string[] = [];
+  for (const folder of folders) {
+    let truth: Truth;
+    if (folder === 'notire') truth = 'notire';
+    else if (folder === 'bad') truth = 'bad';
+    else if (folder === 'usable' || (folder === 'good' && !fiveClass)) truth = 'usable';
+    else if ((WEAR_CLASSES as readonly string[]).includes(folder)) truth = folder as Wear;
+    else {
+      ignored.push(folder);
+      continue;
+    }
+    for (const name of (await readdir(path.join(dir, folder))).sort()) {
+      if (IMAGE_FILE.test(name)) samples.push({ file: path.join(dir, folder, name), depthMm: null, truth });
+    }
+  }
+  return { samples, ignored, unlisted: 0 };
+}
+
+/** The labelled images of `dir`; throws LabelsError naming every problem (including files listed but missing). */
+export async function loadSamples(dir: string): Promise<LoadedSamples> {
+  const info = await stat(dir).catch(() => null);
+  if (!info?.isDirectory()) throw new LabelsError([`${dir} is not a folder.`]);
+  const entries = await readdir(dir);
+  let loaded: LoadedSamples;
+  if (entries.includes('labels.csv')) {
+    const samples = parseLabelsCsv(await readFile(path.join(dir, 'labels.csv'), 'utf8'), dir);
+    const listed = new Set(samples.map((s) => path.resolve(s.file)));
+    loaded = { samples, ignored: [], unlisted: entries.filter((e) => IMAGE_FILE.test(e) && !listed.has(path.resolve(dir, e))).length };
+    const missing: string[] = [];
+    for (const s of loaded.samples) {
+      const f = await stat(s.file).catch(() => null);
+      if (!f?.isFile()) missing.push(`labels.csv lists ${path.relative(dir, s.file)}, which is not a file in ${dir}.`);
+    }
+    if (missing.length) throw new LabelsError(missing);
+  } else {
+    loaded = await fromFolders(dir);
+  }
+  if (!loaded.samples.length) {
+    throw new LabelsError([
+      `No labelled images in ${dir}: expected labels.csv (file,depthMm,wear) or class folders (new, good, medium, worn, critical, notire, or usable and bad)${loaded.ignored.length ? `; found only ${loaded.ignored.join(', ')}` : ''}.`,
+    ]);
+  }
+  return loaded;
+}

@@ -1,0 +1,72 @@
+/** `npm run eval` end to end: usage mistakes, bad labels, missing models, and a small real run with the shipped models. */
+import { execFile } from 'node:child_process';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { Report } from '../../src/core/analysis/eval-metrics.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const HELDOUT = path.join(ROOT, 'test/fixtures/tires/heldout');
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'tw-evalcli-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function evalCli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/core/cli/eval.ts', ...args], { cwd: ROOT }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => error,
+  );
+}
+
+test('usage mistakes exit 2 with the reason and the usage line', async () => {
+  for (const [args, reason] of [
+    [[], /which folder\?/],
+    [[HELDOUT, 'more'], /one folder expected, got 2/],
+    [[HELDOUT, '--jsn'], /Unknown option '--jsn'/],
+    [[HELDOUT, '--models'], /--models.*argument missing/],
+  ] as const) {
+    const r = await evalCli(...args);
+    expect(r.code, args.join(' ')).toBe(2);
+    expect(r.stderr).toMatch(reason);
+    expect(r.stderr).toMatch(/usage: npm run eval -- DIR \[--models DIR\] \[--json\]/);
+  }
+});
+
+test('bad labels exit 2 naming the line, before any model loads', async () => {
+  await writeFile(path.join(dir, 'labels.csv'), 'file,depthMm,wear\nsyn_0000.jpg,0.77,crit\n');
+  const r = await evalCli(dir, '--models', path.join(dir, 'no-models'));
+  expect(r.code).toBe(2);
+  expect(r.stderr).toMatch(/labels.csv line 2: wear "crit" is not one of/);
+});
+
+test('missing models exit 1 with MODEL_UNAVAILABLE', async () => {
+  await copyFile(path.join(HELDOUT, 'syn_0000.jpg'), path.join(dir, 'syn_0000.jpg'));
+  await writeFile(path.join(dir, 'labels.csv'), 'file,depthMm,wear\nsyn_0000.jpg,0.77,critical\n');
+  const r = await evalCli(dir, '--models', path.join(dir, 'no-models'));
+  expect(r.code).toBe(1);
+  expect(r.stderr).toMatch(/^eval: MODEL_UNAVAILABLE: /m);
+});
+
+test('a small labelled folder: tires, a non-tire and a broken file are all counted', async () => {
+  for (const f of ['syn_0001.jpg', 'syn_0003.jpg', 'syn_0006.jpg']) await copyFile(path.join(HELDOUT, f), path.join(dir, f));
+  await writeFile(path.join(dir, 'broken.jpg'), Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a]));
+  await writeFile(path.join(dir, 'labels.csv'), 'file,depthMm,wear\nsyn_0001.jpg,4.71,medium\nsyn_0003.jpg,10.01,new\nsyn_0006.jpg,,notire\nbroken.jpg,3.0,\n');
+  const r = await evalCli(dir, '--json');
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stderr).toMatch(/1 image\(s\) in .* are not in labels.csv/); // syn_0000.jpg from the test before
+  const report = JSON.parse(r.stdout) as Report;
+  expect(report).toMatchObject({ images: 4, tires: 3, nonTires: 1 });
+  expect(report.errors).toMatchObject({ IMAGE_UNREADABLE: 1 }); // the non-tire adds NO_TIRE_DETECTED when refused
+  expect(report.nonTiresRefused).not.toBeNull();
+  expect(report.depth?.n).toBe(2);
+  expect(report.depth!.mae).toBeLessThan(3);
+  const text = await evalCli(dir);
+  expect(text.stdout).toMatch(/depth MAE/i);
+}, 60_000);

@@ -1,0 +1,110 @@
+/** What `npm run eval` reads from a folder, and how it answers the mistakes of hand-made labels. */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, expect, test } from 'vitest';
+import { LabelsError, loadSamples, parseLabelsCsv } from '../../src/core/analysis/eval-samples.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'tw-eval-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const problems = (fn: () => unknown): string[] => {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof LabelsError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a LabelsError');
+};
+
+test('labels.csv rows: depth, wear defaulting to the depth band, notire, binary classes, any column order and case', () => {
+  const text = '\uFEFFWear, File ,depthMm\r\n# measured with a gauge\r\n,a.jpg,7.2\r\nworn,b.jpg,2.0\r\nNOTIRE,c.jpg,\r\n\r\nbad,d.jpg,\r\n"usable","e, with comma.jpg",\r\n,f.jpg,4.1 mm\r\n';
+  expect(parseLabelsCsv(text, '/x')).toEqual([
+    { file: path.join('/x', 'a.jpg'), depthMm: 7.2, truth: 'new' },
+    { file: path.join('/x', 'b.jpg'), depthMm: 2, truth: 'worn' },
+    { file: path.join('/x', 'c.jpg'), depthMm: null, truth: 'notire' },
+    { file: path.join('/x', 'd.jpg'), depthMm: null, truth: 'bad' },
+    { file: path.join('/x', 'e, with comma.jpg'), depthMm: null, truth: 'usable' },
+    { file: path.join('/x', 'f.jpg'), depthMm: 4.1, truth: 'medium' },
+  ]);
+  // depth only, no wear column
+  expect(parseLabelsCsv('file,depthMm\nz.jpg,1.0\n', '/x')).toEqual([{ file: path.join('/x', 'z.jpg'), depthMm: 1, truth: 'critical' }]);
+});
+
+test('every bad row is named by line, and nothing is measured on a partial set', () => {
+  const text = [
+    'file,depthMm,wear',
+    'ok.jpg,5.5,',
+    'unit.jpg,5.5in,', // 3
+    'inches.jpg,250,', // 4: tenths of a mm or 32nds typed as mm
+    'neg.jpg,-1,', // 5
+    'typo.jpg,,bald', // 6
+    'empty.jpg,,', // 7
+    ',3.0,', // 8
+    '../escape.jpg,3.0,', // 9
+    '/etc/passwd,3.0,', // 10
+    'ok.jpg,5.5,', // 11 duplicate
+    'nt.jpg,4.0,notire', // 12
+  ].join('\n');
+  const p = problems(() => parseLabelsCsv(text, '/x'));
+  expect(p).toHaveLength(10);
+  expect(p[0]).toMatch(/line 3: depthMm "5.5in"/);
+  expect(p[1]).toMatch(/line 4: depthMm "250"/);
+  expect(p[2]).toMatch(/line 5: depthMm "-1"/);
+  expect(p[3]).toMatch(/line 6: wear "bald" is not one of new, good, medium, worn, critical, notire/);
+  expect(p[4]).toMatch(/line 7: neither a depth nor a wear class/);
+  expect(p[5]).toMatch(/line 8: no file name/);
+  expect(p[6]).toMatch(/line 9: "..\/escape.jpg" must be a path inside the folder/);
+  expect(p[7]).toMatch(/line 10: "\/etc\/passwd" must be a path inside the folder/);
+  expect(p[8]).toMatch(/line 11: "ok.jpg" is listed twice/);
+  expect(p[9]).toMatch(/line 12: "nt.jpg" is labelled notire but has a depth/);
+});
+
+test('a header without the needed columns, and an empty file, are refused', () => {
+  expect(problems(() => parseLabelsCsv('name,mm\na.jpg,3\n', '/x'))[0]).toMatch(/header must name "file"/);
+  expect(problems(() => parseLabelsCsv('file\na.jpg\n', '/x'))[0]).toMatch(/header must name "file" and "depthMm" and\/or "wear"/);
+  expect(problems(() => parseLabelsCsv('\n\n', '/x'))[0]).toMatch(/labels.csv is empty/);
+});
+
+test('a folder with labels.csv: listed files must exist, unlisted images are counted', async () => {
+  await writeFile(path.join(dir, 'a.jpg'), 'x');
+  await writeFile(path.join(dir, 'stray.png'), 'x');
+  await writeFile(path.join(dir, 'notes.txt'), 'x');
+  await writeFile(path.join(dir, 'labels.csv'), 'file,depthMm\na.jpg,3.2\n');
+  const loaded = await loadSamples(dir);
+  expect(loaded.samples).toEqual([{ file: path.join(dir, 'a.jpg'), depthMm: 3.2, truth: 'medium' }]);
+  expect(loaded.unlisted).toBe(1);
+  await writeFile(path.join(dir, 'labels.csv'), 'file,depthMm\na.jpg,3.2\ngone.jpg,2\nsub,2\n');
+  await mkdir(path.join(dir, 'sub'));
+  await expect(loadSamples(dir)).rejects.toMatchObject({
+    problems: [`labels.csv lists gone.jpg, which is not a file in ${dir}.`, `labels.csv lists sub, which is not a file in ${dir}.`],
+  });
+});
+
+test('class folders: five names, notire, the binary pair, good as usable only without five-class folders', async () => {
+  for (const [folder, file] of [['good', 'g.jpg'], ['bad', 'b.JPEG'], ['notire', 'n.webp'], ['misc', 'm.jpg']] as const) {
+    await mkdir(path.join(dir, folder), { recursive: true });
+    await writeFile(path.join(dir, folder, file), 'x');
+  }
+  await writeFile(path.join(dir, 'good', 'readme.txt'), 'x');
+  let loaded = await loadSamples(dir);
+  expect(loaded.samples.map((s) => [path.basename(s.file), s.truth])).toEqual([['b.JPEG', 'bad'], ['g.jpg', 'usable'], ['n.webp', 'notire']]);
+  expect(loaded.ignored).toEqual(['misc']);
+  await mkdir(path.join(dir, 'worn'));
+  await writeFile(path.join(dir, 'worn', 'w.png'), 'x');
+  loaded = await loadSamples(dir);
+  expect(loaded.samples.find((s) => s.file.endsWith('g.jpg'))?.truth).toBe('good');
+  expect(loaded.samples.find((s) => s.file.endsWith('w.png'))?.truth).toBe('worn');
+});
+
+test('nothing to measure, or no folder at all, is said plainly', async () => {
+  await mkdir(path.join(dir, 'photos'));
+  await expect(loadSamples(dir)).rejects.toThrow(/No labelled images in .*found only photos/);
+  await expect(loadSamples(path.join(dir, 'nope'))).rejects.toThrow(/is not a folder/);
+});
