@@ -54,7 +54,8 @@ test('depth, wear, interval, calibration and refusal figures', () => {
   expect(r.wear!.confusion.worn!.medium).toBe(1);
   expect(r.wear!.confusion.good!.good).toBe(1);
   // Worn-vs-usable: bad = worn and critical truths (recall 1 of 2), usable = good and new (2 of 2).
-  expect(r.wornVsUsable).toEqual({ n: 4, balancedAccuracy: 0.75, badRecall: 0.5, usableRecall: 1 });
+  expect(r.wornVsUsable).toEqual({ n: 4, balancedAccuracy: 0.75, badRecall: 0.5, usableRecall: 1, allTires: { n: 5, balancedAccuracy: expect.closeTo((1 / 2 + 2 / 3) / 2, 10) } });
+  // Over all five tires the refused medium one (usable) counts as wrong: usable 2 of 3, bad 1 of 2.
   // The ranges of good, critical and new hold the truth; worn's (3–4 around 2.0) does not.
   expect(r.interval!.coverage).toBe(0.75);
   // ECE: bin 0.9 holds {right, wrong} → |0.9 − 0.5| × 2/4; bin 0.5 holds {right, right} → |0.5 − 1| × 2/4.
@@ -67,7 +68,7 @@ test('depth, wear, interval, calibration and refusal figures', () => {
   const text = formatReport(r, 'tread-test');
   expect(text).toContain('depth MAE           0.80 mm over 4');
   expect(text).toContain('calibration error   0.450 (ECE, 10 bins; mean confidence 70.0 % vs accuracy 75.0 %)');
-  expect(text).toContain('worn-vs-usable      balanced accuracy 0.750 (bad recall 50.0 %, usable recall 100.0 %)');
+  expect(text).toContain('worn-vs-usable      balanced accuracy 0.750 (bad recall 50.0 %, usable recall 100.0 %)\n                    0.583 over all 5 tires, counting the 1 without an answer as wrong');
   expect(text).toContain('tires refused       20.0 %');
 });
 
@@ -77,6 +78,7 @@ test('a folder of good/ and bad/ photos gives worn-vs-usable only', () => {
   expect(r.wear).toBeNull();
   expect(r.calibrationError).toBeNull();
   expect(r.meanConfidence).toBeNull();
-  expect(r.wornVsUsable).toEqual({ n: 3, balancedAccuracy: 0.75, badRecall: 0.5, usableRecall: 1 });
+  expect(r.wornVsUsable).toEqual({ n: 3, balancedAccuracy: 0.75, badRecall: 0.5, usableRecall: 1, allTires: { n: 3, balancedAccuracy: 0.75 } });
+  expect(formatReport(r, 't')).not.toContain('without an answer');
   expect(formatReport(r, 't')).not.toContain('calibration error');
 });

@@ -21,7 +21,12 @@ export interface Report {
   /** Whether isPreliminary singles out the worse estimates. */
   preliminary: { share: number; maePreliminary: number; maeConfirmed: number } | null;
   wear: { n: number; accuracy: number; balancedAccuracy: number; confusion: Record<string, Record<string, number>> } | null;
-  wornVsUsable: { n: number; balancedAccuracy: number; badRecall: number; usableRecall: number } | null;
+  /**
+   * Over the tires that got an answer; `allTires` counts the tires that got none (refused by the
+   * gate, unreadable) as wrong: on real photos the gate may refuse many, and the first figure alone
+   * would then flatter the model.
+   */
+  wornVsUsable: { n: number; balancedAccuracy: number; badRecall: number; usableRecall: number; allTires: { n: number; balancedAccuracy: number } } | null;
   interval: { coverage: number } | null;
   calibrationError: number | null;
   /** Mean reported confidence beside the wear accuracy: which way a calibration error leans. */
@@ -73,12 +78,15 @@ export function evaluate(samples: Sample[]): Report {
   const present = WEAR_CLASSES.filter((c) => fiveClass.some((s) => s.truth === c));
   const recalls = present.map((c) => mean(fiveClass.filter((s) => s.truth === c).map((s) => (analysed(s)!.wear === c ? 1 : 0))));
 
-  const binary = tires.filter((s) => analysed(s)).map((s) => ({
-    bad: s.truth === 'bad' || (s.truth !== 'usable' && isBad(s.truth as Wear)),
-    predBad: isBad(analysed(s)!.wear),
-  }));
-  const badRecall = mean(binary.filter((b) => b.bad).map((b) => (b.predBad ? 1 : 0)));
-  const usableRecall = mean(binary.filter((b) => !b.bad).map((b) => (b.predBad ? 0 : 1)));
+  const truthBad = (s: Sample) => s.truth === 'bad' || (s.truth !== 'usable' && isBad(s.truth as Wear));
+  // right: the answer's side of the 3.0 mm line matches the truth's; a tire without an answer is never right
+  const sides = tires.map((s) => ({ bad: truthBad(s), answered: analysed(s) !== null, right: analysed(s) !== null && isBad(analysed(s)!.wear) === truthBad(s) }));
+  const balanced = (set: typeof sides) => {
+    const bad = mean(set.filter((b) => b.bad).map((b) => (b.right ? 1 : 0)));
+    const usable = mean(set.filter((b) => !b.bad).map((b) => (b.right ? 1 : 0)));
+    return { balancedAccuracy: (bad + usable) / 2, badRecall: bad, usableRecall: usable };
+  };
+  const binary = sides.filter((b) => b.answered);
   const times = samples.map((s) => s.outcome.ms);
   const refused = (s: Sample) => 'error' in s.outcome && s.outcome.error === 'NO_TIRE_DETECTED';
 
@@ -97,7 +105,7 @@ export function evaluate(samples: Sample[]): Report {
     wear: fiveClass.length ? { n: fiveClass.length, accuracy: mean(correct.map((c) => (c ? 1 : 0))), balancedAccuracy: mean(recalls), confusion } : null,
     wornVsUsable:
       binary.some((b) => b.bad) && binary.some((b) => !b.bad)
-        ? { n: binary.length, balancedAccuracy: (badRecall + usableRecall) / 2, badRecall, usableRecall }
+        ? { n: binary.length, ...balanced(binary), allTires: { n: sides.length, balancedAccuracy: balanced(sides).balancedAccuracy } }
         : null,
     interval: withDepth.length ? { coverage: mean(covered.map((c) => (c ? 1 : 0))) } : null,
     calibrationError: fiveClass.length ? ece(fiveClass.map((s) => analysed(s)!.confidence), correct) : null,
@@ -126,6 +134,9 @@ export function formatReport(r: Report, modelVersion: string): string {
   if (r.wornVsUsable) {
     const b = r.wornVsUsable;
     lines.push(`worn-vs-usable      balanced accuracy ${b.balancedAccuracy.toFixed(3)} (bad recall ${pct(b.badRecall)}, usable recall ${pct(b.usableRecall)})`);
+    if (b.allTires.n > b.n) {
+      lines.push(`                    ${b.allTires.balancedAccuracy.toFixed(3)} over all ${b.allTires.n} tires, counting the ${b.allTires.n - b.n} without an answer as wrong`);
+    }
   }
   if (r.interval) lines.push(`80 % interval       coverage ${pct(r.interval.coverage)}`);
   if (r.calibrationError !== null) {
