@@ -1,0 +1,134 @@
+/**
+ * The shop's own labelled photos: every scan that has a gauge reading (PUT
+ * /scans/:id/measurement), fetched over the public API into a folder that `npm run eval` reads
+ * (labels.csv + the uploaded originals). That is how the model is measured on real photos: the
+ * shop's counter staff photograph, the gauge gives the truth.
+ *
+ * Only what measuring needs leaves the server: the photo, the reading, the scan id, the estimate
+ * and model version of the time. Vehicles and positions are left out (a plate is personal data).
+ */
+import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { csvCell } from '../services/csv.js';
+
+export interface CollectOptions {
+  /** Origin of a TireWear server, e.g. http://127.0.0.1:8787. */
+  server: string;
+  apiKey: string;
+  out: string;
+  from?: string;
+  to?: string;
+  fetch?: typeof fetch;
+  log?: (line: string) => void;
+}
+
+export interface CollectReport {
+  /** Measured scans listed in labels.csv. */
+  measured: number;
+  /** Photos downloaded this run (the others were in the folder from an earlier run). */
+  downloaded: number;
+  /** Scans seen without a gauge reading. */
+  unmeasured: number;
+  /** Measured scans whose photo could not be fetched (deleted meanwhile), left out. */
+  missing: string[];
+}
+
+/** A failure the user can act on (server unreachable, key refused, folder not writable). */
+export class CollectError extends Error {
+  override name = 'CollectError';
+}
+
+interface WireScan {
+  scanId: string;
+  result: { estimatedDepthMm: number; modelVersion: string };
+  image: { mime: string; url: string };
+  measurementMm: number | null;
+  measuredAt: string | null;
+}
+
+const EXT: Record<string, string> = { 'image/jpeg': '.jpg', 'image/png': '.png', 'image/webp': '.webp' };
+export const LABELS_HEADER = ['file', 'depthMm', 'wear', 'scanId', 'estimatedDepthMm', 'modelVersion', 'measuredAt'] as const;
+
+async function exists(file: string): Promise<boolean> {
+  const s = await stat(file).catch(() => null);
+  return !!s?.isFile() && s.size > 0;
+}
+
+export async function collectMeasured(options: CollectOptions): Promise<CollectReport> {
+  const doFetch = options.fetch ?? fetch;
+  const log = options.log ?? (() => undefined);
+  let origin: string;
+  try {
+    origin = new URL(options.server).origin;
+  } catch {
+    throw new CollectError(`--server must be a URL such as http://127.0.0.1:8787, not "${options.server}".`);
+  }
+  const headers = { 'x-api-key': options.apiKey };
+
+  async function get(pathAndQuery: string): Promise<Response> {
+    let res: Response;
+    try {
+      res = await doFetch(`${origin}${pathAndQuery}`, { headers });
+    } catch (error) {
+      throw new CollectError(`Cannot reach ${origin}: ${(error as Error).message}. Is TireWear running (npm run serve)?`);
+    }
+    return res;
+  }
+
+  async function envelopeError(res: Response): Promise<CollectError> {
+    const body = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+    const what = body?.error ? `${body.error.code}: ${body.error.message}` : `HTTP ${res.status}`;
+    return new CollectError(`${origin} answered ${what}`);
+  }
+
+  try {
+    await mkdir(options.out, { recursive: true });
+  } catch (error) {
+    throw new CollectError(`Cannot create ${options.out}: ${(error as Error).message}`);
+  }
+
+  const report: CollectReport = { measured: 0, downloaded: 0, unmeasured: 0, missing: [] };
+  const rows: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const q = new URLSearchParams({ limit: '100' });
+    if (options.from) q.set('from', options.from);
+    if (options.to) q.set('to', options.to);
+    if (cursor) q.set('cursor', cursor);
+    const res = await get(`/api/v1/scans?${q}`);
+    if (!res.ok) throw await envelopeError(res);
+    const page = ((await res.json()) as { data: { items: WireScan[]; nextCursor: string | null } }).data;
+    for (const scan of page.items) {
+      if (scan.measurementMm === null) {
+        report.unmeasured++;
+        continue;
+      }
+      const file = `${scan.scanId.replace(/[^A-Za-z0-9_-]/g, '_')}${EXT[scan.image.mime] ?? '.img'}`;
+      const target = path.join(options.out, file);
+      if (!(await exists(target))) {
+        const img = await get(scan.image.url);
+        if (!img.ok) {
+          report.missing.push(scan.scanId);
+          log(`skipped ${scan.scanId}: its photo could not be fetched (${(await envelopeError(img)).message})`);
+          continue;
+        }
+        const tmp = `${target}.partial`;
+        await writeFile(tmp, Buffer.from(await img.arrayBuffer()));
+        await rename(tmp, target);
+        report.downloaded++;
+      }
+      report.measured++;
+      rows.push(
+        [file, scan.measurementMm, '', scan.scanId, scan.result.estimatedDepthMm, scan.result.modelVersion, scan.measuredAt]
+          .map((v) => csvCell(v as string | number | null))
+          .join(','),
+      );
+    }
+    cursor = page.nextCursor;
+  } while (cursor);
+
+  const labels = path.join(options.out, 'labels.csv');
+  await writeFile(`${labels}.partial`, [LABELS_HEADER.join(','), ...rows].join('\n') + '\n');
+  await rename(`${labels}.partial`, labels);
+  return report;
+}

@@ -1,0 +1,53 @@
+/**
+ * `npm run collect -- DIR [--server URL] [--from DATE] [--to DATE]`: the shop's scans that have a
+ * gauge reading, as a folder `npm run eval -- DIR` measures (see collect-measured.ts). The API key
+ * comes from TIREWEAR_API_KEY (not a flag: command lines end up in shell history and `ps`).
+ * Exit 0 done, 1 the server or the folder failed, 2 a usage mistake.
+ */
+import { parseArgs } from 'node:util';
+import { CollectError, collectMeasured } from './collect-measured.js';
+
+const USAGE = 'usage: TIREWEAR_API_KEY=tw_… npm run collect -- DIR [--server http://127.0.0.1:8787] [--from YYYY-MM-DD] [--to YYYY-MM-DD]';
+
+function usage(problem: string): never {
+  process.stderr.write(`collect: ${problem}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+async function main(): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      options: { server: { type: 'string', default: 'http://127.0.0.1:8787' }, from: { type: 'string' }, to: { type: 'string' } },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    usage((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1) usage(positionals.length ? `one folder expected, got ${positionals.length}.` : 'which folder?');
+  const apiKey = process.env.TIREWEAR_API_KEY?.trim();
+  if (!apiKey) usage('set TIREWEAR_API_KEY to an API key of the shop (Account → API keys).');
+  try {
+    const report = await collectMeasured({
+      server: values.server,
+      apiKey,
+      out: positionals[0]!,
+      ...(values.from ? { from: values.from } : {}),
+      ...(values.to ? { to: values.to } : {}),
+      log: (line) => process.stderr.write(`collect: ${line}\n`),
+    });
+    process.stdout.write(
+      `${report.measured} measured scan(s) in ${positionals[0]} (${report.downloaded} photo(s) downloaded now), ` +
+        `${report.unmeasured} without a gauge reading left out${report.missing.length ? `, ${report.missing.length} whose photo is gone` : ''}.\n` +
+        (report.measured ? `Measure the model on them: npm run eval -- ${positionals[0]}\n` : 'No scan has a gauge reading yet: enter one under a result (Gauge reading → Save reading).\n'),
+    );
+  } catch (error) {
+    if (!(error instanceof CollectError)) throw error;
+    process.stderr.write(`collect: ${error.message}\n`);
+    process.exit(1);
+  }
+}
+
+await main();
