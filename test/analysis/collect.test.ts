@@ -100,6 +100,8 @@ test('a refused key, an unreachable server and a bad URL are CollectErrors with 
   await expect(collectMeasured({ server, apiKey: 'tw_nonsense', out })).rejects.toThrow(/answered INVALID_API_KEY/);
   await expect(collectMeasured({ server: 'http://127.0.0.1:1', apiKey: key, out })).rejects.toThrow(/Cannot reach http:\/\/127.0.0.1:1: .*Is TireWear running/);
   await expect(collectMeasured({ server: 'localhost 8787', apiKey: key, out })).rejects.toBeInstanceOf(CollectError);
+  const notTireWear: typeof fetch = () => Promise.resolve(new Response('<html>router login</html>', { status: 200, headers: { 'content-type': 'text/html' } }));
+  await expect(collectMeasured({ server, apiKey: key, out, fetch: notTireWear })).rejects.toThrow(/did not answer like a TireWear server/);
   await writeFile(path.join(dir, 'a-file'), 'x');
   await expect(collectMeasured({ server, apiKey: key, out: path.join(dir, 'a-file', 'sub') })).rejects.toThrow(/Cannot create/);
 });

@@ -97,7 +97,9 @@ export async function collectMeasured(options: CollectOptions): Promise<CollectR
     if (cursor) q.set('cursor', cursor);
     const res = await get(`/api/v1/scans?${q}`);
     if (!res.ok) throw await envelopeError(res);
-    const page = ((await res.json()) as { data: { items: WireScan[]; nextCursor: string | null } }).data;
+    const body = (await res.json().catch(() => null)) as { data?: { items?: WireScan[]; nextCursor?: string | null } } | null;
+    const page = body?.data;
+    if (!page || !Array.isArray(page.items)) throw new CollectError(`${origin} did not answer like a TireWear server (GET /api/v1/scans).`);
     for (const scan of page.items) {
       if (scan.measurementMm === null) {
         report.unmeasured++;
@@ -124,7 +126,7 @@ export async function collectMeasured(options: CollectOptions): Promise<CollectR
           .join(','),
       );
     }
-    cursor = page.nextCursor;
+    cursor = page.nextCursor ?? null;
   } while (cursor);
 
   const labels = path.join(options.out, 'labels.csv');
