@@ -157,11 +157,15 @@ def shard(args):
         x, c, d = to_arrays(as_photo(img) if photo else img, cls, dmap)
         xs.append(x), cs.append(c), ds.append(d), labs.append(lab)
     path = os.path.join(out_dir, f"{split}_{start:06d}.npz")
-    np.savez(path, x=np.stack(xs), cls=np.stack(cs), dmap=np.stack(ds),
+    # written whole, then renamed: a killed run never leaves a short shard, and a loader globbing
+    # f"{split}_*.npz" while this renders never sees a half-written one
+    tmp = os.path.join(out_dir, f".partial-{split}_{start:06d}.npz")
+    np.savez(tmp, x=np.stack(xs), cls=np.stack(cs), dmap=np.stack(ds),
              is_tire=np.array([l["is_tire"] for l in labs]), gate_w=np.array([l["gate_w"] for l in labs], np.float32),
              min_depth=np.array([l["min_depth"] for l in labs], np.float32),
              tread_frac=np.array([l["tread_frac"] for l in labs], np.float32),
              mode=np.array([str(l.get("mode", "none")) for l in labs]))
+    os.replace(tmp, path)
     return path
 
 
@@ -184,6 +188,18 @@ def heldout(count: int, seed_base: int, out_dir: str):
         wr.writerows(rows)
 
 
+def complete(path: str, n: int) -> bool:
+    """An existing shard is reused only when it holds exactly the images asked for (a run with a
+    different shard size or count renders it again instead of training on a short shard)."""
+    if not os.path.exists(path):
+        return False
+    try:
+        with np.load(path) as z:
+            return len(z["min_depth"]) == n
+    except Exception:  # truncated or foreign file (BadZipFile, OSError, KeyError, ...)
+        return False
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--split", required=True)
@@ -199,7 +215,7 @@ def main():
         return
     os.makedirs(a.out, exist_ok=True)
     jobs = [(a.split, s, min(a.shard, a.count - s), a.seed_base, a.out) for s in range(0, a.count, a.shard)]
-    jobs = [j for j in jobs if not os.path.exists(os.path.join(a.out, f"{j[0]}_{j[1]:06d}.npz"))]
+    jobs = [j for j in jobs if not complete(os.path.join(a.out, f"{j[0]}_{j[1]:06d}.npz"), j[2])]
     with Pool(a.workers) as pool:
         for p in pool.imap_unordered(shard, jobs):
             print("wrote", p, flush=True)

@@ -1,61 +1,99 @@
 #!/bin/sh
-# The whole recipe, one command, fixed seeds (about 8 h 30 min on 2 CPU cores: five
-# training stages of one to two hours each, plus rendering; summed from the stages as they
-# were run for tread-2026.11.0 to 2026.11.4, not timed as one run of this script; the highest
-# reading of used memory was 15 GB, in stage four as it was run):
+# The whole recipe, one command, fixed seeds:
 #   sh models/training/train_all.sh
-# Needs python3, node/npm (to unpack the pretrained weights) and the packages in
-# requirements.txt. Writes data/ and runs/ (gitignored), then models/*.onnx,
-# models/manifest.json and the held-out set in test/fixtures/tires/heldout.
+# reproduces the shipped model (about 8 h 30 min on 2 CPU cores: five training stages of one to
+# two hours each, plus rendering; summed from the stages as they were run for tread-2026.11.0 to
+# 2026.11.4; the highest reading of used memory was 15 GB, in stage four as it was run).
+#   SCALE=0.12 WORK=/tmp/tw sh models/training/train_all.sh
+# runs the same stages with 12 % of the images and of every time budget (the held-out set stays
+# 500 images): about an hour on 2 cores, a less accurate model (figures in models/README.md).
+#
+# Settings (environment): SCALE (default 1) multiplies every image count and every training
+# budget; WORK (default: this folder) holds data/ and runs/; OUT (default: models/, or $WORK/models
+# when WORK is set) receives tread.onnx, seg.onnx and manifest.json; FIXTURES (default:
+# test/fixtures/tires, or $WORK/fixtures when WORK is set) receives the held-out set and the parity
+# fixtures; PYTHON, VERSION,
+# TREAD_MEMBERS. Needs python3, node/npm (to unpack the pretrained weights) and the packages in
+# requirements.txt. Budgets are wall-clock, so the number of optimiser steps (and the last
+# digits of the result) depends on the machine's speed; everything else is seeded.
 set -eu
+CALLER=$(pwd)
 cd "$(dirname "$0")"
+HERE=$(pwd)
+# absolute path of a folder given relative to where the script was called from (created)
+absdir() { (cd "$CALLER" && mkdir -p "$1" && cd "$1" && pwd); }
 PY=${PYTHON:-python3}
 VERSION=${VERSION:-tread-2026.11.4}
+SCALE=${SCALE:-1}
+if [ -n "${WORK:-}" ]; then
+  # a run elsewhere writes nothing into the repository unless OUT / FIXTURES say so
+  WORK=$(absdir "$WORK"); OUT=${OUT:-$WORK/models}; FIXTURES=${FIXTURES:-$WORK/fixtures}
+else
+  WORK=$HERE
+fi
+OUT=$(absdir "${OUT:-$HERE/..}")
+FIXTURES=$(absdir "${FIXTURES:-$HERE/../../test/fixtures/tires}")
+cd "$WORK"
 mkdir -p data runs
+# Shards hold 500 images at full scale; scaled runs shrink the shard so every count stays a
+# whole number of shards (counts are rounded to shards, at least one).
+SHARD=$(awk -v s="$SCALE" 'BEGIN { v = int(500 * s + 0.5); print (v < 1 ? 1 : v) }')
+n() { awk -v c="$1" -v s="$SCALE" -v sh="$SHARD" 'BEGIN { k = int(c * s / sh + 0.5); print (k < 1 ? 1 : k) * sh }'; }
+m() { awk -v c="$1" -v s="$SCALE" 'BEGIN { printf "%.3f\n", c * s }'; }
+# render SPLIT COUNT SEED_BASE [more make_dataset options]: COUNT is the full-scale count
+render() {
+  split=$1 count=$(n "$2") base=$3
+  shift 3
+  $PY "$HERE/make_dataset.py" --split "$split" --count "$count" --seed-base "$base" --shard "$SHARD" --out data "$@"
+}
+# every training run names the images it uses (--limit), so a rerun in a WORK that already holds
+# later stages' shards trains each stage on the same images as a fresh run
+train() { $PY "$HERE/train.py" --data data --pretrained runs/mbv2_nsfwjs.pt "$@"; }
+echo "train_all: SCALE=$SCALE WORK=$WORK OUT=$OUT FIXTURES=$FIXTURES shard=$SHARD, started $(date -u +%FT%TZ)"
 
 # 1. Pretrained MobileNetV2 (ImageNet-derived, MIT) from the nsfwjs npm package.
 if [ ! -f runs/mbv2_nsfwjs.pt ]; then
   tmp=$(mktemp -d)
-  (cd "$tmp" && npm pack nsfwjs@4.3.0 >/dev/null && tar xzf nsfwjs-4.3.0.tgz)
-  $PY convert_nsfwjs.py "$tmp/package" runs/mbv2_nsfwjs.pt
+  (cd "$tmp" && npm pack --silent nsfwjs@4.3.0 >/dev/null && tar xzf nsfwjs-4.3.0.tgz)
+  $PY "$HERE/convert_nsfwjs.py" "$tmp/package" runs/mbv2_nsfwjs.pt
   rm -rf "$tmp"
 fi
 
 # 2. Synthetic data: validation, training, held-out test (disjoint seed ranges).
-$PY make_dataset.py --split val --count 2000 --seed-base 5000000 --out data
-$PY make_dataset.py --split train --count 6000 --seed-base 0 --out data
-$PY make_dataset.py --split cal --count 2000 --seed-base 6000000 --out data
-$PY make_dataset.py --split heldout --count 500 --seed-base 9000000 --out ../../test/fixtures/tires/heldout
-$PY make_parity_fixtures.py ../../test/fixtures/tires/parity
+render val 2000 5000000
+render train 6000 0
+render cal 2000 6000000
+$PY "$HERE/make_dataset.py" --split heldout --count 500 --seed-base 9000000 --out "$FIXTURES/heldout"
+$PY "$HERE/make_parity_fixtures.py" "$FIXTURES/parity"
 
 # 3. Both networks side by side, one thread each, within wall-clock budgets.
 #    The tread head overfits 6 000 images after ~15 min, so it stops there while
 #    6 000 more images are rendered, then resumes on all 12 000 (second cosine cycle).
-$PY train.py --model seg --minutes 58 --out runs/seg > runs/seg.log 2>&1 &
+train --limit "$(n 6000)" --model seg --minutes "$(m 58)" --out runs/seg > runs/seg.log 2>&1 &
 SEG=$!
-$PY train.py --model tread --minutes 15 --out runs/tread_p1 > runs/tread_p1.log 2>&1
-$PY make_dataset.py --split train --count 12000 --seed-base 0 --out data
-$PY train.py --model tread --resume runs/tread_p1/best.pt --lr 1e-3 --minutes 20 --out runs/tread > runs/tread.log 2>&1
+train --limit "$(n 6000)" --model tread --minutes "$(m 15)" --out runs/tread_p1 > runs/tread_p1.log 2>&1
+render train 12000 0
+train --limit "$(n 12000)" --model tread --resume runs/tread_p1/best.pt --lr 1e-3 --minutes "$(m 20)" --out runs/tread > runs/tread.log 2>&1
 wait $SEG
 # The segmenter then sees all 12 000 images once more with a much heavier TWI weight
 # (at weight 8 its TWI class never fired on validation).
-$PY train.py --model seg --resume runs/seg/best.pt --lr 1e-3 --twi-weight 40 --threads 2 --minutes 6.5 --out runs/seg_twi > runs/seg_twi.log 2>&1
+train --limit "$(n 12000)" --model seg --resume runs/seg/best.pt --lr 1e-3 --twi-weight 40 --threads 2 --minutes "$(m 6.5)" --out runs/seg_twi > runs/seg_twi.log 2>&1
 
 # 4. Stage two: 24 000 more images (36 000 in all); both networks resume side by side for
 #    62 minutes, the regressor with the auxiliary dense loss on its own 1/16 features.
-$PY make_dataset.py --split train --count 36000 --seed-base 0 --out data
-$PY train.py --model seg --resume runs/seg_twi/best.pt --lr 1e-3 --twi-weight 40 --minutes 62 --out runs/seg3 > runs/seg3.log 2>&1 &
+render train 36000 0
+train --limit "$(n 36000)" --model seg --resume runs/seg_twi/best.pt --lr 1e-3 --twi-weight 40 --minutes "$(m 62)" --out runs/seg3 > runs/seg3.log 2>&1 &
 SEG=$!
-$PY train.py --model tread --resume runs/tread/best.pt --lr 1e-3 --aux-weight 0.5 --minutes 62 --out runs/tread3 > runs/tread3.log 2>&1
+train --limit "$(n 36000)" --model tread --resume runs/tread/best.pt --lr 1e-3 --aux-weight 0.5 --minutes "$(m 62)" --out runs/tread3 > runs/tread3.log 2>&1
 wait $SEG
 
 # 5. Stage three: 24 000 more images (60 000 in all). The segmenter continues on the first
 #    36 000 (a new cosine cycle at LR 5e-4, 112 minutes; it starts while the new images render,
 #    so --limit pins what it loads), the regressor on all 60 000 for 82 minutes.
-$PY train.py --model seg --resume runs/seg3/best.pt --lr 5e-4 --twi-weight 40 --limit 36000 --minutes 112 --out runs/seg5 > runs/seg5.log 2>&1 &
+train --model seg --resume runs/seg3/best.pt --lr 5e-4 --twi-weight 40 --limit "$(n 36000)" --minutes "$(m 112)" --out runs/seg5 > runs/seg5.log 2>&1 &
 SEG=$!
-$PY make_dataset.py --split train --count 60000 --seed-base 0 --workers 1 --out data
-$PY train.py --model tread --resume runs/tread3/best.pt --lr 1e-3 --aux-weight 0.5 --minutes 82 --out runs/tread5 > runs/tread5.log 2>&1
+render train 60000 0 --workers 1
+train --limit "$(n 60000)" --model tread --resume runs/tread3/best.pt --lr 1e-3 --aux-weight 0.5 --minutes "$(m 82)" --out runs/tread5 > runs/tread5.log 2>&1
 wait $SEG
 
 # 6. Stage four: 48 000 more images (108 000 in all, both cores). Two regressors resume from
@@ -63,27 +101,27 @@ wait $SEG
 #    learning rates; the second starts once the first has its features (as run, with the loader
 #    of the time, each needed ≈ 13 GB while it loaded the images, ≈ 4 GB after; the loader now
 #    computes the features shard by shard, see stage five).
-$PY make_dataset.py --split train --count 108000 --seed-base 0 --out data
-$PY train.py --model tread --resume runs/tread5/best.pt --lr 1e-3 --aux-weight 0.5 --seed 0 --minutes 75 --out runs/tread6 > runs/tread6.log 2>&1 &
+render train 108000 0
+train --limit "$(n 108000)" --model tread --resume runs/tread5/best.pt --lr 1e-3 --aux-weight 0.5 --seed 0 --minutes "$(m 75)" --out runs/tread6 > runs/tread6.log 2>&1 &
 TREAD=$!
 until grep -q "^features" runs/tread6.log 2>/dev/null; do kill -0 $TREAD; sleep 10; done
-$PY train.py --model tread --resume runs/tread5/best.pt --lr 2e-3 --aux-weight 0.5 --seed 1 --minutes 75 --out runs/tread6b > runs/tread6b.log 2>&1
+train --limit "$(n 108000)" --model tread --resume runs/tread5/best.pt --lr 2e-3 --aux-weight 0.5 --seed 1 --minutes "$(m 75)" --out runs/tread6b > runs/tread6b.log 2>&1
 wait $TREAD
 
 # 7. Stage five: 48 000 more images (156 000 in all) and 6 000 more calibration images (8 000 in
 #    all, a steadier confidence map). Stage four's two members resume on all of them for 78 and
 #    72 minutes, one thread each; the features are computed shard by shard (≈ 4 GB for 156 000,
 #    the images are never all in memory) and cached, so the second reads them back in seconds.
-$PY make_dataset.py --split cal --count 8000 --seed-base 6000000 --out data
-$PY make_dataset.py --split train --count 156000 --seed-base 0 --out data
-$PY train.py --model tread --resume runs/tread6/best.pt --lr 1e-3 --aux-weight 0.5 --seed 2 --minutes 78 --feature-cache runs/features --out runs/tread7 > runs/tread7.log 2>&1 &
+render cal 8000 6000000
+render train 156000 0
+train --limit "$(n 156000)" --model tread --resume runs/tread6/best.pt --lr 1e-3 --aux-weight 0.5 --seed 2 --minutes "$(m 78)" --feature-cache runs/features --out runs/tread7 > runs/tread7.log 2>&1 &
 TREAD=$!
 until grep -q "^features" runs/tread7.log 2>/dev/null; do kill -0 $TREAD; sleep 10; done
-$PY train.py --model tread --resume runs/tread6b/best.pt --lr 2e-3 --aux-weight 0.5 --seed 3 --minutes 72 --feature-cache runs/features --out runs/tread7b > runs/tread7b.log 2>&1
+train --limit "$(n 156000)" --model tread --resume runs/tread6b/best.pt --lr 2e-3 --aux-weight 0.5 --seed 3 --minutes "$(m 72)" --feature-cache runs/features --out runs/tread7b > runs/tread7b.log 2>&1
 wait $TREAD
 
 # 8. Calibration on the cal split (rendered like the photos the service sees), ONNX export
 #    (opset 17), manifest with sha256. TREAD_MEMBERS: the regressor checkpoints exported as one
 #    averaging graph (they share the frozen trunk, which runs once).
 TREAD_MEMBERS=${TREAD_MEMBERS:-"runs/tread7/best.pt runs/tread7b/best.pt"}
-$PY finalize.py --tread $TREAD_MEMBERS --seg runs/seg5/best.pt --split cal --version "$VERSION"
+$PY "$HERE/finalize.py" --data data --out-dir "$OUT" --tread $TREAD_MEMBERS --seg runs/seg5/best.pt --split cal --version "$VERSION"
