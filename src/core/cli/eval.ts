@@ -52,8 +52,16 @@ async function main(): Promise<void> {
   });
   const results: Sample[] = [];
   for (const s of samples) {
-    const image = await readFile(s.file);
     const started = process.hrtime.bigint();
+    const image = await readFile(s.file).catch((error: NodeJS.ErrnoException) => {
+      // removed or unreadable since the labels were checked: counted, not fatal
+      process.stderr.write(`eval: cannot read ${s.file} (${error.code ?? error.message})\n`);
+      return null;
+    });
+    if (!image) {
+      results.push({ ...s, outcome: { error: 'FILE_UNREADABLE', ms: 0 } });
+      continue;
+    }
     try {
       // The service's path: upload checks, one decode to the frame, the analysis on that frame.
       const { frame } = await inspectImage(image);
