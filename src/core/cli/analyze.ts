@@ -6,10 +6,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { createOnnxAnalyzer, DISCLAIMER } from '../analysis/index.js';
 import { AppError, isAppError } from '../errors.js';
 import { inspectImage } from '../images/inspect.js';
+import { parseCli } from './args.js';
 
 const USAGE = 'usage: analyze PHOTO [--verbose] [--models DIR]';
 const DEFAULT_MODELS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../models');
@@ -22,14 +22,7 @@ function fail(error: unknown): never {
 }
 
 async function main(): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseArgs({ options: { models: { type: 'string' }, verbose: { type: 'boolean' } }, allowPositionals: true, strict: true });
-  } catch (error) {
-    process.stderr.write(`analyze: ${(error as Error).message}\n${USAGE}\n`);
-    process.exit(2);
-  }
-  const { values, positionals: files } = parsed;
+  const { values, positionals: files } = parseCli('analyze', USAGE, { models: { type: 'string' }, verbose: { type: 'boolean' } });
   const verbose = values.verbose ?? false;
   const modelsDir = values.models ?? DEFAULT_MODELS;
   if (files.length !== 1) {

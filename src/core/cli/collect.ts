@@ -4,34 +4,27 @@
  * comes from TIREWEAR_API_KEY (not a flag: command lines end up in shell history and `ps`).
  * Exit 0 done, 1 the server or the folder failed, 2 a usage mistake.
  */
-import { parseArgs } from 'node:util';
+import { parseCli, usageError } from './args.js';
 import { CollectError, collectMeasured } from './collect-measured.js';
 
 const USAGE = 'usage: TIREWEAR_API_KEY=tw_… npm run collect -- DIR [--server http://127.0.0.1:8787] [--from YYYY-MM-DD] [--to YYYY-MM-DD]';
 
 function usage(problem: string): never {
-  process.stderr.write(`collect: ${problem}\n${USAGE}\n`);
-  process.exit(2);
+  return usageError('collect', USAGE, problem);
 }
 
 async function main(): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      options: { server: { type: 'string', default: 'http://127.0.0.1:8787' }, from: { type: 'string' }, to: { type: 'string' } },
-      allowPositionals: true,
-      strict: true,
-    });
-  } catch (error) {
-    usage((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCli('collect', USAGE, {
+    server: { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+  });
   if (positionals.length !== 1) usage(positionals.length ? `one folder expected, got ${positionals.length}.` : 'which folder?');
   const apiKey = process.env.TIREWEAR_API_KEY?.trim();
   if (!apiKey) usage('set TIREWEAR_API_KEY to an API key of the shop (Account → API keys).');
   try {
     const report = await collectMeasured({
-      server: values.server,
+      server: values.server ?? 'http://127.0.0.1:8787',
       apiKey,
       out: positionals[0]!,
       ...(values.from ? { from: values.from } : {}),

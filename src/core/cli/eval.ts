@@ -8,29 +8,22 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { createOnnxAnalyzer } from '../analysis/index.js';
 import { isAppError } from '../errors.js';
 import { evaluate, formatReport, type Sample } from '../analysis/eval-metrics.js';
 import { LabelsError, loadSamples, type LoadedSamples } from '../analysis/eval-samples.js';
 import { inspectImage } from '../images/inspect.js';
+import { parseCli, usageError } from './args.js';
 
 const DEFAULT_MODELS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../models');
 const USAGE = 'usage: npm run eval -- DIR [--models DIR] [--json]';
 
 function usage(problem: string): never {
-  process.stderr.write(`eval: ${problem}\n${USAGE}\n`);
-  process.exit(2);
+  return usageError('eval', USAGE, problem);
 }
 
 async function main(): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseArgs({ options: { models: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
-  } catch (error) {
-    usage((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCli('eval', USAGE, { models: { type: 'string' }, json: { type: 'boolean' } });
   if (positionals.length !== 1) usage(positionals.length ? `one folder expected, got ${positionals.length}.` : 'which folder?');
   const dir = positionals[0]!;
   const modelsDir = values.models ?? DEFAULT_MODELS;
