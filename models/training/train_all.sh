@@ -12,9 +12,8 @@
 # budget; WORK (default: this folder) holds data/ and runs/; OUT (default: models/, or $WORK/models
 # when WORK is set) receives tread.onnx, seg.onnx and manifest.json; FIXTURES (default:
 # test/fixtures/tires, or $WORK/fixtures when WORK is set) receives the held-out set and the parity
-# fixtures; PYTHON, VERSION,
-# TREAD_MEMBERS. Needs python3, node/npm (to unpack the pretrained weights) and the packages in
-# requirements.txt. Budgets are wall-clock, so the number of optimiser steps (and the last
+# fixtures; PYTHON, VERSION, TREAD_MEMBERS. Needs python3, node/npm (to unpack the pretrained
+# weights) and the packages in requirements.txt. Budgets are wall-clock, so the number of optimiser steps (and the last
 # digits of the result) depends on the machine's speed; everything else is seeded.
 set -eu
 CALLER=$(pwd)
