@@ -55,12 +55,13 @@ test('missing models exit 1 with MODEL_UNAVAILABLE', async () => {
 });
 
 test('a small labelled folder: tires, a non-tire and a broken file are all counted', async () => {
-  for (const f of ['syn_0001.jpg', 'syn_0003.jpg', 'syn_0006.jpg']) await copyFile(path.join(HELDOUT, f), path.join(dir, f));
+  // syn_0000.jpg is in the folder but not in labels.csv
+  for (const f of ['syn_0000.jpg', 'syn_0001.jpg', 'syn_0003.jpg', 'syn_0006.jpg']) await copyFile(path.join(HELDOUT, f), path.join(dir, f));
   await writeFile(path.join(dir, 'broken.jpg'), Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a]));
   await writeFile(path.join(dir, 'labels.csv'), 'file,depthMm,wear\nsyn_0001.jpg,4.71,medium\nsyn_0003.jpg,10.01,new\nsyn_0006.jpg,,notire\nbroken.jpg,3.0,\n');
   const r = await evalCli(dir, '--json');
   expect(r.code, r.stderr).toBe(0);
-  expect(r.stderr).toMatch(/1 image\(s\) in .* are not in labels.csv/); // syn_0000.jpg from the test before
+  expect(r.stderr).toMatch(/1 image\(s\) in .* are not in labels.csv/);
   const report = JSON.parse(r.stdout) as Report;
   expect(report).toMatchObject({ images: 4, tires: 3, nonTires: 1 });
   expect(report.errors).toMatchObject({ IMAGE_UNREADABLE: 1 }); // the non-tire adds NO_TIRE_DETECTED when refused

@@ -26,6 +26,9 @@ export function treadHealthIndex(depthMm: number): number {
 
 export const MM_PER_32ND = 0.79375;
 
+/** Deeper than any passenger or light-truck tread, new (TIRES.md): a larger reading is a unit mistake. */
+export const MAX_TREAD_DEPTH_MM = 30;
+
 export interface GrooveDepth {
   /** 0-based index of the main groove, left to right in the analysed frame. */
   index: number;

@@ -7,7 +7,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { wearForDepth, WEAR_CLASSES, type Wear } from './analyzer.js';
+import { MAX_TREAD_DEPTH_MM, wearForDepth, WEAR_CLASSES, type Wear } from './analyzer.js';
 import type { Sample, Truth } from './eval-metrics.js';
 
 export type Labelled = Omit<Sample, 'outcome'>;
@@ -29,8 +29,6 @@ export class LabelsError extends Error {
 }
 
 export const IMAGE_FILE = /\.(jpe?g|png|webp)$/i;
-/** Tread deeper than any passenger or light-truck tire is new (TIRES.md): a depth above this is a unit mistake. */
-const MAX_DEPTH_MM = 30;
 
 const TRUTHS: Record<string, Truth> = {
   ...Object.fromEntries(WEAR_CLASSES.map((w) => [w, w])),
@@ -100,8 +98,8 @@ export function parseLabelsCsv(text: string, dir: string): Labelled[] {
     let depthMm: number | null = null;
     if (depthText !== '') {
       const d = Number(depthText.replace(/\s*mm$/i, ''));
-      if (!Number.isFinite(d) || d < 0 || d > MAX_DEPTH_MM) {
-        problems.push(`${at}: depthMm "${depthText}" is not a tread depth in millimetres (0–${MAX_DEPTH_MM}).`);
+      if (!Number.isFinite(d) || d < 0 || d > MAX_TREAD_DEPTH_MM) {
+        problems.push(`${at}: depthMm "${depthText}" is not a tread depth in millimetres (0–${MAX_TREAD_DEPTH_MM}).`);
         continue;
       }
       depthMm = d;

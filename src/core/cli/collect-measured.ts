@@ -9,7 +9,9 @@
  */
 import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { ErrorEnvelope, ScanList, SuccessEnvelope } from '../../shared/api.js';
 import { csvCell } from '../services/csv.js';
+import { MAX_PAGE } from '../services/scans.js';
 
 export interface CollectOptions {
   /** Origin of a TireWear server, e.g. http://127.0.0.1:8787. */
@@ -36,14 +38,6 @@ export interface CollectReport {
 /** A failure the user can act on (server unreachable, key refused, folder not writable). */
 export class CollectError extends Error {
   override name = 'CollectError';
-}
-
-interface WireScan {
-  scanId: string;
-  result: { estimatedDepthMm: number; modelVersion: string };
-  image: { mime: string; url: string };
-  measurementMm: number | null;
-  measuredAt: string | null;
 }
 
 const EXT: Record<string, string> = { 'image/jpeg': '.jpg', 'image/png': '.png', 'image/webp': '.webp' };
@@ -76,7 +70,7 @@ export async function collectMeasured(options: CollectOptions): Promise<CollectR
   }
 
   async function envelopeError(res: Response): Promise<CollectError> {
-    const body = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+    const body = (await res.json().catch(() => null)) as Partial<ErrorEnvelope> | null;
     const what = body?.error ? `${body.error.code}: ${body.error.message}` : `HTTP ${res.status}`;
     return new CollectError(`${origin} answered ${what}`);
   }
@@ -91,13 +85,13 @@ export async function collectMeasured(options: CollectOptions): Promise<CollectR
   const rows: string[] = [];
   let cursor: string | null = null;
   do {
-    const q = new URLSearchParams({ limit: '100' });
+    const q = new URLSearchParams({ limit: String(MAX_PAGE) });
     if (options.from) q.set('from', options.from);
     if (options.to) q.set('to', options.to);
     if (cursor) q.set('cursor', cursor);
     const res = await get(`/api/v1/scans?${q}`);
     if (!res.ok) throw await envelopeError(res);
-    const body = (await res.json().catch(() => null)) as { data?: { items?: WireScan[]; nextCursor?: string | null } } | null;
+    const body = (await res.json().catch(() => null)) as Partial<SuccessEnvelope<ScanList>> | null;
     const page = body?.data;
     if (!page || !Array.isArray(page.items)) throw new CollectError(`${origin} did not answer like a TireWear server (GET /api/v1/scans).`);
     for (const scan of page.items) {

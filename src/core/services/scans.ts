@@ -3,7 +3,7 @@
  * CSV export. Visibility (SPEC §5): an account's scan only to that account (FORBIDDEN to
  * anyone else); an anonymous scan to whoever holds its unguessable id; deleted is NOT_FOUND.
  */
-import { WEAR_CLASSES } from '../analysis/analyzer.js';
+import { MAX_TREAD_DEPTH_MM, WEAR_CLASSES } from '../analysis/analyzer.js';
 import { AppError } from '../errors.js';
 import type { ScanFilter } from '../storage/store.js';
 import type { Caller, ScanRecord } from '../types.js';
@@ -13,7 +13,7 @@ import type { ScanQuery, ScanService } from './ports.js';
 
 export const DEFAULT_PAGE = 20;
 export const MAX_PAGE = 100;
-export const MAX_MEASUREMENT_MM = 30;
+export const MAX_MEASUREMENT_MM = MAX_TREAD_DEPTH_MM;
 
 function notFound(): AppError {
   return new AppError('NOT_FOUND', 'No such scan.');
