@@ -64,12 +64,33 @@ test('depth, wear, interval, calibration and refusal figures', () => {
   expect(r.tiresRefused).toBe(0.2);
   expect(r.nonTiresRefused).toBe(0.5);
   expect(r.msPerImage.median).toBe(40);
+  // By the band of the true depth, in band order; medium's only tire was refused, so no row.
+  expect(r.depthByBand).toEqual([
+    { band: 'new', n: 1, mae: 1.0, within1mm: 1, bias: -1.0 },
+    { band: 'good', n: 1, mae: 0.5, within1mm: 1, bias: -0.5 },
+    { band: 'worn', n: 1, mae: 1.5, within1mm: 0, bias: 1.5 },
+    { band: 'critical', n: 1, mae: expect.closeTo(0.2, 10), within1mm: 1, bias: expect.closeTo(0.2, 10) },
+  ]);
 
   const text = formatReport(r, 'tread-test');
   expect(text).toContain('depth MAE           0.80 mm over 4');
   expect(text).toContain('calibration error   0.450 (ECE, 10 bins; mean confidence 70.0 % vs accuracy 75.0 %)');
   expect(text).toContain('worn-vs-usable      balanced accuracy 0.750 (bad recall 50.0 %, usable recall 100.0 %)\n                    0.583 over all 5 tires, counting the 1 without an answer as wrong');
   expect(text).toContain('tires refused       20.0 %');
+  expect(text).toContain(`${' '.repeat(20)}new         1     1.00       100.0 %     -1.00\n`);
+  expect(text).toContain(`${' '.repeat(20)}worn        1     1.50         0.0 %     +1.50\n`);
+  expect(text).not.toMatch(/^ {20}medium/m);
+});
+
+test('a file that could not be read counts as an error but adds no time', () => {
+  const unread: Sample = { file: 'gone.jpg', depthMm: 5, truth: 'good', outcome: { error: 'FILE_UNREADABLE', ms: null } };
+  const r = evaluate([analysed('good', 6.0, 5.5, 0.9, [5, 6.5], 30), unread, analysed('new', 8.0, 8.2, 0.9, [7, 9], 50)]);
+  expect(r.errors).toEqual({ FILE_UNREADABLE: 1 });
+  expect(r.msPerImage).toEqual({ median: 50, p95: 50, mean: 40 });
+  // nothing read at all: no time line rather than NaN
+  const none = evaluate([unread]);
+  expect(formatReport(none, 't')).not.toContain('time per image');
+  expect(formatReport(none, 't')).not.toContain('NaN');
 });
 
 test('a folder of good/ and bad/ photos gives worn-vs-usable only', () => {

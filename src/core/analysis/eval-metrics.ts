@@ -1,5 +1,5 @@
 /** The figures `npm run eval` prints, computed from per-image outcomes. */
-import { WEAR_CLASSES, type Analysis, type Wear } from './index.js';
+import { WEAR_CLASSES, wearForDepth, type Analysis, type Wear } from './index.js';
 
 export type Truth = Wear | 'notire' | 'usable' | 'bad';
 
@@ -7,7 +7,8 @@ export interface Sample {
   file: string;
   depthMm: number | null;
   truth: Truth;
-  outcome: { analysis: Analysis; ms: number } | { error: string; ms: number };
+  /** `ms` is null when the file could not be read (nothing was analysed, so no time to count). */
+  outcome: { analysis: Analysis; ms: number } | { error: string; ms: number | null };
 }
 
 /** Worn-vs-usable: "bad" means the reported wear is worn or critical (under 3.0 mm). */
@@ -18,6 +19,12 @@ export interface Report {
   tires: number;
   nonTires: number;
   depth: { n: number; mae: number; within1mm: number } | null;
+  /**
+   * The depth error by the band of the true depth (SPEC §2 wear bands): where on the scale the
+   * estimate is tight and where it is loose. `bias` is the mean of estimate − truth (negative:
+   * reads shallower than the tire is).
+   */
+  depthByBand: { band: Wear; n: number; mae: number; within1mm: number; bias: number }[];
   /** Whether isPreliminary singles out the worse estimates. */
   preliminary: { share: number; maePreliminary: number; maeConfirmed: number } | null;
   wear: { n: number; accuracy: number; balancedAccuracy: number; confusion: Record<string, Record<string, number>> } | null;
@@ -61,7 +68,15 @@ export function evaluate(samples: Sample[]): Report {
   for (const s of samples) if ('error' in s.outcome) errors[s.outcome.error] = (errors[s.outcome.error] ?? 0) + 1;
 
   const withDepth = tires.filter((s) => s.depthMm !== null && analysed(s));
-  const absErr = withDepth.map((s) => Math.abs(analysed(s)!.estimatedDepthMm - s.depthMm!));
+  const signedErr = (s: Sample) => analysed(s)!.estimatedDepthMm - s.depthMm!;
+  const absErr = withDepth.map((s) => Math.abs(signedErr(s)));
+  const within1 = (e: number) => (e <= 1.0 + 1e-9 ? 1 : 0);
+  const depthByBand = WEAR_CLASSES.flatMap((band) => {
+    const inBand = withDepth.filter((s) => wearForDepth(s.depthMm!) === band);
+    if (!inBand.length) return [];
+    const errs = inBand.map(signedErr);
+    return [{ band, n: inBand.length, mae: mean(errs.map(Math.abs)), within1mm: mean(errs.map((e) => within1(Math.abs(e)))), bias: mean(errs) }];
+  });
   const covered = withDepth.map((s) => {
     const r = analysed(s)!.depthRangeMm;
     return s.depthMm! >= r.min && s.depthMm! <= r.max;
@@ -87,14 +102,15 @@ export function evaluate(samples: Sample[]): Report {
     return { balancedAccuracy: (bad + usable) / 2, badRecall: bad, usableRecall: usable };
   };
   const binary = sides.filter((b) => b.answered);
-  const times = samples.map((s) => s.outcome.ms);
+  const times = samples.flatMap((s) => (s.outcome.ms === null ? [] : [s.outcome.ms]));
   const refused = (s: Sample) => 'error' in s.outcome && s.outcome.error === 'NO_TIRE_DETECTED';
 
   return {
     images: samples.length,
     tires: tires.length,
     nonTires: nonTires.length,
-    depth: withDepth.length ? { n: withDepth.length, mae: mean(absErr), within1mm: mean(absErr.map((e) => (e <= 1.0 + 1e-9 ? 1 : 0))) } : null,
+    depth: withDepth.length ? { n: withDepth.length, mae: mean(absErr), within1mm: mean(absErr.map(within1)) } : null,
+    depthByBand,
     preliminary: withDepth.length
       ? {
           share: mean(withDepth.map((s) => (analysed(s)!.isPreliminary ? 1 : 0))),
@@ -122,6 +138,13 @@ const pct = (v: number) => `${(100 * v).toFixed(1)} %`;
 export function formatReport(r: Report, modelVersion: string): string {
   const lines = [`model ${modelVersion}: ${r.images} images (${r.tires} tires, ${r.nonTires} non-tires)`];
   if (r.depth) lines.push(`depth MAE           ${r.depth.mae.toFixed(2)} mm over ${r.depth.n}`, `within 1 mm         ${pct(r.depth.within1mm)}`);
+  if (r.depthByBand.length) {
+    lines.push(`${'by true depth'.padEnd(20)}${'band'.padEnd(9)}${'n'.padStart(4)}${'MAE mm'.padStart(9)}${'within 1 mm'.padStart(14)}${'bias mm'.padStart(10)}`);
+    for (const b of r.depthByBand) {
+      const bias = `${b.bias >= 0 ? '+' : ''}${b.bias.toFixed(2)}`;
+      lines.push(`${''.padEnd(20)}${b.band.padEnd(9)}${String(b.n).padStart(4)}${b.mae.toFixed(2).padStart(9)}${pct(b.within1mm).padStart(14)}${bias.padStart(10)}`);
+    }
+  }
   if (r.preliminary) {
     const p = r.preliminary;
     lines.push(`preliminary         ${pct(p.share)} of results; MAE ${p.maePreliminary.toFixed(2)} mm there vs ${p.maeConfirmed.toFixed(2)} mm elsewhere`);
@@ -146,6 +169,8 @@ export function formatReport(r: Report, modelVersion: string): string {
   if (r.tiresRefused !== null) lines.push(`tires refused       ${pct(r.tiresRefused)}`);
   if (r.nonTiresRefused !== null) lines.push(`non-tires refused   ${pct(r.nonTiresRefused)}`);
   if (Object.keys(r.errors).length) lines.push(`errors              ${JSON.stringify(r.errors)}`);
-  lines.push(`time per image      median ${r.msPerImage.median.toFixed(1)} ms, p95 ${r.msPerImage.p95.toFixed(1)} ms`);
+  if (Number.isFinite(r.msPerImage.median)) {
+    lines.push(`time per image      median ${r.msPerImage.median.toFixed(1)} ms, p95 ${r.msPerImage.p95.toFixed(1)} ms`);
+  }
   return `${lines.join('\n')}\n`;
 }

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
       return null;
     });
     if (!image) {
-      results.push({ ...s, outcome: { error: 'FILE_UNREADABLE', ms: 0 } });
+      results.push({ ...s, outcome: { error: 'FILE_UNREADABLE', ms: null } });
       continue;
     }
     try {
