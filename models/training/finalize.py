@@ -106,6 +106,17 @@ def ece(conf, correct, bins=10):
     return float(e)
 
 
+def fit_lad(A, b, iterations=60):
+    """Least absolute deviations (the line whose mean absolute error is smallest, which is the
+    figure the estimate is judged by), by iteratively reweighted least squares from the
+    least-squares line; residuals are floored at 0.05 mm so no weight blows up."""
+    c = np.linalg.lstsq(A, b, rcond=None)[0]
+    for _ in range(iterations):
+        w = np.sqrt(1 / np.maximum(np.abs(A @ c - b), 0.05))
+        c = np.linalg.lstsq(A * w[:, None], b * w, rcond=None)[0]
+    return c
+
+
 def sha256(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest()
 
@@ -161,19 +172,22 @@ def main():
 
     m = has
     # Stack the three depth readings (regressor, dense, classifier's expected depth) with a
-    # least-squares line fitted on validation; 2-fold cross-fit MAE is reported honestly.
+    # line fitted on the calibration split for the smallest mean absolute error (least squares
+    # until 2026.11.4: it fits the mean, pulls the ends of the scale toward the middle more, and
+    # gave 1.074 mm cross-fit against 1.061 for the same outputs); 2-fold cross-fit MAE is
+    # reported honestly.
     T0 = fit_temperature(logits[m], va["wear"][m])
     e_cls = softmax(logits / T0) @ BAND_CENTRE
     feats = np.stack([np.ones(len(y)), d_a, d_b, e_cls], 1)
     half = np.arange(len(y)) % 2 == 0
     cross = []
     for fit_on in (half, ~half):
-        c = np.linalg.lstsq(feats[m & fit_on], y[m & fit_on], rcond=None)[0]
+        c = fit_lad(feats[m & fit_on], y[m & fit_on])
         cross.append(np.abs(feats[m & ~fit_on] @ c - y[m & ~fit_on]))
     cross_mae = float(np.concatenate(cross).mean())
-    stack = np.linalg.lstsq(feats[m], y[m], rcond=None)[0]
+    stack = fit_lad(feats[m], y[m])
     feats_nd = feats[:, [0, 1, 3]]
-    stack_nd = np.linalg.lstsq(feats_nd[m], y[m], rcond=None)[0]
+    stack_nd = fit_lad(feats_nd[m], y[m])
     est = np.clip(np.where(np.isfinite(q), feats @ stack, feats_nd @ stack_nd), 0, None)
     est_r = np.round(est, 1)
 
