@@ -31,11 +31,14 @@ test('usage mistakes exit 2 with the reason and the usage line', async () => {
     [[HELDOUT, 'more'], /one folder expected, got 2/],
     [[HELDOUT, '--jsn'], /Unknown option '--jsn'/],
     [[HELDOUT, '--models'], /--models.*argument missing/],
+    [[HELDOUT, '--bootstrap', 'many'], /--bootstrap takes a whole number of resamples, 0 to 100000/],
+    [[HELDOUT, '--bootstrap=-5'], /--bootstrap takes a whole number/],
+    [[HELDOUT, '--bootstrap', '1e9'], /--bootstrap takes a whole number/],
   ] as const) {
     const r = await evalCli(...args);
     expect(r.code, args.join(' ')).toBe(2);
     expect(r.stderr).toMatch(reason);
-    expect(r.stderr).toMatch(/usage: npm run eval -- DIR \[--models DIR\] \[--json\]/);
+    expect(r.stderr).toMatch(/usage: npm run eval -- DIR \[--models DIR\] \[--bootstrap N\] \[--json\]/);
   }
 });
 
@@ -68,6 +71,12 @@ test('a small labelled folder: tires, a non-tire and a broken file are all count
   expect(report.nonTiresRefused).not.toBeNull();
   expect(report.depth?.n).toBe(2);
   expect(report.depth!.mae).toBeLessThan(3);
+  // 95 % intervals by default, from resamples of the four images; none with --bootstrap 0
+  expect(report.ci?.mae?.[0]).toBeLessThanOrEqual(report.depth!.mae);
+  expect(report.ci?.mae?.[1]).toBeGreaterThanOrEqual(report.depth!.mae);
   const text = await evalCli(dir);
-  expect(text.stdout).toMatch(/depth MAE/i);
+  expect(text.stdout).toMatch(/^depth MAE +\d\.\d\d mm over 2 {2}\(95 % CI \d\.\d\d–\d\.\d\d\)$/m);
+  expect(text.stdout).toMatch(/^95 % CI: percentile bootstrap, 1000 resamples of the 4 images$/m);
+  const plain = await evalCli(dir, '--bootstrap', '0');
+  expect(plain.stdout).not.toContain('95 % CI');
 }, 60_000);

@@ -103,3 +103,24 @@ test('a folder of good/ and bad/ photos gives worn-vs-usable only', () => {
   expect(formatReport(r, 't')).not.toContain('without an answer');
   expect(formatReport(r, 't')).not.toContain('calibration error');
 });
+
+test('bootstrap intervals: seeded, ordered, around the figure, absent when not asked for', () => {
+  // 60 tires whose estimates miss by 0.0, 0.1, …, 1.1 mm (repeating): MAE 0.55, within 1 mm 10 of 12
+  const samples = Array.from({ length: 60 }, (_, i) => analysed('medium', 4.0, 4.0 + (i % 12) / 10, 0.6, [3.5, 5.5], 10));
+  const plain = evaluate(samples);
+  expect(plain.ci).toBeUndefined();
+  const a = evaluate(samples, { bootstrap: 400, seed: 7 });
+  const b = evaluate(samples, { bootstrap: 400, seed: 7 });
+  expect(a.ci).toEqual(b.ci);
+  const [lo, hi] = a.ci!.mae!;
+  expect(lo).toBeLessThan(a.depth!.mae);
+  expect(hi).toBeGreaterThan(a.depth!.mae);
+  // the spread of a mean of 60 errors with sd ≈ 0.35 mm: about ± 0.09 mm
+  expect(hi - lo).toBeGreaterThan(0.1);
+  expect(hi - lo).toBeLessThan(0.3);
+  expect(a.ci!.within1mm![0]).toBeLessThanOrEqual(a.ci!.within1mm![1]);
+  // figures that cannot be computed here (no worn or usable pair) get no interval
+  expect(a.ci!.wornVsUsable).toBeUndefined();
+  expect(evaluate(samples, { bootstrap: 400, seed: 8 }).ci).not.toEqual(a.ci);
+  expect(formatReport(a, 't')).toMatch(/^depth MAE {11}0\.55 mm over 60 {2}\(95 % CI 0\.\d\d–0\.\d\d\)$/m);
+});

@@ -42,6 +42,34 @@ export interface Report {
   nonTiresRefused: number | null;
   errors: Record<string, number>;
   msPerImage: { median: number; p95: number; mean: number };
+  /**
+   * 95 % bootstrap intervals (percentile, images resampled with replacement) of the headline
+   * figures, when asked for: how far the figures could move on another set of the same size.
+   */
+  ci?: Partial<Record<CiFigure, [number, number]>>;
+}
+
+export type CiFigure = 'mae' | 'within1mm' | 'wearAccuracy' | 'wornVsUsable' | 'coverage' | 'calibrationError';
+
+const CI_FIGURES: Record<CiFigure, (r: Report) => number | null | undefined> = {
+  mae: (r) => r.depth?.mae,
+  within1mm: (r) => r.depth?.within1mm,
+  wearAccuracy: (r) => r.wear?.accuracy,
+  wornVsUsable: (r) => r.wornVsUsable?.balancedAccuracy,
+  coverage: (r) => r.interval?.coverage,
+  calibrationError: (r) => r.calibrationError,
+};
+
+/** A small seeded generator (mulberry32), so the intervals printed for one folder never change. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 const mean = (v: number[]): number => (v.length ? v.reduce((a, b) => a + b, 0) / v.length : NaN);
@@ -60,7 +88,34 @@ function ece(conf: number[], correct: boolean[], bins = 10): number {
   return e;
 }
 
-export function evaluate(samples: Sample[]): Report {
+/**
+ * The report over `samples`; with `bootstrap` > 0 also `ci`, from that many resamples of the
+ * images (same size, with replacement, seeded so the printout is reproducible). A resample in
+ * which a figure cannot be computed (say, no worn tire drawn) is left out of that figure's range.
+ */
+export function evaluate(samples: Sample[], options: { bootstrap?: number; seed?: number } = {}): Report {
+  const report = measure(samples);
+  const rounds = options.bootstrap ?? 0;
+  if (rounds <= 0 || samples.length < 2) return report;
+  const next = random(options.seed ?? 1);
+  const draws = Object.fromEntries(Object.keys(CI_FIGURES).map((k) => [k, [] as number[]])) as Record<CiFigure, number[]>;
+  for (let i = 0; i < rounds; i++) {
+    const resample = samples.map(() => samples[Math.floor(next() * samples.length)]!);
+    const r = measure(resample);
+    for (const [k, figure] of Object.entries(CI_FIGURES) as [CiFigure, (r: Report) => number | null | undefined][]) {
+      const v = figure(r);
+      if (v !== null && v !== undefined && Number.isFinite(v)) draws[k].push(v);
+    }
+  }
+  report.ci = {};
+  for (const k of Object.keys(CI_FIGURES) as CiFigure[]) {
+    if (CI_FIGURES[k](report) === null || CI_FIGURES[k](report) === undefined || draws[k].length < rounds / 2) continue;
+    report.ci[k] = [quantile(draws[k], 0.025), quantile(draws[k], 0.975)];
+  }
+  return report;
+}
+
+function measure(samples: Sample[]): Report {
   const analysed = (s: Sample) => ('analysis' in s.outcome ? s.outcome.analysis : null);
   const tires = samples.filter((s) => s.truth !== 'notire');
   const nonTires = samples.filter((s) => s.truth === 'notire');
@@ -135,9 +190,22 @@ export function evaluate(samples: Sample[]): Report {
 
 const pct = (v: number) => `${(100 * v).toFixed(1)} %`;
 
+/** "  (95 % CI 1.00–1.08)" after a figure, when the report has that interval. */
+function ciText(r: Report, k: CiFigure, show: (v: number) => string): string {
+  const range = r.ci?.[k];
+  return range ? `  (95 % CI ${show(range[0])}–${show(range[1])})` : '';
+}
+
 export function formatReport(r: Report, modelVersion: string): string {
   const lines = [`model ${modelVersion}: ${r.images} images (${r.tires} tires, ${r.nonTires} non-tires)`];
-  if (r.depth) lines.push(`depth MAE           ${r.depth.mae.toFixed(2)} mm over ${r.depth.n}`, `within 1 mm         ${pct(r.depth.within1mm)}`);
+  const mm = (v: number) => v.toFixed(2);
+  const pctNoUnit = (v: number) => (100 * v).toFixed(1);
+  if (r.depth) {
+    lines.push(
+      `depth MAE           ${r.depth.mae.toFixed(2)} mm over ${r.depth.n}${ciText(r, 'mae', mm)}`,
+      `within 1 mm         ${pct(r.depth.within1mm)}${ciText(r, 'within1mm', pctNoUnit)}`,
+    );
+  }
   if (r.depthByBand.length) {
     lines.push(`${'by true depth'.padEnd(20)}${'band'.padEnd(9)}${'n'.padStart(4)}${'MAE mm'.padStart(9)}${'within 1 mm'.padStart(14)}${'bias mm'.padStart(10)}`);
     for (const b of r.depthByBand) {
@@ -150,21 +218,23 @@ export function formatReport(r: Report, modelVersion: string): string {
     lines.push(`preliminary         ${pct(p.share)} of results; MAE ${p.maePreliminary.toFixed(2)} mm there vs ${p.maeConfirmed.toFixed(2)} mm elsewhere`);
   }
   if (r.wear) {
-    lines.push(`wear accuracy       ${pct(r.wear.accuracy)} over ${r.wear.n}`, `balanced accuracy   ${pct(r.wear.balancedAccuracy)}`);
+    lines.push(`wear accuracy       ${pct(r.wear.accuracy)} over ${r.wear.n}${ciText(r, 'wearAccuracy', pctNoUnit)}`, `balanced accuracy   ${pct(r.wear.balancedAccuracy)}`);
     lines.push('confusion (rows truth, columns reported):', `  ${''.padStart(9)}${WEAR_CLASSES.map((c) => c.padStart(9)).join('')}`);
     for (const t of WEAR_CLASSES) lines.push(`  ${t.padStart(9)}${WEAR_CLASSES.map((p) => String(r.wear!.confusion[t]![p]).padStart(9)).join('')}`);
   }
   if (r.wornVsUsable) {
     const b = r.wornVsUsable;
-    lines.push(`worn-vs-usable      balanced accuracy ${b.balancedAccuracy.toFixed(3)} (bad recall ${pct(b.badRecall)}, usable recall ${pct(b.usableRecall)})`);
+    lines.push(
+      `worn-vs-usable      balanced accuracy ${b.balancedAccuracy.toFixed(3)} (bad recall ${pct(b.badRecall)}, usable recall ${pct(b.usableRecall)})${ciText(r, 'wornVsUsable', (v) => v.toFixed(3))}`,
+    );
     if (b.allTires.n > b.n) {
       lines.push(`                    ${b.allTires.balancedAccuracy.toFixed(3)} over all ${b.allTires.n} tires, counting the ${b.allTires.n - b.n} without an answer as wrong`);
     }
   }
-  if (r.interval) lines.push(`80 % interval       coverage ${pct(r.interval.coverage)}`);
+  if (r.interval) lines.push(`80 % interval       coverage ${pct(r.interval.coverage)}${ciText(r, 'coverage', pctNoUnit)}`);
   if (r.calibrationError !== null) {
     const lean = r.meanConfidence !== null && r.wear ? `; mean confidence ${pct(r.meanConfidence)} vs accuracy ${pct(r.wear.accuracy)}` : '';
-    lines.push(`calibration error   ${r.calibrationError.toFixed(3)} (ECE, 10 bins${lean})`);
+    lines.push(`calibration error   ${r.calibrationError.toFixed(3)} (ECE, 10 bins${lean})${ciText(r, 'calibrationError', (v) => v.toFixed(3))}`);
   }
   if (r.tiresRefused !== null) lines.push(`tires refused       ${pct(r.tiresRefused)}`);
   if (r.nonTiresRefused !== null) lines.push(`non-tires refused   ${pct(r.nonTiresRefused)}`);

@@ -1,5 +1,7 @@
 /**
- * `npm run eval -- DIR [--models DIR] [--json]`: accuracy of the shipped models on a labelled folder.
+ * `npm run eval -- DIR [--models DIR] [--bootstrap N] [--json]`: accuracy of the shipped models on a
+ * labelled folder, with 95 % bootstrap intervals of the headline figures (N resamples, default
+ * 1000; 0 leaves them out).
  *
  * DIR holds either labels.csv (file,depthMm[,wear]; wear may be "notire", and is the band of
  * depthMm when absent) or class folders: new/ good/ medium/ worn/ critical/, notire/, or the
@@ -16,15 +18,18 @@ import { inspectImage } from '../images/inspect.js';
 import { parseCli, usageError } from './args.js';
 
 const DEFAULT_MODELS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../models');
-const USAGE = 'usage: npm run eval -- DIR [--models DIR] [--json]';
+const USAGE = 'usage: npm run eval -- DIR [--models DIR] [--bootstrap N] [--json]';
+const DEFAULT_BOOTSTRAP = 1000;
 
 function usage(problem: string): never {
   return usageError('eval', USAGE, problem);
 }
 
 async function main(): Promise<void> {
-  const { values, positionals } = parseCli('eval', USAGE, { models: { type: 'string' }, json: { type: 'boolean' } });
+  const { values, positionals } = parseCli('eval', USAGE, { models: { type: 'string' }, bootstrap: { type: 'string' }, json: { type: 'boolean' } });
   if (positionals.length !== 1) usage(positionals.length ? `one folder expected, got ${positionals.length}.` : 'which folder?');
+  const bootstrap = values.bootstrap === undefined ? DEFAULT_BOOTSTRAP : Number(values.bootstrap);
+  if (!/^\d+$/.test(values.bootstrap ?? '0') || bootstrap > 100_000) usage('--bootstrap takes a whole number of resamples, 0 to 100000.');
   const dir = positionals[0]!;
   const modelsDir = values.models ?? DEFAULT_MODELS;
   let loaded: LoadedSamples;
@@ -66,8 +71,11 @@ async function main(): Promise<void> {
     }
   }
   await analyzer.close();
-  const report = evaluate(results);
+  const report = evaluate(results, { bootstrap });
   process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report, analyzer.modelVersion));
+  if (!values.json && report.ci && Object.keys(report.ci).length) {
+    process.stdout.write(`95 % CI: percentile bootstrap, ${bootstrap} resamples of the ${report.images} images\n`);
+  }
 }
 
 await main();
