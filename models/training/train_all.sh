@@ -1,12 +1,13 @@
 #!/bin/sh
 # The whole recipe, one command, fixed seeds:
 #   sh models/training/train_all.sh
-# reproduces the shipped model (about 9 h 15 min on 2 CPU cores: six training stages of 45 minutes
+# reproduces the shipped model (about 11 h on 2 CPU cores: seven training stages of 45 minutes
 # to two hours each, plus rendering; summed from the stages as they were run for tread-2026.11.0 to
-# 2026.11.5; the highest reading of used memory was 15 GB, in stage four as it was run).
+# 2026.11.6; the highest reading of used memory was 15 GB, in stage four as it was run).
 #   SCALE=0.12 WORK=/tmp/tw sh models/training/train_all.sh
 # runs the same stages with 12 % of the images and of every time budget (the held-out set stays
-# 500 images): about an hour on 2 cores, a less accurate model (figures in models/README.md).
+# 500 images): 59 minutes on 2 cores before stages six and seven joined, ≈ 77 minutes with them
+# (SCALE=0.09 for about an hour); a less accurate model (figures in models/README.md).
 #
 # Settings (environment): SCALE (default 1) multiplies every image count and every training
 # budget; WORK (default: this folder) holds data/ and runs/; OUT (default: models/, or $WORK/models
@@ -22,7 +23,7 @@ HERE=$(pwd)
 # absolute path of a folder given relative to where the script was called from (created)
 absdir() { (cd "$CALLER" && mkdir -p "$1" && cd "$1" && pwd); }
 PY=${PYTHON:-python3}
-VERSION=${VERSION:-tread-2026.11.5}
+VERSION=${VERSION:-tread-2026.11.6}
 SCALE=${SCALE:-1}
 if [ -n "${WORK:-}" ]; then
   # a run elsewhere writes nothing into the repository unless OUT / FIXTURES say so
@@ -127,8 +128,18 @@ SEG=$!
 train --limit "$(n 156000)" --model tread --resume runs/tread7b/best.pt --lr 1e-3 --aux-weight 0.5 --seed 5 --minutes "$(m 45)" --feature-cache runs/features --out runs/tread8b > runs/tread8b.log 2>&1
 wait $SEG
 
-# 9. Calibration on the cal split (rendered like the photos the service sees), ONNX export
+# 9. Stage seven: 48 000 more images (204 000 in all, both cores); A' and B'' resume on all of
+#    them side by side for 65 minutes, one thread each (A'' seed 6, B''' seed 7, LR 1e-3); the
+#    first computes and caches the features, the second reads them back.
+render train 204000 0
+train --limit "$(n 204000)" --model tread --resume runs/tread7/best.pt --lr 1e-3 --aux-weight 0.5 --seed 6 --minutes "$(m 65)" --feature-cache runs/features --out runs/tread10a > runs/tread10a.log 2>&1 &
+TREAD=$!
+until grep -q "^features" runs/tread10a.log 2>/dev/null; do kill -0 $TREAD; sleep 10; done
+train --limit "$(n 204000)" --model tread --resume runs/tread8b/best.pt --lr 1e-3 --aux-weight 0.5 --seed 7 --minutes "$(m 65)" --feature-cache runs/features --out runs/tread10b > runs/tread10b.log 2>&1
+wait $TREAD
+
+# 10. Calibration on the cal split (rendered like the photos the service sees), ONNX export
 #    (opset 17), manifest with sha256. TREAD_MEMBERS: the regressor checkpoints exported as one
 #    averaging graph (they share the frozen trunk, which runs once).
-TREAD_MEMBERS=${TREAD_MEMBERS:-"runs/tread7/best.pt runs/tread8b/best.pt"}
+TREAD_MEMBERS=${TREAD_MEMBERS:-"runs/tread10a/best.pt runs/tread10b/best.pt"}
 $PY "$HERE/finalize.py" --data data --out-dir "$OUT" --tread $TREAD_MEMBERS --seg runs/seg6/best.pt --split cal --version "$VERSION"
