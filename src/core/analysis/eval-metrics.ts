@@ -104,12 +104,12 @@ export function evaluate(samples: Sample[], options: { bootstrap?: number; seed?
     const r = measure(resample);
     for (const [k, figure] of Object.entries(CI_FIGURES) as [CiFigure, (r: Report) => number | null | undefined][]) {
       const v = figure(r);
-      if (v !== null && v !== undefined && Number.isFinite(v)) draws[k].push(v);
+      if (v != null && Number.isFinite(v)) draws[k].push(v);
     }
   }
   report.ci = {};
   for (const k of Object.keys(CI_FIGURES) as CiFigure[]) {
-    if (CI_FIGURES[k](report) === null || CI_FIGURES[k](report) === undefined || draws[k].length < rounds / 2) continue;
+    if (CI_FIGURES[k](report) == null || draws[k].length < rounds / 2) continue;
     report.ci[k] = [quantile(draws[k], 0.025), quantile(draws[k], 0.975)];
   }
   return report;
