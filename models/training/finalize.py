@@ -132,7 +132,10 @@ def main():
     ap.add_argument("--out-dir", default=MODELS)
     ap.add_argument("--split", default="val",
                     help="calibration split: val (like training) or cal (rendered like the held-out photos)")
-    ap.add_argument("--tta", action="store_true", help="average each network over the photo and its mirror image")
+    ap.add_argument("--tta", choices=["none", "photo", "features"], default="none",
+                    help="tread network: average over the photo and its mirror image (photo), or over the frozen "
+                         "trunk's features and their mirror image (features: the trunk runs once)")
+    ap.add_argument("--seg-tta", action="store_true", help="segmenter: average over the photo and its mirror image")
     a = ap.parse_args()
     torch.set_num_threads(1)
 
@@ -148,7 +151,7 @@ def main():
     os.makedirs(a.out_dir, exist_ok=True)
     tpath, spath = os.path.join(a.out_dir, "tread.onnx"), os.path.join(a.out_dir, "seg.onnx")
     export(TreadNetExport(tn, a.tta), tpath, ["gate", "depth", "sigma", "wear_logits"])
-    export(SegNetExport(sn, a.tta), spath, ["probs", "depth_map"])
+    export(SegNetExport(sn, a.seg_tta), spath, ["probs", "depth_map"])
 
     va = load(a.split, a.data)
     gate, d_a, sig, logits = run(tpath, va["x"])
@@ -267,6 +270,7 @@ def main():
             "wearClasses": ["new", "good", "medium", "worn", "critical"],
             "maskClasses": ["none", "tread", "groove", "twi"],
         },
+        "testTimeAugmentation": {"tread": a.tta, "seg": "photo" if a.seg_tta else "none"},
         "validation": metrics,
         "notes": a.notes,
     }

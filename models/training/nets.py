@@ -120,8 +120,10 @@ class TreadEnsemble(nn.Module):
                 assert torch.equal(first[k], theirs[k]), f"members differ in the frozen trunk: {k}"
         self.members = nn.ModuleList(nets)
 
-    def forward(self, x):
-        f = self.members[0].early(x)
+    def early(self, x):
+        return self.members[0].early(x)
+
+    def top(self, f):
         outs = [m.top(f) for m in self.members]
         g = torch.stack([o[0] for o in outs]).mean(0)
         d_all = torch.stack([o[1] for o in outs])
@@ -130,24 +132,34 @@ class TreadEnsemble(nn.Module):
         w = torch.stack([o[3] for o in outs]).mean(0)
         return g, d, 0.5 * torch.log(var), w
 
+    def forward(self, x):
+        return self.top(self.early(x))
+
 
 class TreadNetExport(nn.Module):
     """ONNX wrapper: gate probability, depth mm, sigma mm, wear logits.
 
-    With tta, the photo and its mirror image go through the network as one batch
-    and the two readings are averaged (a tread seen in a mirror has the same depth)."""
+    tta "photo": the photo and its mirror image go through the network as one batch and the two
+    readings are averaged (a tread seen in a mirror has the same depth). tta "features": the
+    frozen trunk runs once and its feature map and their mirror image go through the trained top
+    (the flip the members were trained with, on cached features), for a fraction of the cost."""
 
-    def __init__(self, net: TreadNet, tta: bool = False):
+    def __init__(self, net: nn.Module, tta: str = "none"):
         super().__init__()
+        assert tta in ("none", "photo", "features"), tta
         self.net = net
         self.tta = tta
 
     def forward(self, x):
-        if not self.tta:
+        if self.tta == "none":
             g, d, ls, w = self.net(x)
             return torch.sigmoid(g), d, torch.exp(ls), w
         n = x.shape[0]
-        g, d, ls, w = self.net(torch.cat([x, torch.flip(x, dims=[3])], 0))
+        if self.tta == "photo":
+            g, d, ls, w = self.net(torch.cat([x, torch.flip(x, dims=[3])], 0))
+        else:
+            f = self.net.early(x)
+            g, d, ls, w = self.net.top(torch.cat([f, torch.flip(f, dims=[3])], 0))
         mean = lambda t: (t[:n] + t[n:]) * 0.5
         return mean(torch.sigmoid(g)), mean(d), torch.sqrt(mean(torch.exp(2 * ls))), mean(w)
 

@@ -1,13 +1,14 @@
 #!/bin/sh
 # The whole recipe, one command, fixed seeds:
 #   sh models/training/train_all.sh
-# reproduces the shipped model (about 11 h on 2 CPU cores: seven training stages of 45 minutes
+# reproduces the shipped model (about 13 h on 2 CPU cores: eight training stages of 45 minutes
 # to two hours each, plus rendering; summed from the stages as they were run for tread-2026.11.0 to
-# 2026.11.6; the highest reading of used memory was 15 GB, in stage four as it was run).
-#   SCALE=0.12 WORK=/tmp/tw sh models/training/train_all.sh
-# runs the same stages with 12 % of the images and of every time budget (the held-out set stays
-# 500 images): 59 minutes on 2 cores before stages six and seven joined, ≈ 77 minutes with them
-# (SCALE=0.09: 57 min 38 s, run end to end); a less accurate model (figures in models/README.md).
+# 2026.11.7; the highest reading of used memory was 15 GB, in stage four as it was run).
+#   SCALE=0.08 WORK=/tmp/tw sh models/training/train_all.sh
+# runs the same stages with 8 % of the images and of every time budget (the held-out set stays
+# 500 images): about an hour on 2 cores, estimated, not run — SCALE=0.09 ran end to end in
+# 57 min 38 s before stage eight joined (at 0.09 it adds ≈ 9.5 minutes); a less accurate model
+# (figures in models/README.md).
 #
 # Settings (environment): SCALE (default 1) multiplies every image count and every training
 # budget; WORK (default: this folder) holds data/ and runs/; OUT (default: models/, or $WORK/models
@@ -23,7 +24,7 @@ HERE=$(pwd)
 # absolute path of a folder given relative to where the script was called from (created)
 absdir() { (cd "$CALLER" && mkdir -p "$1" && cd "$1" && pwd); }
 PY=${PYTHON:-python3}
-VERSION=${VERSION:-tread-2026.11.6}
+VERSION=${VERSION:-tread-2026.11.7}
 SCALE=${SCALE:-1}
 if [ -n "${WORK:-}" ]; then
   # a run elsewhere writes nothing into the repository unless OUT / FIXTURES say so
@@ -138,8 +139,18 @@ until grep -q "^features" runs/tread10a.log 2>/dev/null; do kill -0 $TREAD; slee
 train --limit "$(n 204000)" --model tread --resume runs/tread8b/best.pt --lr 1e-3 --aux-weight 0.5 --seed 7 --minutes "$(m 65)" --feature-cache runs/features --out runs/tread10b > runs/tread10b.log 2>&1
 wait $TREAD
 
-# 10. Calibration on the cal split (rendered like the photos the service sees), ONNX export
+# 10. Stage eight: no new images. A'' and B''' continue on the same 204 000 side by side for 105
+#    minutes at a third of stage seven's learning rate (3e-4: a new cycle's peak at 1e-3 cost
+#    stage seven its first epoch), one thread each (A''' seed 8, B'''' seed 9). Both read the
+#    features stage seven cached. Their validation loss stops improving after 2 and 3 epochs.
+train --limit "$(n 204000)" --model tread --resume runs/tread10a/best.pt --lr 3e-4 --aux-weight 0.5 --seed 8 --minutes "$(m 105)" --feature-cache runs/features --out runs/tread12a > runs/tread12a.log 2>&1 &
+TREAD=$!
+train --limit "$(n 204000)" --model tread --resume runs/tread10b/best.pt --lr 3e-4 --aux-weight 0.5 --seed 9 --minutes "$(m 105)" --feature-cache runs/features --out runs/tread12b > runs/tread12b.log 2>&1
+wait $TREAD
+
+# 11. Calibration on the cal split (rendered like the photos the service sees), ONNX export
 #    (opset 17), manifest with sha256. TREAD_MEMBERS: the regressor checkpoints exported as one
-#    averaging graph (they share the frozen trunk, which runs once).
-TREAD_MEMBERS=${TREAD_MEMBERS:-"runs/tread10a/best.pt runs/tread10b/best.pt"}
-$PY "$HERE/finalize.py" --data data --out-dir "$OUT" --tread $TREAD_MEMBERS --seg runs/seg6/best.pt --split cal --version "$VERSION"
+#    averaging graph (they share the frozen trunk, which runs once). Both networks read the photo
+#    and its mirror image as one batch of two and average the readings (since 2026.11.7).
+TREAD_MEMBERS=${TREAD_MEMBERS:-"runs/tread12a/best.pt runs/tread12b/best.pt"}
+$PY "$HERE/finalize.py" --data data --out-dir "$OUT" --tread $TREAD_MEMBERS --seg runs/seg6/best.pt --split cal --tta photo --seg-tta --version "$VERSION"
