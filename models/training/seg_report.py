@@ -2,7 +2,7 @@
 
     python seg_report.py [--models ../] [--split cal]
 
-Per-class IoU over the 80 x 80 label cells of a split, and the segmenter as an image-level TWI
+Per-class IoU, precision and recall over the 80 x 80 label cells of a split, and the segmenter as an image-level TWI
 detector: the share of images with a TWI bar in their labels where at least one cell is called
 TWI, and the share of images without one where a cell is (false alarms).
 """
@@ -33,17 +33,21 @@ def main():
     pred = probs.argmax(1)
     cls = d["cls"].astype(np.int64)
     assert pred.shape == cls.shape, (pred.shape, cls.shape)
-    iou = {}
+    iou, precision, recall = {}, {}, {}
+    r3 = lambda num, den: round(float(num / den), 3) if den else None  # noqa: E731
     for k, name in enumerate(CLASSES):
         inter = np.logical_and(pred == k, cls == k).sum()
-        union = np.logical_or(pred == k, cls == k).sum()
-        iou[name] = round(float(inter / union), 3) if union else None
+        iou[name] = r3(inter, np.logical_or(pred == k, cls == k).sum())
+        precision[name] = r3(inter, (pred == k).sum())  # of the cells called k, the share that are k
+        recall[name] = r3(inter, (cls == k).sum())  # of the cells that are k, the share called k
     has_bar = (cls == 3).reshape(len(cls), -1).any(1)
     fired = (pred == 3).reshape(len(pred), -1).any(1)
     report = {
         "split": a.split,
         "images": int(len(cls)),
         "iou": iou,
+        "precision": precision,
+        "recall": recall,
         "images_with_bar": int(has_bar.sum()),
         "twi_fires_with_bar": round(float(fired[has_bar].mean()), 3) if has_bar.any() else None,
         "twi_fires_without_bar": round(float(fired[~has_bar].mean()), 3) if (~has_bar).any() else None,
