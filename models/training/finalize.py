@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import json
 import math
 import os
@@ -20,11 +21,13 @@ from datetime import datetime, timezone
 import numpy as np
 import onnxruntime as ort
 import torch
+from PIL import Image
 
 sys.path.insert(0, os.path.dirname(__file__))
 import preprocess as pp  # noqa: E402
 from nets import SegNet, SegNetExport, TreadEnsemble, TreadNetExport, TreadNet  # noqa: E402
-from train import load, wear_index  # noqa: E402
+from make_dataset import load_photos  # noqa: E402
+from train import load, shards, wear_index  # noqa: E402
 
 MODELS = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 BAND_LO = np.array([7.0, 5.0, 3.0, 1.6, 0.0])
@@ -50,6 +53,25 @@ def run(path, x_u8):
         for o, v in zip(outs, r):
             o.append(v)
     return [np.concatenate(o) for o in outs]
+
+
+def crop_inputs(split, data_dir, probs, crop):
+    """The regressor's second look (since 2026.11.9): each calibration photo, decoded from the JPEG
+    bytes the service would have received, cropped to the box around the tread that the exported
+    segmenter found on the whole frame (preprocess.tread_box, as the app does), stretched to the
+    input size. Returns the crops and which images had a box (the others keep the whole-frame
+    reading, as in the app)."""
+    files, sizes, n = shards(split, data_dir, None)
+    jpegs = [j for f, size in zip(files, sizes) for j in load_photos(f, size)][:n]
+    assert len(jpegs) == len(probs), (len(jpegs), len(probs))
+    x = np.zeros((len(probs), pp.INPUT, pp.INPUT, 3), np.uint8)
+    boxed = np.zeros(len(probs), bool)
+    for i, j in enumerate(jpegs):
+        img = Image.open(io.BytesIO(j)).convert("RGB")
+        box = pp.tread_box(probs[i, 1:].sum(0) > 0.5, img.width, img.height, crop)
+        if box is not None:
+            x[i], boxed[i] = pp.crop_input_u8(img, box), True
+    return x, boxed
 
 
 def seg_stats(probs, depth, pct):
@@ -136,6 +158,8 @@ def main():
                     help="tread network: average over the photo and its mirror image (photo), or over the frozen "
                          "trunk's features and their mirror image (features: the trunk runs once)")
     ap.add_argument("--seg-tta", action="store_true", help="segmenter: average over the photo and its mirror image")
+    ap.add_argument("--crop", action="store_true",
+                    help="stack a second regressor reading of the tread crop (needs a split with photos: cal)")
     a = ap.parse_args()
     torch.set_num_threads(1)
 
@@ -173,6 +197,13 @@ def main():
     q, frac = seg_stats(probs, dmap, pct)
     d_b = np.where(np.isfinite(q), coef[0] + coef[1] * np.nan_to_num(q), d_a)
 
+    # The regressor's reading of the tread crop; the whole-frame reading where there is no box.
+    d_c = d_a
+    if a.crop:
+        xc, boxed = crop_inputs(a.split, a.data, probs, pp.CROP)
+        d_c = d_a.copy()
+        d_c[boxed] = run(tpath, xc[boxed])[1]
+
     m = has
     # Stack the three depth readings (regressor, dense, classifier's expected depth) with a
     # line fitted on the calibration split for the smallest mean absolute error (least squares
@@ -181,7 +212,7 @@ def main():
     # reported honestly.
     T0 = fit_temperature(logits[m], va["wear"][m])
     e_cls = softmax(logits / T0) @ BAND_CENTRE
-    feats = np.stack([np.ones(len(y)), d_a, d_b, e_cls], 1)
+    feats = np.stack([np.ones(len(y)), d_a, d_b, e_cls] + ([d_c] if a.crop else []), 1)
     half = np.arange(len(y)) % 2 == 0
     cross = []
     for fit_on in (half, ~half):
@@ -189,7 +220,7 @@ def main():
         cross.append(np.abs(feats[m & ~fit_on] @ c - y[m & ~fit_on]))
     cross_mae = float(np.concatenate(cross).mean())
     stack = fit_lad(feats[m], y[m])
-    feats_nd = feats[:, [0, 1, 3]]
+    feats_nd = feats[:, [0, 1, 3, 4] if a.crop else [0, 1, 3]]
     stack_nd = fit_lad(feats_nd[m], y[m])
     est = np.clip(np.where(np.isfinite(q), feats @ stack, feats_nd @ stack_nd), 0, None)
     est_r = np.round(est, 1)
@@ -228,6 +259,7 @@ def main():
     metrics = {
         "val_images": int(len(y)), "val_depth_images": int(m.sum()),
         "mae_regressor": float(np.abs(d_a[m] - y[m]).mean()), "mae_dense": float(np.abs(d_b[m] - y[m]).mean()),
+        "mae_crop_regressor": float(np.abs(d_c[m] - y[m]).mean()),
         "mae_stack": float(np.abs(est_r[m] - y[m]).mean()), "mae_stack_crossfit": cross_mae, "within_1mm": float((np.abs(est_r[m] - y[m]) <= 1).mean()),
         "class_accuracy": float(correct[m].mean()), "classifier_accuracy": float((logits[m].argmax(1) == true_band[m]).mean()),
         "interval_coverage": cover, "ece": ece(conf[m], correct[m]),
@@ -260,9 +292,10 @@ def main():
             "minTreadShare": min_share,
             "dense": {"percentile": pct, "intercept": float(coef[0]), "slope": float(coef[1]), "minPixels": 20},
             "stack": {"intercept": float(stack[0]), "regressor": float(stack[1]), "dense": float(stack[2]),
-                      "classifier": float(stack[3])},
+                      "classifier": float(stack[3]), "crop": float(stack[4]) if a.crop else 0.0},
             "stackWithoutDense": {"intercept": float(stack_nd[0]), "regressor": float(stack_nd[1]), "dense": 0.0,
-                                  "classifier": float(stack_nd[2])},
+                                  "classifier": float(stack_nd[2]), "crop": float(stack_nd[3]) if a.crop else 0.0},
+            **({"crop": pp.CROP} if a.crop else {}),
             "bandCentres": BAND_CENTRE.tolist(),
             "intervalK": k,
             "wearTemperature": T,

@@ -142,20 +142,50 @@ def to_arrays(img, cls, dmap):
     return x, c, d.astype(np.float16)
 
 
-def as_photo(img: np.ndarray) -> np.ndarray:
+def photo_jpeg(img: np.ndarray) -> bytes:
     buf = io.BytesIO()
     Image.fromarray(img).save(buf, format="JPEG", quality=PHOTO_QUALITY)
-    return np.asarray(Image.open(io.BytesIO(buf.getvalue())).convert("RGB"))
+    return buf.getvalue()
+
+
+def decode(jpeg: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(jpeg)).convert("RGB"))
+
+
+def as_photo(img: np.ndarray) -> np.ndarray:
+    return decode(photo_jpeg(img))
+
+
+def photo_path(out_dir: str, split: str, start: int) -> str:
+    """The photos of a cal shard, as the JPEG bytes the service would receive (finalize.py crops the
+    tread out of them at their own resolution). Not matched by the f"{split}_*.npz" shard glob."""
+    return os.path.join(out_dir, f"{split}photo_{start:06d}.npz")
+
+
+def load_photos(shard_path: str, take: int) -> list[bytes]:
+    d, name = os.path.split(shard_path)
+    split, start = name[:-4].rsplit("_", 1)
+    with np.load(photo_path(d, split, int(start))) as z:
+        data, off = z["jpeg"], z["offsets"]
+    return [data[off[i]:off[i + 1]].tobytes() for i in range(min(take, len(off) - 1))]
 
 
 def shard(args):
     split, start, n, seed_base, out_dir = args
     photo = split == "cal"
-    xs, cs, ds, labs = [], [], [], []
+    xs, cs, ds, labs, jpegs = [], [], [], [], []
     for i in range(start, start + n):
         img, cls, dmap, lab = sample(seed_base + i, PHOTO_SIZES if photo else SIZES)
-        x, c, d = to_arrays(as_photo(img) if photo else img, cls, dmap)
+        if photo:
+            jpegs.append(photo_jpeg(img))
+            img = decode(jpegs[-1])
+        x, c, d = to_arrays(img, cls, dmap)
         xs.append(x), cs.append(c), ds.append(d), labs.append(lab)
+    if photo:  # written before the shard, whose presence marks both complete
+        tmp = os.path.join(out_dir, f".partial-{split}photo_{start:06d}.npz")
+        np.savez(tmp, jpeg=np.frombuffer(b"".join(jpegs), np.uint8),
+                 offsets=np.cumsum([0] + [len(j) for j in jpegs]).astype(np.int64))
+        os.replace(tmp, photo_path(out_dir, split, start))
     path = os.path.join(out_dir, f"{split}_{start:06d}.npz")
     # written whole, then renamed: a killed run never leaves a short shard, and a loader globbing
     # f"{split}_*.npz" while this renders never sees a half-written one
@@ -188,14 +218,19 @@ def heldout(count: int, seed_base: int, out_dir: str):
         wr.writerows(rows)
 
 
-def complete(path: str, n: int) -> bool:
+def complete(path: str, n: int, photos: bool = False) -> bool:
     """An existing shard is reused only when it holds exactly the images asked for (a run with a
-    different shard size or count renders it again instead of training on a short shard)."""
+    different shard size or count renders it again instead of training on a short shard), and for
+    the cal split only with its photos (shards written before 2026.11.9 have none)."""
     if not os.path.exists(path):
         return False
     try:
         with np.load(path) as z:
-            return len(z["min_depth"]) == n
+            if len(z["min_depth"]) != n:
+                return False
+        if photos:
+            return len(load_photos(path, n)) == n
+        return True
     except Exception:  # truncated or foreign file (BadZipFile, OSError, KeyError, ...)
         return False
 
@@ -215,7 +250,7 @@ def main():
         return
     os.makedirs(a.out, exist_ok=True)
     jobs = [(a.split, s, min(a.shard, a.count - s), a.seed_base, a.out) for s in range(0, a.count, a.shard)]
-    jobs = [j for j in jobs if not complete(os.path.join(a.out, f"{j[0]}_{j[1]:06d}.npz"), j[2])]
+    jobs = [j for j in jobs if not complete(os.path.join(a.out, f"{j[0]}_{j[1]:06d}.npz"), j[2], a.split == "cal")]
     with Pool(a.workers) as pool:
         for p in pool.imap_unordered(shard, jobs):
             print("wrote", p, flush=True)

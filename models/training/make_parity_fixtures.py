@@ -5,6 +5,7 @@ uint8 model input the training pipeline (preprocess.py) makes of each.
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -31,6 +32,37 @@ def main(out: str):
         u8 = pp.to_input_u8(pp.load_rgb(os.path.join(out, name)))
         u8.tofile(os.path.join(out, name + f".{pp.INPUT}x{pp.INPUT}.rgb"))
         print(name, u8.shape, u8.mean())
+    # The tread crop (since 2026.11.9): the box rule on a few masks and image sizes, and the crop's
+    # pixels, against src/core/analysis/mask.ts treadBox and preprocess.ts cropPixels.
+    rng = np.random.default_rng(9100003)
+    side = pp.OUT
+    yy, xx = np.mgrid[0:side, 0:side]
+    masks = {
+        "ellipse": ((xx - 30) / 22.0) ** 2 + ((yy - 44) / 13.0) ** 2 <= 1,
+        "band": (xx >= 5) & (xx < 75) & (yy >= 60) & (yy < 68),
+        "tall": (xx >= 38) & (xx < 44) & (yy >= 3),
+        "few": np.zeros((side, side), bool),
+        "small": (xx >= 20) & (xx < 30) & (yy >= 20) & (yy < 35),
+    }
+    masks["ellipse"] |= rng.random((side, side)) < 0.004  # stray cells the percentiles drop
+    masks["few"][10, 10:25] = True
+    cases = []
+    for name, mask in masks.items():
+        for w, h in ((400, 300), (300, 400), (640, 480), (90, 60)):
+            for crop in (pp.CROP, {**pp.CROP, "maxAspect": 1.0, "margin": 0.2}):
+                cases.append({"mask": name, "width": w, "height": h, "crop": crop,
+                              "box": pp.tread_box(mask, w, h, crop)})
+    img = pp.load_rgb(os.path.join(out, "tread.jpg"))
+    box = pp.tread_box(masks["ellipse"], img.width, img.height)
+    pp.crop_input_u8(img, box).tofile(os.path.join(out, f"tread.jpg.crop.{pp.INPUT}x{pp.INPUT}.rgb"))
+    png = pp.load_rgb(os.path.join(out, "tread.png"))  # PNG: both sides decode the same pixels
+    png_box = pp.tread_box(masks["small"], png.width, png.height, {**pp.CROP, "maxAspect": 1.0, "margin": 0.2})
+    pp.crop_input_u8(png, png_box).tofile(os.path.join(out, f"tread.png.crop.{pp.INPUT}x{pp.INPUT}.rgb"))
+    with open(os.path.join(out, "crop.json"), "w") as f:
+        json.dump({"masks": {k: np.flatnonzero(v).tolist() for k, v in masks.items()}, "side": side,
+                   "cases": cases, "cropOfTreadJpg": box, "cropOfTreadPng": png_box}, f)
+        f.write("\n")
+    print("crop cases", len(cases), "tread.jpg box", box)
 
 
 if __name__ == "__main__":

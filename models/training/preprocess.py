@@ -6,6 +6,8 @@ test/analysis/preprocess.test.ts checks that Node produces the same tensor.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from PIL import Image, ImageOps
 
@@ -31,3 +33,42 @@ def normalise(u8: np.ndarray) -> np.ndarray:
     x = u8.astype(np.float32) / 255.0
     x = (x - MEAN) / STD
     return np.ascontiguousarray(np.moveaxis(x, -1, -3))
+
+
+# The tread crop (since 2026.11.9): the regressor reads the photo a second time, cropped to the
+# box around the tread the segmenter found on the whole frame, at the photo's own resolution.
+# Mirrored by treadBox() in src/core/analysis/mask.ts; the parameters live in the manifest.
+CROP = {"margin": 0.08, "maxAspect": 16 / 9, "lowPercentile": 1.0, "highPercentile": 99.0, "minCells": 20, "minSide": 16}
+
+
+def tread_box(tread: np.ndarray, w: int, h: int, crop: dict = CROP):
+    """Pixel box (x0, y0, x1, y1) of a w x h image around the cells of a side x side tread mask,
+    or None when too little tread was found. Percentiles of the cell coordinates (numpy's linear
+    rule) drop stray cells; a margin on each side; the shorter side is widened so the crop is never
+    more elongated than maxAspect (it is stretched to a square like the whole frame)."""
+    ys, xs = np.nonzero(tread)
+    if len(xs) < crop["minCells"]:
+        return None
+    side = tread.shape[0]
+    lo, hi = crop["lowPercentile"], crop["highPercentile"]
+    x0, x1 = np.percentile(xs, lo) / side * w, (np.percentile(xs, hi) + 1) / side * w
+    y0, y1 = np.percentile(ys, lo) / side * h, (np.percentile(ys, hi) + 1) / side * h
+    mw, mh = (x1 - x0) * crop["margin"], (y1 - y0) * crop["margin"]
+    x0, x1, y0, y1 = x0 - mw, x1 + mw, y0 - mh, y1 + mh
+    bw, bh, a = x1 - x0, y1 - y0, crop["maxAspect"]
+    if bw > a * bh:
+        e = bw / a - bh
+        y0, y1 = y0 - e / 2, y1 + e / 2
+    elif bh > a * bw:
+        e = bh / a - bw
+        x0, x1 = x0 - e / 2, x1 + e / 2
+    x0, y0 = max(0, math.floor(x0)), max(0, math.floor(y0))
+    x1, y1 = min(w, math.ceil(x1)), min(h, math.ceil(y1))
+    if x1 - x0 < crop["minSide"] or y1 - y0 < crop["minSide"]:
+        return None
+    return int(x0), int(y0), int(x1), int(y1)
+
+
+def crop_input_u8(img: Image.Image, box) -> np.ndarray:
+    """uint8 INPUT x INPUT x 3 of the box (the whole frame when box is None)."""
+    return to_input_u8(img if box is None else img.crop(box))

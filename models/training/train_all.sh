@@ -3,7 +3,7 @@
 #   sh models/training/train_all.sh
 # reproduces the shipped model (about 14 h on 2 CPU cores: nine training stages of 45 minutes
 # to two hours each, plus rendering; summed from the stages as they were run for tread-2026.11.0 to
-# 2026.11.8; the highest reading of used memory was 15 GB, in stage four as it was run).
+# 2026.11.9; the highest reading of used memory was 15 GB, in stage four as it was run).
 #   SCALE=0.08 WORK=/tmp/tw sh models/training/train_all.sh
 # runs the same stages with 8 % of the images and of every time budget (the held-out set stays
 # 500 images): ≈ 64 minutes on 2 cores — stages one to eight ran end to end in 59 min 16 s on
@@ -27,7 +27,7 @@ absdir() { (cd "$CALLER" && mkdir -p "$1" && cd "$1" && pwd); }
 PY=${PYTHON:-python3}
 SCALE=${SCALE:-1}
 # A scaled run's model is named after its scale, so it is never mistaken for the shipped one.
-if [ "$SCALE" = 1 ]; then VERSION=${VERSION:-tread-2026.11.8}; else VERSION=${VERSION:-tread-2026.11.8-scale$SCALE}; fi
+if [ "$SCALE" = 1 ]; then VERSION=${VERSION:-tread-2026.11.9}; else VERSION=${VERSION:-tread-2026.11.9-scale$SCALE}; fi
 if [ -n "${WORK:-}" ]; then
   # a run elsewhere writes nothing into the repository unless OUT / FIXTURES say so
   WORK=$(absdir "$WORK"); OUT=${OUT:-$WORK/models}; FIXTURES=${FIXTURES:-$WORK/fixtures}
@@ -158,6 +158,9 @@ train --limit "$(n 120000)" --model seg --resume runs/seg6/best.pt --lr 5e-4 --t
 # 12. Calibration on the cal split (rendered like the photos the service sees), ONNX export
 #    (opset 17), manifest with sha256. TREAD_MEMBERS: the regressor checkpoints exported as one
 #    averaging graph (they share the frozen trunk, which runs once). Both networks read the photo
-#    and its mirror image as one batch of two and average the readings (since 2026.11.7).
+#    and its mirror image as one batch of two and average the readings (since 2026.11.7). --crop
+#    (since 2026.11.9): the regressor reads each calibration photo a second time, cropped to the
+#    box around the tread the segmenter found, and that reading joins the stack (the cal shards
+#    keep the photos' JPEG bytes for it).
 TREAD_MEMBERS=${TREAD_MEMBERS:-"runs/tread12a/best.pt runs/tread12b/best.pt"}
-$PY "$HERE/finalize.py" --data data --out-dir "$OUT" --tread $TREAD_MEMBERS --seg runs/seg9/best.pt --split cal --tta photo --seg-tta --version "$VERSION"
+$PY "$HERE/finalize.py" --data data --out-dir "$OUT" --tread $TREAD_MEMBERS --seg runs/seg9/best.pt --split cal --tta photo --seg-tta --crop --version "$VERSION"

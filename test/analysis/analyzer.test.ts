@@ -2,6 +2,10 @@ import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOnnxAnalyzer, wearForDepth, type Analyzer } from '../../src/core/analysis/index.js';
+import { combine } from '../../src/core/analysis/combine.js';
+import { treadBox } from '../../src/core/analysis/mask.js';
+import type { OnnxAnalyzer } from '../../src/core/analysis/onnx-analyzer.js';
+import { cropPixels, normalise, prepareFrameInput } from '../../src/core/analysis/preprocess.js';
 import { fixture, heldoutLabels, MODELS_DIR } from './helpers.js';
 
 let analyzer: Analyzer;
@@ -48,7 +52,7 @@ describe('analysis of tread photos', () => {
     expect(concurrent.map((o) => o.analysis)).toEqual(sequential);
   });
 
-  it('reads known-depth synthetic fixtures within the stated bounds (MAE ≤ 1.3 mm over 40, each within 5 mm; measured 0.90 with tread-2026.11.8)', async () => {
+  it('reads known-depth synthetic fixtures within the stated bounds (MAE ≤ 1.3 mm over 40, each within 5 mm; measured 0.89 with tread-2026.11.9)', async () => {
     const sample = tires.slice(0, 40);
     const errors: number[] = [];
     for (const t of sample) {
@@ -63,6 +67,43 @@ describe('analysis of tread photos', () => {
     expect(answered.length).toBeGreaterThanOrEqual(sample.length - 1);
     expect(answered.reduce((a, b) => a + b, 0) / answered.length).toBeLessThanOrEqual(1.3);
     expect(Math.max(...answered)).toBeLessThanOrEqual(5);
+  });
+});
+
+describe('the regressor’s second look at the tread crop', () => {
+  it('is in the shipped calibration and is what analyze() stacks (recomputed here from the networks’ own outputs)', async () => {
+    const onnx = analyzer as OnnxAnalyzer;
+    const cal = onnx.manifest.calibration;
+    expect(cal.crop).toBeDefined();
+    expect(cal.stack.crop).toBeGreaterThan(0.1);
+    const { checkImageHeader, decodeFrame } = await import('../../src/core/images/inspect.js');
+    let smaller = 0;
+    let moved = 0;
+    for (const t of tires.slice(0, 8)) {
+      const image = readFileSync(t.file);
+      const frame = await decodeFrame(image, await checkImageHeader(image));
+      const raw = await onnx.infer((await prepareFrameInput(frame, onnx.manifest.input)).tensor);
+      const box = treadBox(raw.maps, frame.width, frame.height, cal.crop!);
+      expect(box).not.toBeNull();
+      if (box!.width * box!.height < 0.9 * frame.width * frame.height) smaller++;
+      const crop = await onnx.inferTread(normalise(cropPixels(frame, box!, onnx.manifest.input.size), onnx.manifest.input));
+      const expected = combine(raw.tread, raw.maps, cal, crop.depthMm).analysis;
+      const without = combine(raw.tread, raw.maps, cal, null).analysis;
+      const { analysis } = await analyzer.analyze({ image, verbose: false });
+      expect(analysis).toEqual({ ...expected, modelVersion: analyzer.modelVersion });
+      if (expected.estimatedDepthMm !== without.estimatedDepthMm) moved++;
+    }
+    expect(smaller).toBeGreaterThan(0); // some of these photos show the tread in part of the frame
+    expect(moved).toBeGreaterThan(0); // the crop's reading is not just the whole frame's again
+  });
+
+  it('is skipped for an image that is refused (no crop without a tire)', async () => {
+    const onnx = analyzer as OnnxAnalyzer;
+    const before = onnx.treadRuns;
+    await analyzer.analyze({ image: readFileSync(nonTires[0]!.file), verbose: false }).catch(() => undefined);
+    expect(onnx.treadRuns - before).toBe(1);
+    await analyzer.analyze({ image: readFileSync(tires[0]!.file), verbose: false });
+    expect(onnx.treadRuns - before).toBe(3);
   });
 });
 

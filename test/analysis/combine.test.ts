@@ -7,8 +7,8 @@ const cal: Calibration = {
   gateThreshold: 0.5,
   minTreadShare: 0.01,
   dense: { percentile: 10, intercept: 0, slope: 1, minPixels: 20 },
-  stack: { intercept: 0, regressor: 0.5, dense: 0.5, classifier: 0 },
-  stackWithoutDense: { intercept: 0, regressor: 1, dense: 0, classifier: 0 },
+  stack: { intercept: 0, regressor: 0.5, dense: 0.5, classifier: 0, crop: 0 },
+  stackWithoutDense: { intercept: 0, regressor: 1, dense: 0, classifier: 0, crop: 0 },
   bandCentres: [8.5, 6, 4, 2.3, 1],
   intervalK: 1.5,
   wearTemperature: 1,
@@ -34,6 +34,15 @@ const tread = (depthMm: number, over: Partial<TreadOutput> = {}): TreadOutput =>
 });
 
 describe('combining the estimators', () => {
+  it('stacks the regressor’s reading of the tread crop, the whole-frame reading standing in without one', () => {
+    const withCrop: Calibration = { ...cal, stack: { intercept: 0, regressor: 0.25, dense: 0.5, classifier: 0, crop: 0.25 } };
+    expect(combine(tread(4), maps(4), withCrop, 6).analysis.estimatedDepthMm).toBe(4.5);
+    const c = combine(tread(4), maps(4), withCrop, null);
+    expect(c.analysis.estimatedDepthMm).toBe(4);
+    expect(c.cropMm).toBeNull();
+    expect(combine(tread(4), maps(4), cal, 6).analysis.estimatedDepthMm).toBe(4); // crop weight 0: older manifests
+  });
+
   it('refuses an image the gate does not see as tread', () => {
     expect(() => combine(tread(5, { gate: 0.1 }), maps(5), cal)).toThrowError(expect.objectContaining({ code: 'NO_TIRE_DETECTED' }));
   });

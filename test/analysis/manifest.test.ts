@@ -62,4 +62,40 @@ describe('model manifest', () => {
     await writeFile(path.join(dir, 'manifest.json'), JSON.stringify(m));
     await expect(loadManifest(dir)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE' });
   });
+
+  it('reads the tread crop when the manifest has one, and loads a manifest from before it (no second look)', async () => {
+    const dir = await copyModels();
+    const file = path.join(dir, 'manifest.json');
+    const m = JSON.parse(await readFile(file, 'utf8'));
+    m.calibration.crop = { margin: 0.08, maxAspect: 16 / 9, lowPercentile: 1, highPercentile: 99, minCells: 20, minSide: 16 };
+    m.calibration.stack.crop = 0.4;
+    await writeFile(file, JSON.stringify(m));
+    const withCrop = await loadManifest(dir);
+    expect(withCrop.calibration.crop).toMatchObject({ margin: 0.08, minCells: 20 });
+    expect(withCrop.calibration.stack.crop).toBe(0.4);
+    delete m.calibration.crop;
+    delete m.calibration.stack.crop;
+    delete m.calibration.stackWithoutDense.crop;
+    await writeFile(file, JSON.stringify(m));
+    const before = await loadManifest(dir);
+    expect(before.calibration.crop).toBeUndefined();
+    expect(before.calibration.stack.crop).toBe(0);
+  });
+
+  for (const [what, crop] of [
+    ['a missing field', { margin: 0.08, maxAspect: 1.7, lowPercentile: 1, highPercentile: 99, minCells: 20 }],
+    ['a string', { margin: '0.08', maxAspect: 1.7, lowPercentile: 1, highPercentile: 99, minCells: 20, minSide: 16 }],
+    ['percentiles the wrong way round', { margin: 0.08, maxAspect: 1.7, lowPercentile: 99, highPercentile: 1, minCells: 20, minSide: 16 }],
+    ['an aspect below 1', { margin: 0.08, maxAspect: 0.5, lowPercentile: 1, highPercentile: 99, minCells: 20, minSide: 16 }],
+    ['not an object', 'square'],
+  ] as const) {
+    it(`refuses a tread crop with ${what}`, async () => {
+      const dir = await copyModels();
+      const file = path.join(dir, 'manifest.json');
+      const m = JSON.parse(await readFile(file, 'utf8'));
+      m.calibration.crop = crop;
+      await writeFile(file, JSON.stringify(m));
+      await expect(loadManifest(dir)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('calibration.crop') });
+    });
+  }
 });

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import sharp from 'sharp';
-import { normalise, prepareFrameInput, prepareInput, resizedPixels } from '../../src/core/analysis/preprocess.js';
+import { cropPixels, normalise, prepareFrameInput, prepareInput, resizedPixels } from '../../src/core/analysis/preprocess.js';
+import { treadBox, type CropSpec, type MaskMaps } from '../../src/core/analysis/mask.js';
 import { FIXTURES } from './helpers.js';
 
 // The .rgb files are what models/training/preprocess.py (PIL) feeds the networks in training;
@@ -96,5 +97,85 @@ describe('the scan service’s one decode (a frame of at most 640 px) feeds the 
     }
     expect(sum / direct.length).toBeLessThanOrEqual(0.5);
     expect(max).toBeLessThanOrEqual(8);
+  });
+});
+
+describe('the tread crop (the regressor’s second look) matches training', () => {
+  interface Case {
+    mask: string;
+    width: number;
+    height: number;
+    crop: CropSpec;
+    box: [number, number, number, number] | null;
+  }
+  const fixture = JSON.parse(readFileSync(path.join(PARITY, 'crop.json'), 'utf8')) as {
+    masks: Record<string, number[]>;
+    side: number;
+    cases: Case[];
+    cropOfTreadJpg: [number, number, number, number];
+    cropOfTreadPng: [number, number, number, number];
+  };
+  const mapsOf = (cells: number[]): MaskMaps => {
+    const n = fixture.side * fixture.side;
+    const treadProb = new Float32Array(n);
+    for (const i of cells) treadProb[i] = 0.9;
+    return { side: fixture.side, label: new Uint8Array(n), treadProb, depth: new Float32Array(n) };
+  };
+  const asBox = (b: [number, number, number, number] | null) =>
+    b === null ? null : { left: b[0], top: b[1], width: b[2] - b[0], height: b[3] - b[1] };
+
+  it(`treadBox gives preprocess.tread_box's pixel box in all 40 cases (masks × sizes × parameters)`, () => {
+    expect(fixture.cases.length).toBe(40);
+    expect(fixture.cases.some((c) => c.box === null)).toBe(true); // too few cells, too small a box
+    for (const c of fixture.cases) {
+      expect({ case: `${c.mask} ${c.width}x${c.height} m${c.crop.margin}`, box: treadBox(mapsOf(fixture.masks[c.mask]!), c.width, c.height, c.crop) })
+        .toEqual({ case: `${c.mask} ${c.width}x${c.height} m${c.crop.margin}`, box: asBox(c.box) });
+    }
+  });
+
+  it('a box never leaves the image and is never more elongated than maxAspect unless the image edge cut it', () => {
+    const crop: CropSpec = { margin: 0.08, maxAspect: 16 / 9, lowPercentile: 1, highPercentile: 99, minCells: 20, minSide: 16 };
+    const side = fixture.side;
+    const band = (rows: [number, number]) => Array.from({ length: side * side }, (_, i) => i).filter((i) => i % side >= 5 && i % side < 75 && Math.floor(i / side) >= rows[0] && Math.floor(i / side) < rows[1]);
+    const centred = treadBox(mapsOf(band([36, 44])), 400, 300, crop)!; // room to widen: exactly maxAspect
+    expect(centred.width / centred.height).toBeCloseTo(16 / 9, 1);
+    const atEdge = treadBox(mapsOf(band([72, 80])), 400, 300, crop)!; // widened past the bottom edge: cut there
+    expect(atEdge.top + atEdge.height).toBe(300);
+    expect(atEdge.width / atEdge.height).toBeGreaterThan(16 / 9);
+    for (const b of [centred, atEdge]) {
+      expect(Math.min(b.left, b.top)).toBeGreaterThanOrEqual(0);
+      expect(b.left + b.width).toBeLessThanOrEqual(400);
+    }
+  });
+
+  it('cropPixels of the decoded frame gives the training crop within the parity tolerance', async () => {
+    const { checkImageHeader, decodeFrame } = await import('../../src/core/images/inspect.js');
+    const data = readFileSync(path.join(PARITY, 'tread.jpg'));
+    const frame = await decodeFrame(data, await checkImageHeader(data));
+    const box = treadBox(mapsOf(fixture.masks.ellipse!), frame.width, frame.height, {
+      margin: 0.08, maxAspect: 16 / 9, lowPercentile: 1, highPercentile: 99, minCells: 20, minSide: 16,
+    });
+    expect(box).toEqual(asBox(fixture.cropOfTreadJpg));
+    const { mean, max } = compare('tread.jpg.crop', cropPixels(frame, box!, SIZE));
+    // what remains is the two JPEG decoders (the resampling itself is Pillow's to the bit: below)
+    expect(mean).toBeLessThanOrEqual(0.5);
+    expect(max).toBeLessThanOrEqual(8);
+  });
+
+  it('cropPixels is Pillow’s crop + bilinear resize to the bit (a PNG, an enlarging square crop)', async () => {
+    const { checkImageHeader, decodeFrame } = await import('../../src/core/images/inspect.js');
+    const data = readFileSync(path.join(PARITY, 'tread.png'));
+    const frame = await decodeFrame(data, await checkImageHeader(data));
+    const box = treadBox(mapsOf(fixture.masks.small!), frame.width, frame.height, {
+      margin: 0.2, maxAspect: 1, lowPercentile: 1, highPercentile: 99, minCells: 20, minSide: 16,
+    })!;
+    expect(box).toEqual(asBox(fixture.cropOfTreadPng));
+    expect(box.width).toBeLessThan(SIZE); // enlarged, where sharp's linear kernel would differ
+    expect(compare('tread.png.crop', cropPixels(frame, box, SIZE))).toEqual({ mean: 0, max: 0 });
+  });
+
+  it('refuses a box outside the frame', () => {
+    const frame = { data: Buffer.alloc(40 * 30 * 3), width: 40, height: 30, uprightWidth: 40, uprightHeight: 30 };
+    expect(() => cropPixels(frame, { left: 30, top: 0, width: 20, height: 10 }, SIZE)).toThrow(/outside/);
   });
 });

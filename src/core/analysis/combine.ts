@@ -63,18 +63,35 @@ export interface Combined {
   analysis: Omit<Analysis, 'modelVersion'>;
   regressorMm: number;
   denseMm: number | null;
+  cropMm: number | null;
 }
 
-export function combine(tread: TreadOutput, maps: MaskMaps, cal: Calibration): Combined {
-  const treadShare = maps.treadProb.reduce((n, p) => n + (p > 0.5 ? 1 : 0), 0) / maps.treadProb.length;
-  if (!(tread.gate >= cal.gateThreshold) || treadShare < cal.minTreadShare) {
+const treadShareOf = (maps: MaskMaps): number =>
+  maps.treadProb.reduce((n, p) => n + (p > 0.5 ? 1 : 0), 0) / maps.treadProb.length;
+
+/** The tire / no-tire decision: the gate and the share of the frame segmented as tread. */
+export function acceptsTire(tread: TreadOutput, maps: MaskMaps, cal: Calibration): boolean {
+  return tread.gate >= cal.gateThreshold && treadShareOf(maps) >= cal.minTreadShare;
+}
+
+/**
+ * `cropMm`: the regressor's reading of the tread crop (the analyzer's second look), or null when
+ * there is none (no crop in the manifest, or too little tread for a box): the whole-frame reading
+ * stands in for it, as in the calibration.
+ */
+export function combine(tread: TreadOutput, maps: MaskMaps, cal: Calibration, cropMm: number | null = null): Combined {
+  const treadShare = treadShareOf(maps);
+  if (!acceptsTire(tread, maps, cal)) {
     throw new AppError('NO_TIRE_DETECTED', 'No tire tread was found in the image. Photograph the tread face of the tire.');
   }
   const dense = denseEstimate(maps, cal);
   const probs = softmax(tread.wearLogits, cal.wearTemperature);
   const expectedByVote = probs.reduce((s, p, i) => s + p * (cal.bandCentres[i] ?? 0), 0);
   const st = dense === null ? cal.stackWithoutDense : cal.stack;
-  const raw = Math.max(0, st.intercept + st.regressor * tread.depthMm + st.dense * (dense ?? 0) + st.classifier * expectedByVote);
+  const raw = Math.max(
+    0,
+    st.intercept + st.regressor * tread.depthMm + st.dense * (dense ?? 0) + st.classifier * expectedByVote + st.crop * (cropMm ?? tread.depthMm),
+  );
   const estimate = round1(raw);
   const half = cal.intervalK * tread.sigmaMm;
   const min = Math.min(estimate, Math.max(0, Math.floor((raw - half) * 10) / 10));
@@ -96,6 +113,7 @@ export function combine(tread: TreadOutput, maps: MaskMaps, cal: Calibration): C
   return {
     regressorMm: tread.depthMm,
     denseMm: dense,
+    cropMm,
     analysis: {
       wear,
       confidence: Math.round(confidence * 100) / 100,

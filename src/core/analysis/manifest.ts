@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../errors.js';
+import type { CropSpec } from './mask.js';
 
 export interface ModelEntry {
   file: string;
@@ -20,6 +21,8 @@ export interface Stack {
   regressor: number;
   dense: number;
   classifier: number;
+  /** The regressor's reading of the tread crop (0 in manifests before tread-2026.11.9). */
+  crop: number;
 }
 
 export interface Calibration {
@@ -36,6 +39,8 @@ export interface Calibration {
   intervalK: number;
   wearTemperature: number;
   confidencePlatt: { a: number; b: number };
+  /** Where the regressor takes its second look; absent: no second look (manifests before tread-2026.11.9). */
+  crop?: CropSpec;
 }
 
 export interface Manifest {
@@ -94,7 +99,26 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
       regressor: num(o.regressor, `${where}.regressor`),
       dense: num(o.dense, `${where}.dense`),
       classifier: num(o.classifier, `${where}.classifier`),
+      crop: o.crop === undefined ? 0 : num(o.crop, `${where}.crop`),
     };
+  };
+  const crop = (v: unknown): CropSpec | undefined => {
+    if (v === undefined) return undefined;
+    const o = isRecord(v) ? v : {};
+    const spec: CropSpec = {
+      margin: num(o.margin, 'calibration.crop.margin'),
+      maxAspect: num(o.maxAspect, 'calibration.crop.maxAspect'),
+      lowPercentile: num(o.lowPercentile, 'calibration.crop.lowPercentile'),
+      highPercentile: num(o.highPercentile, 'calibration.crop.highPercentile'),
+      minCells: num(o.minCells, 'calibration.crop.minCells'),
+      minSide: num(o.minSide, 'calibration.crop.minSide'),
+    };
+    const pct = (p: number) => p >= 0 && p <= 100;
+    if (spec.margin < 0 || spec.maxAspect < 1 || !pct(spec.lowPercentile) || !pct(spec.highPercentile) ||
+        spec.lowPercentile > spec.highPercentile || spec.minCells < 1 || spec.minSide < 1) {
+      throw unavailable('Model manifest: calibration.crop is out of range.');
+    }
+    return spec;
   };
   return {
     version: raw.version,
@@ -115,6 +139,7 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
       intervalK: num(c.intervalK, 'calibration.intervalK'),
       wearTemperature: num(c.wearTemperature, 'calibration.wearTemperature'),
       confidencePlatt: { a: num(platt.a, 'calibration.confidencePlatt.a'), b: num(platt.b, 'calibration.confidencePlatt.b') },
+      ...(c.crop === undefined ? {} : { crop: crop(c.crop) }),
     },
   };
 }

@@ -119,3 +119,73 @@ export function findTwiBars(maps: MaskMaps): TwiBar[] {
     return { ...r, confirmed: plausibleSize && sides.size >= 2 };
   });
 }
+
+/** Where the regressor takes its second look (manifest calibration.crop, models/training/preprocess.py CROP). */
+export interface CropSpec {
+  /** Added on each side, as a share of the box's width and height. */
+  margin: number;
+  /** The longer side at most this many times the shorter (the crop is stretched to a square). */
+  maxAspect: number;
+  /** Percentiles of the tread cells' coordinates that bound the box (stray cells fall outside). */
+  lowPercentile: number;
+  highPercentile: number;
+  /** Fewer tread cells than this: no box. */
+  minCells: number;
+  /** A box narrower or shorter than this many pixels: no box. */
+  minSide: number;
+}
+
+export interface PixelBox {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+/** numpy's default (linear) percentile of sorted values. */
+function percentileSorted(sorted: number[], p: number): number {
+  const pos = (p / 100) * (sorted.length - 1);
+  const lo = Math.floor(pos);
+  return sorted[lo]! + (sorted[Math.min(lo + 1, sorted.length - 1)]! - sorted[lo]!) * (pos - lo);
+}
+
+/**
+ * The box around the tread in a width x height image, from the cells the segmenter sees as tread
+ * (probability > 0.5): the twin of preprocess.tread_box in training, so the crop the regressor
+ * reads here is the one it was calibrated on.
+ */
+export function treadBox(maps: MaskMaps, width: number, height: number, crop: CropSpec): PixelBox | null {
+  const { side } = maps;
+  const xs: number[] = [];
+  const ys: number[] = [];
+  for (let i = 0; i < maps.treadProb.length; i++) {
+    if (maps.treadProb[i]! > 0.5) {
+      xs.push(i % side);
+      ys.push(Math.floor(i / side));
+    }
+  }
+  if (xs.length < crop.minCells) return null;
+  xs.sort((a, b) => a - b); // ys are already in order (row-major scan)
+  let x0 = (percentileSorted(xs, crop.lowPercentile) / side) * width;
+  let x1 = ((percentileSorted(xs, crop.highPercentile) + 1) / side) * width;
+  let y0 = (percentileSorted(ys, crop.lowPercentile) / side) * height;
+  let y1 = ((percentileSorted(ys, crop.highPercentile) + 1) / side) * height;
+  const mw = (x1 - x0) * crop.margin;
+  const mh = (y1 - y0) * crop.margin;
+  [x0, x1, y0, y1] = [x0 - mw, x1 + mw, y0 - mh, y1 + mh];
+  const bw = x1 - x0;
+  const bh = y1 - y0;
+  if (bw > crop.maxAspect * bh) {
+    const e = bw / crop.maxAspect - bh;
+    [y0, y1] = [y0 - e / 2, y1 + e / 2];
+  } else if (bh > crop.maxAspect * bw) {
+    const e = bh / crop.maxAspect - bw;
+    [x0, x1] = [x0 - e / 2, x1 + e / 2];
+  }
+  const left = Math.max(0, Math.floor(x0));
+  const top = Math.max(0, Math.floor(y0));
+  const right = Math.min(width, Math.ceil(x1));
+  const bottom = Math.min(height, Math.ceil(y1));
+  if (right - left < crop.minSide || bottom - top < crop.minSide) return null;
+  return { left, top, width: right - left, height: bottom - top };
+}

@@ -8,11 +8,12 @@ import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { AppError } from '../errors.js';
 import type { AnalyzeOutcome, AnalyzeRequest, Analyzer } from './analyzer.js';
-import { combine, type TreadOutput } from './combine.js';
+import { decodeFrame } from '../images/inspect.js';
+import { acceptsTire, combine, type TreadOutput } from './combine.js';
 import { loadManifest, readVerifiedModels, type Manifest } from './manifest.js';
-import { mapsFromSeg, type MaskMaps } from './mask.js';
+import { mapsFromSeg, treadBox, type MaskMaps } from './mask.js';
 import { buildVerbose } from './overlays.js';
-import { prepareFrameInput, prepareInput } from './preprocess.js';
+import { cropPixels, normalise, prepareFrameInput, uprightSize } from './preprocess.js';
 
 export interface OnnxAnalyzerOptions {
   modelsDir: string;
@@ -45,6 +46,12 @@ async function createSession(bytes: Buffer, threads: number, name: string): Prom
   }
 }
 
+function output(o: ort.InferenceSession.OnnxValueMapType, name: string): Float32Array {
+  const v = o[name];
+  if (!v || !(v.data instanceof Float32Array)) throw new AppError('MODEL_UNAVAILABLE', `Model output ${name} is missing.`);
+  return v.data;
+}
+
 export class OnnxAnalyzer implements Analyzer {
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -75,42 +82,66 @@ export class OnnxAnalyzer implements Analyzer {
     return analyzer;
   }
 
-  /** Runs both networks on one normalised 1x3xSxS tensor. */
-  infer(tensor: Float32Array): Promise<RawOutputs> {
-    const run = async (): Promise<RawOutputs> => {
+  /** Network runs go through one queue (see the file comment). */
+  private enqueue<T>(job: () => Promise<T>): Promise<T> {
+    const run = async (): Promise<T> => {
       if (this.closed) throw new AppError('MODEL_UNAVAILABLE', 'The tread models have been shut down.');
-      const size = this.manifest.input.size;
-      const input = new ort.Tensor('float32', tensor, [1, 3, size, size]);
-      const t = await this.tread.run({ input });
-      const s = await this.seg.run({ input });
-      const value = (o: ort.InferenceSession.OnnxValueMapType, name: string): Float32Array => {
-        const v = o[name];
-        if (!v || !(v.data instanceof Float32Array)) throw new AppError('MODEL_UNAVAILABLE', `Model output ${name} is missing.`);
-        return v.data;
-      };
-      const probs = value(s, 'probs');
-      const side = Math.round(Math.sqrt(probs.length / 4));
-      return {
-        tread: {
-          gate: value(t, 'gate')[0]!,
-          depthMm: value(t, 'depth')[0]!,
-          sigmaMm: value(t, 'sigma')[0]!,
-          wearLogits: Array.from(value(t, 'wear_logits')),
-        },
-        maps: mapsFromSeg(probs, value(s, 'depth_map'), side),
-      };
+      return job();
     };
     const result = this.queue.then(run, run);
     this.queue = result.catch(() => undefined);
     return result;
   }
 
+  private tensor(data: Float32Array): ort.Tensor {
+    const size = this.manifest.input.size;
+    return new ort.Tensor('float32', data, [1, 3, size, size]);
+  }
+
+  /** Regressor runs so far (whole frames and crops), for tests and diagnostics. */
+  treadRuns = 0;
+
+  private async runTread(input: ort.Tensor): Promise<TreadOutput> {
+    this.treadRuns++;
+    const t = await this.tread.run({ input });
+    return {
+      gate: output(t, 'gate')[0]!,
+      depthMm: output(t, 'depth')[0]!,
+      sigmaMm: output(t, 'sigma')[0]!,
+      wearLogits: Array.from(output(t, 'wear_logits')),
+    };
+  }
+
+  /** Runs both networks on one normalised 1x3xSxS tensor. */
+  infer(tensor: Float32Array): Promise<RawOutputs> {
+    return this.enqueue(async () => {
+      const input = this.tensor(tensor);
+      const tread = await this.runTread(input);
+      const s = await this.seg.run({ input });
+      const probs = output(s, 'probs');
+      const side = Math.round(Math.sqrt(probs.length / 4));
+      return { tread, maps: mapsFromSeg(probs, output(s, 'depth_map'), side) };
+    });
+  }
+
+  /** The regressor alone, on one normalised 1x3xSxS tensor (the tread crop). */
+  inferTread(tensor: Float32Array): Promise<TreadOutput> {
+    return this.enqueue(() => this.runTread(this.tensor(tensor)));
+  }
+
   async analyze(request: AnalyzeRequest): Promise<AnalyzeOutcome> {
-    const input = request.frame
-      ? await prepareFrameInput(request.frame, this.manifest.input)
-      : await prepareInput(request.image, this.manifest.input);
+    // One decode (shrink-on-load to at most 640 px), as the scan service does, feeds both looks.
+    const frame = request.frame ?? (await decodeFrame(request.image, await uprightSize(request.image)));
+    const spec = this.manifest.input;
+    const cal = this.manifest.calibration;
+    const input = await prepareFrameInput(frame, spec);
     const raw = await this.infer(input.tensor);
-    const { analysis } = combine(raw.tread, raw.maps, this.manifest.calibration);
+    // The second look: the regressor on the box around the tread the segmenter found, taken from
+    // the frame at its own resolution (more pixels on the tread when it fills little of the photo).
+    let cropMm: number | null = null;
+    const box = cal.crop && acceptsTire(raw.tread, raw.maps, cal) ? treadBox(raw.maps, frame.width, frame.height, cal.crop) : null;
+    if (box) cropMm = (await this.inferTread(normalise(cropPixels(frame, box, spec.size), spec))).depthMm;
+    const { analysis } = combine(raw.tread, raw.maps, cal, cropMm);
     const outcome: AnalyzeOutcome = { analysis: { ...analysis, modelVersion: this.manifest.version } };
     if (request.verbose) outcome.verbose = await buildVerbose(raw.maps, input);
     return outcome;

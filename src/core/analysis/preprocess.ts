@@ -7,6 +7,7 @@
 import sharp from 'sharp';
 import { AppError } from '../errors.js';
 import type { DecodedFrame } from './analyzer.js';
+import type { PixelBox } from './mask.js';
 
 export interface InputSpec {
   size: number;
@@ -83,4 +84,107 @@ export async function prepareFrameInput(frame: DecodedFrame, spec: InputSpec): P
     .raw()
     .toBuffer();
   return { tensor: normalise(pixels, spec), pixels, width: frame.uprightWidth, height: frame.uprightHeight };
+}
+
+/** Pillow's fixed-point precision for 8-bit resampling (libImaging/Resample.c). */
+const PRECISION_BITS = 32 - 8 - 2;
+
+/** Pillow's bilinear (triangle) resampling weights from `inSize` pixels to `outSize`, fixed point. */
+function pilCoefficients(inSize: number, outSize: number): { bounds: Int32Array; kernels: Int32Array; ksize: number } {
+  const scale = inSize / outSize;
+  const filterScale = Math.max(scale, 1);
+  const support = filterScale; // the triangle's support is 1
+  const ksize = Math.ceil(support) * 2 + 1;
+  const bounds = new Int32Array(outSize * 2);
+  const kernels = new Int32Array(outSize * ksize);
+  const k = new Float64Array(ksize);
+  for (let xx = 0; xx < outSize; xx++) {
+    const centre = (xx + 0.5) * scale;
+    const xmin = Math.max(Math.trunc(centre - support + 0.5), 0);
+    const count = Math.min(Math.trunc(centre + support + 0.5), inSize) - xmin;
+    let total = 0;
+    for (let x = 0; x < count; x++) {
+      const t = Math.abs((x + xmin - centre + 0.5) / filterScale);
+      k[x] = t < 1 ? 1 - t : 0;
+      total += k[x]!;
+    }
+    for (let x = 0; x < ksize; x++) {
+      const w = x < count && total !== 0 ? k[x]! / total : 0;
+      kernels[xx * ksize + x] = w < 0 ? Math.trunc(-0.5 + w * (1 << PRECISION_BITS)) : Math.trunc(0.5 + w * (1 << PRECISION_BITS));
+    }
+    bounds[xx * 2] = xmin;
+    bounds[xx * 2 + 1] = count;
+  }
+  return { bounds, kernels, ksize };
+}
+
+const clip8 = (v: number): number => {
+  const r = Math.floor(v / (1 << PRECISION_BITS));
+  return r < 0 ? 0 : r > 255 ? 255 : r;
+};
+
+/**
+ * The box of a decoded frame stretched to size x size exactly as Pillow's
+ * `img.crop(box).resize((size, size), BILINEAR)` does in training (preprocess.crop_input_u8): the
+ * same triangle weights, pixel centres and fixed-point rounding, horizontal pass first. (sharp's
+ * linear kernel places pixel centres differently when it enlarges, which a crop often needs: a
+ * mean difference of 3/255 on the parity fixture.) Costs about a millisecond for 160 x 160.
+ */
+export function cropPixels(frame: DecodedFrame, box: PixelBox, size: number): Buffer {
+  const { left, top, width, height } = box;
+  if (left < 0 || top < 0 || width < 1 || height < 1 || left + width > frame.width || top + height > frame.height) {
+    throw new Error(`crop box ${JSON.stringify(box)} outside the ${frame.width}x${frame.height} frame`);
+  }
+  const h = pilCoefficients(width, size);
+  const v = pilCoefficients(height, size);
+  // Only the rows the vertical pass reads go through the horizontal pass (as in Pillow).
+  const firstRow = v.bounds[0]!;
+  const lastRow = v.bounds[(size - 1) * 2]! + v.bounds[(size - 1) * 2 + 1]!;
+  const rows = lastRow - firstRow;
+  const mid = new Uint8Array(rows * size * 3);
+  const half = 1 << (PRECISION_BITS - 1);
+  const src = frame.data;
+  for (let y = 0; y < rows; y++) {
+    const rowStart = ((top + firstRow + y) * frame.width + left) * 3;
+    for (let xx = 0; xx < size; xx++) {
+      const xmin = h.bounds[xx * 2]!;
+      const count = h.bounds[xx * 2 + 1]!;
+      let r = half;
+      let g = half;
+      let b = half;
+      for (let x = 0; x < count; x++) {
+        const w = h.kernels[xx * h.ksize + x]!;
+        const p = rowStart + (xmin + x) * 3;
+        r += src[p]! * w;
+        g += src[p + 1]! * w;
+        b += src[p + 2]! * w;
+      }
+      const o = (y * size + xx) * 3;
+      mid[o] = clip8(r);
+      mid[o + 1] = clip8(g);
+      mid[o + 2] = clip8(b);
+    }
+  }
+  const out = Buffer.alloc(size * size * 3);
+  for (let yy = 0; yy < size; yy++) {
+    const ymin = v.bounds[yy * 2]! - firstRow;
+    const count = v.bounds[yy * 2 + 1]!;
+    for (let xx = 0; xx < size; xx++) {
+      let r = half;
+      let g = half;
+      let b = half;
+      for (let y = 0; y < count; y++) {
+        const w = v.kernels[yy * v.ksize + y]!;
+        const p = ((ymin + y) * size + xx) * 3;
+        r += mid[p]! * w;
+        g += mid[p + 1]! * w;
+        b += mid[p + 2]! * w;
+      }
+      const o = (yy * size + xx) * 3;
+      out[o] = clip8(r);
+      out[o + 1] = clip8(g);
+      out[o + 2] = clip8(b);
+    }
+  }
+  return out;
 }

@@ -97,7 +97,7 @@ export async function checkImageHeader(data: Buffer): Promise<ImageHeader> {
  * corrupt upload fails here: IMAGE_UNREADABLE). Call it only after checkImageHeader, which keeps
  * decompression bombs away.
  */
-export async function decodeFrame(data: Buffer, header: ImageHeader): Promise<DecodedFrame> {
+export async function decodeFrame(data: Buffer, header: Pick<ImageHeader, 'width' | 'height'>): Promise<DecodedFrame> {
   try {
     const { data: pixels, info } = await sharp(data, { failOn: 'error', limitInputPixels: MAX_PIXELS })
       .autoOrient()
