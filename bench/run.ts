@@ -6,6 +6,7 @@
  *
  *   npm run bench -- [--analyzer auto|onnx|decode-only] [--scale 1] [--out bench/results.json]
  *                    [--server-env MALLOC_ARENA_MAX=2,UV_THREADPOOL_SIZE=8]   (added to the server's environment)
+ *                    [--models DIR]   (another model folder, for comparing two versions)
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -49,11 +50,11 @@ function measured(run: { samples: Sample[]; wallMs: number }, cpuMs: number): Me
 }
 
 /** The server in a child process, a pro API key on it, and a keep-alive client. */
-async function httpSide(bench: BenchAnalyzer, keys: Keys, env: Record<string, string>) {
+async function httpSide(bench: BenchAnalyzer, keys: Keys, env: Record<string, string>, modelsDir: string) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-bench-http-'));
   const { child, url } = await startBenchServer({
     dataDir,
-    modelsDir: path.join(ROOT, 'models'),
+    modelsDir,
     licensePublicKeyPem: keys.publicKeyPem,
     analyzer: bench.mode,
     logFile: path.join(dataDir, 'server.log'),
@@ -132,14 +133,15 @@ async function main(): Promise<void> {
   const images = await benchImages();
   const keys = generateLicenseKeyPair();
   const host = machine();
-  const bench = await loadBenchAnalyzer(mode, path.join(ROOT, 'models'));
+  const modelsDir = path.resolve(arg('models', path.join(ROOT, 'models')));
+  const bench = await loadBenchAnalyzer(mode, modelsDir);
   if (bench.fallbackReason) process.stderr.write(`!! no loadable models (${bench.fallbackReason}): measuring decode-only\n`);
 
   const local = await inProcessSide(bench, keys);
   const serverEnv = Object.fromEntries(
     arg('server-env', '').split(',').filter(Boolean).map((pair) => [pair.split('=')[0]!, pair.slice(pair.indexOf('=') + 1)]),
   );
-  const remote = await httpSide(bench, keys, serverEnv);
+  const remote = await httpSide(bench, keys, serverEnv, modelsDir);
   const cells: Cell[] = [];
   const parts = new Map<string, { inspectMs: number; analyzerMs: number }>();
   try {

@@ -74,6 +74,13 @@ def crop_inputs(split, data_dir, probs, crop):
     return x, boxed
 
 
+def mirror_average(photo, mirror):
+    """gate, depth, sigma, logits of the photo and of its mirror image → one reading: means, and
+    the sigma of the mixture's variance (TreadNetExport "photo", the app's mirror averaging)."""
+    (g1, d1, s1, l1), (g2, d2, s2, l2) = photo, mirror
+    return (g1 + g2) / 2, (d1 + d2) / 2, np.sqrt((s1 ** 2 + s2 ** 2) / 2), (l1 + l2) / 2
+
+
 def seg_stats(probs, depth, pct):
     """Second depth estimate: a low percentile of the dense depth over tread pixels."""
     tread = probs[:, 1:].sum(1) > 0.5
@@ -154,9 +161,11 @@ def main():
     ap.add_argument("--out-dir", default=MODELS)
     ap.add_argument("--split", default="val",
                     help="calibration split: val (like training) or cal (rendered like the held-out photos)")
-    ap.add_argument("--tta", choices=["none", "photo", "features"], default="none",
-                    help="tread network: average over the photo and its mirror image (photo), or over the frozen "
-                         "trunk's features and their mirror image (features: the trunk runs once)")
+    ap.add_argument("--tta", choices=["none", "photo", "features", "app"], default="none",
+                    help="tread network: average over the photo and its mirror image inside the graph (photo), or "
+                         "over the frozen trunk's features and their mirror image (features: the trunk runs once), "
+                         "or a plain graph and the app averages the photo and its mirror (app, since 2026.11.9: "
+                         "the app sends the photo, its mirror and the tread crop as one batch, the crop unmirrored)")
     ap.add_argument("--seg-tta", action="store_true", help="segmenter: average over the photo and its mirror image")
     ap.add_argument("--crop", action="store_true",
                     help="stack a second regressor reading of the tread crop (needs a split with photos: cal)")
@@ -174,11 +183,13 @@ def main():
     sn.load_state_dict(torch.load(a.seg))
     os.makedirs(a.out_dir, exist_ok=True)
     tpath, spath = os.path.join(a.out_dir, "tread.onnx"), os.path.join(a.out_dir, "seg.onnx")
-    export(TreadNetExport(tn, a.tta), tpath, ["gate", "depth", "sigma", "wear_logits"])
+    export(TreadNetExport(tn, "none" if a.tta == "app" else a.tta), tpath, ["gate", "depth", "sigma", "wear_logits"])
     export(SegNetExport(sn, a.seg_tta), spath, ["probs", "depth_map"])
 
     va = load(a.split, a.data)
     gate, d_a, sig, logits = run(tpath, va["x"])
+    if a.tta == "app":  # the app's averaging (src/core/analysis/onnx-analyzer.ts), as TreadNetExport "photo" does it
+        gate, d_a, sig, logits = mirror_average((gate, d_a, sig, logits), run(tpath, va["x"][:, :, ::-1]))
     probs, dmap = run(spath, va["x"])
     tire, has = va["is_tire"], va["has_depth"]
     y = va["min_depth"]
@@ -296,6 +307,8 @@ def main():
             "stackWithoutDense": {"intercept": float(stack_nd[0]), "regressor": float(stack_nd[1]), "dense": 0.0,
                                   "classifier": float(stack_nd[2]), "crop": float(stack_nd[3]) if a.crop else 0.0},
             **({"crop": pp.CROP} if a.crop else {}),
+            # the app averages the regressor over the photo and its mirror (the graph does not)
+            **({"treadMirror": True} if a.tta == "app" else {}),
             "bandCentres": BAND_CENTRE.tolist(),
             "intervalK": k,
             "wearTemperature": T,

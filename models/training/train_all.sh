@@ -158,9 +158,11 @@ train --limit "$(n 120000)" --model seg --resume runs/seg6/best.pt --lr 5e-4 --t
 # 12. Calibration on the cal split (rendered like the photos the service sees), ONNX export
 #    (opset 17), manifest with sha256. TREAD_MEMBERS: the regressor checkpoints exported as one
 #    averaging graph (they share the frozen trunk, which runs once). Both networks read the photo
-#    and its mirror image as one batch of two and average the readings (since 2026.11.7). --crop
-#    (since 2026.11.9): the regressor reads each calibration photo a second time, cropped to the
-#    box around the tread the segmenter found, and that reading joins the stack (the cal shards
-#    keep the photos' JPEG bytes for it).
+#    and its mirror image and average the readings (since 2026.11.7; the segmenter inside its graph,
+#    the regressor since 2026.11.9 in the app: --tta app exports a plain graph and calibrates on
+#    the app's average). --crop (since 2026.11.9): the regressor reads each calibration photo a
+#    second time, cropped to the box around the tread the segmenter found (unmirrored, in the same
+#    batch in the app), and that reading joins the stack (the cal shards keep the photos' JPEG
+#    bytes for it).
 TREAD_MEMBERS=${TREAD_MEMBERS:-"runs/tread12a/best.pt runs/tread12b/best.pt"}
-$PY "$HERE/finalize.py" --data data --out-dir "$OUT" --tread $TREAD_MEMBERS --seg runs/seg9/best.pt --split cal --tta photo --seg-tta --crop --version "$VERSION"
+$PY "$HERE/finalize.py" --data data --out-dir "$OUT" --tread $TREAD_MEMBERS --seg runs/seg9/best.pt --split cal --tta app --seg-tta --crop --version "$VERSION"

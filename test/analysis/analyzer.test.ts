@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOnnxAnalyzer, wearForDepth, type Analyzer } from '../../src/core/analysis/index.js';
 import { combine } from '../../src/core/analysis/combine.js';
 import { treadBox } from '../../src/core/analysis/mask.js';
-import type { OnnxAnalyzer } from '../../src/core/analysis/onnx-analyzer.js';
+import { mirrorAverage, mirrored, type OnnxAnalyzer } from '../../src/core/analysis/onnx-analyzer.js';
 import { cropPixels, normalise, prepareFrameInput } from '../../src/core/analysis/preprocess.js';
 import { fixture, heldoutLabels, MODELS_DIR } from './helpers.js';
 
@@ -52,7 +52,7 @@ describe('analysis of tread photos', () => {
     expect(concurrent.map((o) => o.analysis)).toEqual(sequential);
   });
 
-  it('reads known-depth synthetic fixtures within the stated bounds (MAE ≤ 1.3 mm over 40, each within 5 mm; measured 0.89 with tread-2026.11.9)', async () => {
+  it('reads known-depth synthetic fixtures within the stated bounds (MAE ≤ 1.3 mm over 40, each within 5 mm; measured 0.87 with tread-2026.11.9)', async () => {
     const sample = tires.slice(0, 40);
     const errors: number[] = [];
     for (const t of sample) {
@@ -82,13 +82,17 @@ describe('the regressor’s second look at the tread crop', () => {
     for (const t of tires.slice(0, 8)) {
       const image = readFileSync(t.file);
       const frame = await decodeFrame(image, await checkImageHeader(image));
-      const raw = await onnx.infer((await prepareFrameInput(frame, onnx.manifest.input)).tensor);
-      const box = treadBox(raw.maps, frame.width, frame.height, cal.crop!);
+      const tensor = (await prepareFrameInput(frame, onnx.manifest.input)).tensor;
+      const plain = await onnx.infer(tensor);
+      expect(plain.cropMm).toBeNull();
+      const box = treadBox(plain.maps, frame.width, frame.height, cal.crop!);
       expect(box).not.toBeNull();
       if (box!.width * box!.height < 0.9 * frame.width * frame.height) smaller++;
-      const crop = await onnx.inferTread(normalise(cropPixels(frame, box!, onnx.manifest.input.size), onnx.manifest.input));
-      const expected = combine(raw.tread, raw.maps, cal, crop.depthMm).analysis;
-      const without = combine(raw.tread, raw.maps, cal, null).analysis;
+      const withCrop = await onnx.infer(tensor, () => normalise(cropPixels(frame, box!, onnx.manifest.input.size), onnx.manifest.input));
+      expect(withCrop.cropMm).not.toBeNull();
+      expect(withCrop.tread.depthMm).toBeCloseTo(plain.tread.depthMm, 4); // the crop in the batch does not change the frame's reading
+      const expected = combine(withCrop.tread, withCrop.maps, cal, withCrop.cropMm).analysis;
+      const without = combine(plain.tread, plain.maps, cal, null).analysis;
       const { analysis } = await analyzer.analyze({ image, verbose: false });
       expect(analysis).toEqual({ ...expected, modelVersion: analyzer.modelVersion });
       if (expected.estimatedDepthMm !== without.estimatedDepthMm) moved++;
@@ -97,13 +101,30 @@ describe('the regressor’s second look at the tread crop', () => {
     expect(moved).toBeGreaterThan(0); // the crop's reading is not just the whole frame's again
   });
 
-  it('is skipped for an image that is refused (no crop without a tire)', async () => {
+  it('reads a refused image without a crop, a tire photo with one, in one regressor batch', async () => {
     const onnx = analyzer as OnnxAnalyzer;
-    const before = onnx.treadRuns;
-    await analyzer.analyze({ image: readFileSync(nonTires[0]!.file), verbose: false }).catch(() => undefined);
-    expect(onnx.treadRuns - before).toBe(1);
+    const perFrame = onnx.manifest.calibration.treadMirror ? 2 : 1;
+    const before = onnx.treadRows;
+    await expect(analyzer.analyze({ image: readFileSync(nonTires[0]!.file), verbose: false })).rejects.toMatchObject({ code: 'NO_TIRE_DETECTED' });
+    expect(onnx.treadRows - before).toBe(perFrame);
     await analyzer.analyze({ image: readFileSync(tires[0]!.file), verbose: false });
-    expect(onnx.treadRuns - before).toBe(3);
+    expect(onnx.treadRows - before).toBe(2 * perFrame + 1);
+  });
+
+  it('averages the photo and its mirror image as the calibration did', async () => {
+    const onnx = analyzer as OnnxAnalyzer;
+    expect(onnx.manifest.calibration.treadMirror).toBe(true);
+    const size = onnx.manifest.input.size;
+    const image = Float32Array.from({ length: 3 * size * size }, (_, i) => Math.sin(i * 0.37));
+    expect(mirrored(mirrored(image, size), size)).toEqual(image);
+    expect(mirrored(image, size)[0]).toBe(image[size - 1]);
+    const a = { gate: 0.9, depthMm: 4, sigmaMm: 1, wearLogits: [1, 2, 3, 4, 5] };
+    const b = { gate: 0.7, depthMm: 6, sigmaMm: 2, wearLogits: [3, 2, 1, 0, -1] };
+    const m = mirrorAverage(a, b);
+    expect(m.gate).toBeCloseTo(0.8, 10);
+    expect(m.depthMm).toBe(5);
+    expect(m.sigmaMm).toBeCloseTo(Math.sqrt(2.5), 10);
+    expect(m.wearLogits).toEqual([2, 2, 2, 2, 2]);
   });
 });
 

@@ -98,4 +98,13 @@ describe('model manifest', () => {
       await expect(loadManifest(dir)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('calibration.crop') });
     });
   }
+
+  it('refuses a treadMirror that is not true or false', async () => {
+    const dir = await copyModels();
+    const file = path.join(dir, 'manifest.json');
+    const m = JSON.parse(await readFile(file, 'utf8'));
+    m.calibration.treadMirror = 'yes';
+    await writeFile(file, JSON.stringify(m));
+    await expect(loadManifest(dir)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('calibration.treadMirror') });
+  });
 });

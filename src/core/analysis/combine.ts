@@ -66,12 +66,13 @@ export interface Combined {
   cropMm: number | null;
 }
 
-const treadShareOf = (maps: MaskMaps): number =>
+/** Share of the frame the segmenter sees as tread. */
+export const treadShare = (maps: MaskMaps): number =>
   maps.treadProb.reduce((n, p) => n + (p > 0.5 ? 1 : 0), 0) / maps.treadProb.length;
 
 /** The tire / no-tire decision: the gate and the share of the frame segmented as tread. */
 export function acceptsTire(tread: TreadOutput, maps: MaskMaps, cal: Calibration): boolean {
-  return tread.gate >= cal.gateThreshold && treadShareOf(maps) >= cal.minTreadShare;
+  return tread.gate >= cal.gateThreshold && treadShare(maps) >= cal.minTreadShare;
 }
 
 /**
@@ -80,7 +81,7 @@ export function acceptsTire(tread: TreadOutput, maps: MaskMaps, cal: Calibration
  * stands in for it, as in the calibration.
  */
 export function combine(tread: TreadOutput, maps: MaskMaps, cal: Calibration, cropMm: number | null = null): Combined {
-  const treadShare = treadShareOf(maps);
+  const share = treadShare(maps);
   if (!acceptsTire(tread, maps, cal)) {
     throw new AppError('NO_TIRE_DETECTED', 'No tire tread was found in the image. Photograph the tread face of the tire.');
   }
@@ -120,7 +121,7 @@ export function combine(tread: TreadOutput, maps: MaskMaps, cal: Calibration, cr
       estimatedDepthMm: estimate,
       depthRangeMm: { min: round1(min), max: round1(max) },
       treadHealthIndex: treadHealthIndex(estimate),
-      isPreliminary: modelAlignment < 70 || treadShare < MIN_TREAD_SHARE,
+      isPreliminary: modelAlignment < 70 || share < MIN_TREAD_SHARE,
       modelAlignment,
       twiConsensusCount: findTwiBars(maps).filter((b) => b.confirmed).length,
       depth32nds: Math.round(estimate / MM_PER_32ND),

@@ -41,6 +41,11 @@ export interface Calibration {
   confidencePlatt: { a: number; b: number };
   /** Where the regressor takes its second look; absent: no second look (manifests before tread-2026.11.9). */
   crop?: CropSpec;
+  /**
+   * The app averages the regressor over the photo and its mirror image (since tread-2026.11.9, whose
+   * graph no longer does it inside, so that the crop can share the batch unmirrored).
+   */
+  treadMirror?: boolean;
 }
 
 export interface Manifest {
@@ -56,6 +61,11 @@ function unavailable(message: string, cause?: unknown): AppError {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function flag(value: unknown, where: string): boolean {
+  if (typeof value !== 'boolean') throw unavailable(`Model manifest: ${where} must be true or false.`);
+  return value;
 }
 
 function num(value: unknown, where: string): number {
@@ -140,6 +150,7 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
       wearTemperature: num(c.wearTemperature, 'calibration.wearTemperature'),
       confidencePlatt: { a: num(platt.a, 'calibration.confidencePlatt.a'), b: num(platt.b, 'calibration.confidencePlatt.b') },
       ...(c.crop === undefined ? {} : { crop: crop(c.crop) }),
+      ...(c.treadMirror === undefined ? {} : { treadMirror: flag(c.treadMirror, 'calibration.treadMirror') }),
     },
   };
 }

@@ -9,7 +9,7 @@ import * as ort from 'onnxruntime-node';
 import { AppError } from '../errors.js';
 import type { AnalyzeOutcome, AnalyzeRequest, Analyzer } from './analyzer.js';
 import { decodeFrame } from '../images/inspect.js';
-import { acceptsTire, combine, type TreadOutput } from './combine.js';
+import { combine, treadShare, type TreadOutput } from './combine.js';
 import { loadManifest, readVerifiedModels, type Manifest } from './manifest.js';
 import { mapsFromSeg, treadBox, type MaskMaps } from './mask.js';
 import { buildVerbose } from './overlays.js';
@@ -26,6 +26,30 @@ export interface OnnxAnalyzerOptions {
 export interface RawOutputs {
   tread: TreadOutput;
   maps: MaskMaps;
+  /** The regressor's reading of the tread crop; null without one. */
+  cropMm: number | null;
+}
+
+/** A normalised 3 x size x size image mirrored left to right. */
+export function mirrored(image: Float32Array, size: number): Float32Array {
+  const out = new Float32Array(image.length);
+  for (let row = 0; row < image.length; row += size) {
+    for (let x = 0; x < size; x++) out[row + x] = image[row + size - 1 - x]!;
+  }
+  return out;
+}
+
+/**
+ * One reading from the photo's and its mirror image's: means, and the sigma of the two
+ * Gaussians' mean variance (models/training/finalize.py mirror_average, TreadNetExport "photo").
+ */
+export function mirrorAverage(a: TreadOutput, b: TreadOutput): TreadOutput {
+  return {
+    gate: (a.gate + b.gate) / 2,
+    depthMm: (a.depthMm + b.depthMm) / 2,
+    sigmaMm: Math.sqrt((a.sigmaMm ** 2 + b.sigmaMm ** 2) / 2),
+    wearLogits: a.wearLogits.map((v, i) => (v + (b.wearLogits[i] ?? v)) / 2),
+  };
 }
 
 async function createSession(bytes: Buffer, threads: number, name: string): Promise<ort.InferenceSession> {
@@ -93,40 +117,49 @@ export class OnnxAnalyzer implements Analyzer {
     return result;
   }
 
-  private tensor(data: Float32Array): ort.Tensor {
+  /** Images the regressor has read so far (frames, their mirrors, crops), for tests and diagnostics. */
+  treadRows = 0;
+
+  /** The regressor on a batch of normalised 3 x S x S images: one reading per image. */
+  private async runTread(images: Float32Array[]): Promise<TreadOutput[]> {
     const size = this.manifest.input.size;
-    return new ort.Tensor('float32', data, [1, 3, size, size]);
+    const plane = 3 * size * size;
+    const batch = new Float32Array(images.length * plane);
+    images.forEach((image, i) => batch.set(image, i * plane));
+    this.treadRows += images.length;
+    const t = await this.tread.run({ input: new ort.Tensor('float32', batch, [images.length, 3, size, size]) });
+    const gate = output(t, 'gate');
+    const depth = output(t, 'depth');
+    const sigma = output(t, 'sigma');
+    const logits = output(t, 'wear_logits');
+    const classes = logits.length / images.length;
+    return images.map((_, i) => ({
+      gate: gate[i]!,
+      depthMm: depth[i]!,
+      sigmaMm: sigma[i]!,
+      wearLogits: Array.from(logits.subarray(i * classes, (i + 1) * classes)),
+    }));
   }
 
-  /** Regressor runs so far (whole frames and crops), for tests and diagnostics. */
-  treadRuns = 0;
-
-  private async runTread(input: ort.Tensor): Promise<TreadOutput> {
-    this.treadRuns++;
-    const t = await this.tread.run({ input });
-    return {
-      gate: output(t, 'gate')[0]!,
-      depthMm: output(t, 'depth')[0]!,
-      sigmaMm: output(t, 'sigma')[0]!,
-      wearLogits: Array.from(output(t, 'wear_logits')),
-    };
-  }
-
-  /** Runs both networks on one normalised 1x3xSxS tensor. */
-  infer(tensor: Float32Array): Promise<RawOutputs> {
+  /**
+   * Both networks on one normalised 1 x 3 x S x S frame. The segmenter runs first, so that
+   * `crop(maps)` can cut the tread out for the regressor's second look; then one regressor batch
+   * reads the frame, its mirror image (when the manifest says the app averages the two, since
+   * tread-2026.11.9; older graphs mirror inside) and the crop, which is read as it is.
+   */
+  infer(tensor: Float32Array, crop?: (maps: MaskMaps) => Float32Array | null): Promise<RawOutputs> {
     return this.enqueue(async () => {
-      const input = this.tensor(tensor);
-      const tread = await this.runTread(input);
-      const s = await this.seg.run({ input });
+      const size = this.manifest.input.size;
+      const s = await this.seg.run({ input: new ort.Tensor('float32', tensor, [1, 3, size, size]) });
       const probs = output(s, 'probs');
-      const side = Math.round(Math.sqrt(probs.length / 4));
-      return { tread, maps: mapsFromSeg(probs, output(s, 'depth_map'), side) };
+      const maps = mapsFromSeg(probs, output(s, 'depth_map'), Math.round(Math.sqrt(probs.length / 4)));
+      const mirror = this.manifest.calibration.treadMirror;
+      const cropped = crop?.(maps) ?? null;
+      const images = [tensor, ...(mirror ? [mirrored(tensor, size)] : []), ...(cropped ? [cropped] : [])];
+      const readings = await this.runTread(images);
+      const tread = mirror ? mirrorAverage(readings[0]!, readings[1]!) : readings[0]!;
+      return { tread, maps, cropMm: cropped ? readings[readings.length - 1]!.depthMm : null };
     });
-  }
-
-  /** The regressor alone, on one normalised 1x3xSxS tensor (the tread crop). */
-  inferTread(tensor: Float32Array): Promise<TreadOutput> {
-    return this.enqueue(() => this.runTread(this.tensor(tensor)));
   }
 
   async analyze(request: AnalyzeRequest): Promise<AnalyzeOutcome> {
@@ -135,13 +168,15 @@ export class OnnxAnalyzer implements Analyzer {
     const spec = this.manifest.input;
     const cal = this.manifest.calibration;
     const input = await prepareFrameInput(frame, spec);
-    const raw = await this.infer(input.tensor);
-    // The second look: the regressor on the box around the tread the segmenter found, taken from
-    // the frame at its own resolution (more pixels on the tread when it fills little of the photo).
-    let cropMm: number | null = null;
-    const box = cal.crop && acceptsTire(raw.tread, raw.maps, cal) ? treadBox(raw.maps, frame.width, frame.height, cal.crop) : null;
-    if (box) cropMm = (await this.inferTread(normalise(cropPixels(frame, box, spec.size), spec))).depthMm;
-    const { analysis } = combine(raw.tread, raw.maps, cal, cropMm);
+    // The second look: the box around the tread the segmenter found, taken from the frame at its
+    // own resolution (more pixels on the tread when it fills little of the photo). Not for a frame
+    // with too little tread to count as a tire photo.
+    const raw = await this.infer(input.tensor, (maps) => {
+      if (!cal.crop || treadShare(maps) < cal.minTreadShare) return null;
+      const box = treadBox(maps, frame.width, frame.height, cal.crop);
+      return box ? normalise(cropPixels(frame, box, spec.size), spec) : null;
+    });
+    const { analysis } = combine(raw.tread, raw.maps, cal, raw.cropMm);
     const outcome: AnalyzeOutcome = { analysis: { ...analysis, modelVersion: this.manifest.version } };
     if (request.verbose) outcome.verbose = await buildVerbose(raw.maps, input);
     return outcome;
