@@ -169,22 +169,35 @@ def main():
     ap.add_argument("--seg-tta", action="store_true", help="segmenter: average over the photo and its mirror image")
     ap.add_argument("--crop", action="store_true",
                     help="stack a second regressor reading of the tread crop (needs a split with photos: cal)")
+    ap.add_argument("--crop-tread", nargs="+", default=None,
+                    help="with --crop: checkpoints of a regressor trained on tread crops that reads the crop "
+                         "(exported as crop.onnx, a plain graph); without it the tread network reads the crop")
     a = ap.parse_args()
     torch.set_num_threads(1)
 
-    members = []
-    for ckpt in a.tread:
-        member = TreadNet()
-        missing, unexpected = member.load_state_dict(torch.load(ckpt), strict=False)
-        assert not unexpected and all(k.startswith("aux.") for k in missing), (missing, unexpected)
-        members.append(member)
-    tn = members[0] if len(members) == 1 else TreadEnsemble(members)
+    def regressor(ckpts):
+        """One checkpoint, or several sharing the frozen trunk as one averaging graph."""
+        members = []
+        for ckpt in ckpts:
+            member = TreadNet()
+            missing, unexpected = member.load_state_dict(torch.load(ckpt), strict=False)
+            assert not unexpected and all(k.startswith("aux.") for k in missing), (missing, unexpected)
+            members.append(member)
+        return members[0] if len(members) == 1 else TreadEnsemble(members)
+
+    tn = regressor(a.tread)
     sn = SegNet()
     sn.load_state_dict(torch.load(a.seg))
     os.makedirs(a.out_dir, exist_ok=True)
     tpath, spath = os.path.join(a.out_dir, "tread.onnx"), os.path.join(a.out_dir, "seg.onnx")
     export(TreadNetExport(tn, "none" if a.tta == "app" else a.tta), tpath, ["gate", "depth", "sigma", "wear_logits"])
     export(SegNetExport(sn, a.seg_tta), spath, ["probs", "depth_map"])
+    cpath = os.path.join(a.out_dir, "crop.onnx")
+    if a.crop_tread:
+        assert a.crop, "--crop-tread needs --crop"
+        export(TreadNetExport(regressor(a.crop_tread), "none"), cpath, ["gate", "depth", "sigma", "wear_logits"])
+    elif os.path.exists(cpath):
+        os.remove(cpath)  # a crop reader left from an earlier run would not match this manifest
 
     va = load(a.split, a.data)
     gate, d_a, sig, logits = run(tpath, va["x"])
@@ -213,7 +226,7 @@ def main():
     if a.crop:
         xc, boxed = crop_inputs(a.split, a.data, probs, pp.CROP)
         d_c = d_a.copy()
-        d_c[boxed] = run(tpath, xc[boxed])[1]
+        d_c[boxed] = run(cpath if a.crop_tread else tpath, xc[boxed])[1]
 
     m = has
     # Stack the three depth readings (regressor, dense, classifier's expected depth) with a
@@ -297,6 +310,10 @@ def main():
             "seg": {"file": "seg.onnx", "sha256": sha256(spath), "bytes": os.path.getsize(spath),
                     "inputs": {"input": [None, 3, pp.INPUT, pp.INPUT]},
                     "outputs": {"probs": [None, 4, pp.OUT, pp.OUT], "depth_map": [None, pp.OUT, pp.OUT]}},
+            **({"crop": {"file": "crop.onnx", "sha256": sha256(cpath), "bytes": os.path.getsize(cpath),
+                         "inputs": {"input": [None, 3, pp.INPUT, pp.INPUT]},
+                         "outputs": {"gate": [None], "depth": [None], "sigma": [None], "wear_logits": [None, 5]}}}
+               if a.crop_tread else {}),
         },
         "calibration": {
             "gateThreshold": thr,

@@ -170,15 +170,32 @@ def load_photos(shard_path: str, take: int) -> list[bytes]:
     return [data[off[i]:off[i + 1]].tobytes() for i in range(min(take, len(off) - 1))]
 
 
+def tread_crop(img, cls, dmap):
+    """The crop the app reads for its second look, with the box from the rendered tread mask
+    (at the segmenter's 80 x 80 grid, as the app sees it) instead of the segmenter's guess; the
+    whole frame when there is too little tread for a box."""
+    c, _ = to_arrays(img, cls, dmap)[1:]
+    box = pp.tread_box(c > 0, img.shape[1], img.shape[0])
+    if box is None:
+        return img, cls, dmap
+    x0, y0, x1, y1 = box
+    return img[y0:y1, x0:x1], cls[y0:y1, x0:x1], dmap[y0:y1, x0:x1]
+
+
 def shard(args):
     split, start, n, seed_base, out_dir = args
     photo = split == "cal"
+    # crop / cropval (since 2026.11.9): photo-like renders cut to the tread, for training the
+    # regressor that reads the app's crop
+    crop = split in ("crop", "cropval")
     xs, cs, ds, labs, jpegs = [], [], [], [], []
     for i in range(start, start + n):
-        img, cls, dmap, lab = sample(seed_base + i, PHOTO_SIZES if photo else SIZES)
+        img, cls, dmap, lab = sample(seed_base + i, PHOTO_SIZES if photo or crop else SIZES)
         if photo:
             jpegs.append(photo_jpeg(img))
             img = decode(jpegs[-1])
+        if crop:
+            img, cls, dmap = tread_crop(as_photo(img), cls, dmap)
         x, c, d = to_arrays(img, cls, dmap)
         xs.append(x), cs.append(c), ds.append(d), labs.append(lab)
     if photo:  # written before the shard, whose presence marks both complete

@@ -290,6 +290,9 @@ def main():
                     help="tread: save the frozen trunk's features here once; runs over the same shards read them back")
     ap.add_argument("--frozen", type=int, default=nets.FROZEN_BLOCKS,
                     help="tread: MobileNetV2 blocks kept frozen (features cached once); fewer fine-tunes more")
+    ap.add_argument("--train-split", default="train",
+                    help="shards to train on (crop: renders cut to the tread, for the crop reader since 2026.11.9)")
+    ap.add_argument("--val-split", default="val", help="shards that choose the checkpoint (cropval for the crop reader)")
     a = ap.parse_args()
     nets.FROZEN_BLOCKS = a.frozen
     global AUX_W
@@ -304,12 +307,12 @@ def main():
         sess = early_session(a.pretrained, a.out, a.threads)
         with open(a.pretrained, "rb") as f:
             trunk = hashlib.sha256(f.read()).hexdigest()[:12]
-        tr = load_features("train", a.data, a.limit, sess, AUX_W > 0, a.feature_cache, trunk)
-        va = load_features("val", a.data, None, sess, False, a.feature_cache, trunk)
+        tr = load_features(a.train_split, a.data, a.limit, sess, AUX_W > 0, a.feature_cache, trunk)
+        va = load_features(a.val_split, a.data, None, sess, False, a.feature_cache, trunk)
         del sess
         print(f"features {tr['f'].shape} in {time.time() - t0:.0f}s", flush=True)
     else:
-        tr, va = load("train", a.data, a.limit), load("val", a.data)
+        tr, va = load(a.train_split, a.data, a.limit), load(a.val_split, a.data)
         if a.model == "tread" and AUX_W > 0:
             aux_targets(tr)
     print(f"train {len(tr['min_depth'])} val {len(va['min_depth'])}", flush=True)

@@ -1,15 +1,16 @@
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOnnxAnalyzer, loadManifest } from '../../src/core/analysis/index.js';
-import { MODELS_DIR } from './helpers.js';
+import { heldoutLabels, MODELS_DIR } from './helpers.js';
 
 const dirs: string[] = [];
 async function copyModels(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'tirewear-models-'));
   dirs.push(dir);
-  for (const f of ['manifest.json', 'tread.onnx', 'seg.onnx']) await cp(path.join(MODELS_DIR, f), path.join(dir, f));
+  for (const f of await readdir(MODELS_DIR)) if (f === 'manifest.json' || f.endsWith('.onnx')) await cp(path.join(MODELS_DIR, f), path.join(dir, f));
   return dir;
 }
 
@@ -106,5 +107,32 @@ describe('model manifest', () => {
     m.calibration.treadMirror = 'yes';
     await writeFile(file, JSON.stringify(m));
     await expect(loadManifest(dir)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('calibration.treadMirror') });
+  });
+
+  it('checks a crop reader listed in the manifest like the other networks, and uses it for the crop', async () => {
+    const dir = await copyModels();
+    const file = path.join(dir, 'manifest.json');
+    const m = JSON.parse(await readFile(file, 'utf8'));
+    if (!m.models.crop) {
+      // the tread network itself as the crop reader: the same readings as the shared batch
+      await cp(path.join(dir, 'tread.onnx'), path.join(dir, 'crop.onnx'));
+      m.models.crop = { ...m.models.tread, file: 'crop.onnx' };
+      await writeFile(file, JSON.stringify(m));
+    }
+    const image = await readFile(heldoutLabels().find((l) => l.depthMm !== null)!.file);
+    const withReader = await createOnnxAnalyzer({ modelsDir: dir, threads: 1 });
+    const shipped = await createOnnxAnalyzer({ modelsDir: MODELS_DIR, threads: 1 });
+    try {
+      expect((await withReader.analyze({ image, verbose: false })).analysis).toEqual((await shipped.analyze({ image, verbose: false })).analysis);
+    } finally {
+      await Promise.all([withReader.close(), shipped.close()]);
+    }
+    const bytes = await readFile(path.join(dir, 'crop.onnx'));
+    bytes[bytes.length >> 1] ^= 0xff;
+    await writeFile(path.join(dir, 'crop.onnx'), bytes);
+    expect(createHash('sha256').update(bytes).digest('hex')).not.toBe(m.models.crop.sha256);
+    await expect(createOnnxAnalyzer({ modelsDir: dir })).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('crop.onnx') });
+    await rm(path.join(dir, 'crop.onnx'));
+    await expect(createOnnxAnalyzer({ modelsDir: dir })).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('crop.onnx') });
   });
 });

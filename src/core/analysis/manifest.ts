@@ -51,7 +51,8 @@ export interface Calibration {
 export interface Manifest {
   version: string;
   input: { size: number; mean: number[]; std: number[] };
-  models: { tread: ModelEntry; seg: ModelEntry };
+  /** `crop`: the regressor trained on tread crops that reads the second look (absent: the tread network reads it). */
+  models: { tread: ModelEntry; seg: ModelEntry; crop?: ModelEntry };
   calibration: Calibration;
 }
 
@@ -133,7 +134,11 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
   return {
     version: raw.version,
     input: { size: num(input.size, 'input.size'), mean: vector(input.mean, 'input.mean'), std: vector(input.std, 'input.std') },
-    models: { tread: entry(raw.models.tread, 'tread'), seg: entry(raw.models.seg, 'seg') },
+    models: {
+      tread: entry(raw.models.tread, 'tread'),
+      seg: entry(raw.models.seg, 'seg'),
+      ...(raw.models.crop === undefined ? {} : { crop: entry(raw.models.crop, 'crop') }),
+    },
     calibration: {
       gateThreshold: num(c.gateThreshold, 'calibration.gateThreshold'),
       minTreadShare: c.minTreadShare === undefined ? 0 : num(c.minTreadShare, 'calibration.minTreadShare'),
@@ -156,7 +161,7 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
 }
 
 /** Reads every model file and checks its sha256; returns the bytes so they are read once. */
-export async function readVerifiedModels(modelsDir: string, manifest: Manifest): Promise<{ tread: Buffer; seg: Buffer }> {
+export async function readVerifiedModels(modelsDir: string, manifest: Manifest): Promise<{ tread: Buffer; seg: Buffer; crop?: Buffer }> {
   const read = async (e: ModelEntry): Promise<Buffer> => {
     const file = path.join(modelsDir, e.file);
     let bytes: Buffer;
@@ -171,6 +176,7 @@ export async function readVerifiedModels(modelsDir: string, manifest: Manifest):
     }
     return bytes;
   };
-  const [tread, seg] = await Promise.all([read(manifest.models.tread), read(manifest.models.seg)]);
-  return { tread, seg };
+  const crop = manifest.models.crop;
+  const [tread, seg, cropBytes] = await Promise.all([read(manifest.models.tread), read(manifest.models.seg), crop ? read(crop) : undefined]);
+  return { tread, seg, ...(cropBytes ? { crop: cropBytes } : {}) };
 }

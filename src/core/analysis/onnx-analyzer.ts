@@ -84,6 +84,8 @@ export class OnnxAnalyzer implements Analyzer {
     readonly manifest: Manifest,
     private readonly tread: ort.InferenceSession,
     private readonly seg: ort.InferenceSession,
+    /** The regressor trained on tread crops, when the manifest has one; else `tread` reads the crop. */
+    private readonly cropReader: ort.InferenceSession | null = null,
   ) {}
 
   get modelVersion(): string {
@@ -95,11 +97,12 @@ export class OnnxAnalyzer implements Analyzer {
     const manifest = await loadManifest(options.modelsDir);
     const bytes = await readVerifiedModels(options.modelsDir, manifest);
     const threads = Math.max(1, Math.floor(options.threads ?? Math.min(4, availableParallelism())));
-    const [tread, seg] = await Promise.all([
+    const [tread, seg, cropReader] = await Promise.all([
       createSession(bytes.tread, threads, manifest.models.tread.file),
       createSession(bytes.seg, threads, manifest.models.seg.file),
+      bytes.crop && manifest.models.crop ? createSession(bytes.crop, threads, manifest.models.crop.file) : null,
     ]);
-    const analyzer = new OnnxAnalyzer(manifest, tread, seg);
+    const analyzer = new OnnxAnalyzer(manifest, tread, seg, cropReader);
     const size = manifest.input.size;
     await analyzer.infer(new Float32Array(3 * size * size));
     options.logger?.info({ modelVersion: manifest.version, threads, ms: Date.now() - started }, 'tread models loaded and warmed up');
@@ -120,14 +123,14 @@ export class OnnxAnalyzer implements Analyzer {
   /** Images the regressor has read so far (frames, their mirrors, crops), for tests and diagnostics. */
   treadRows = 0;
 
-  /** The regressor on a batch of normalised 3 x S x S images: one reading per image. */
-  private async runTread(images: Float32Array[]): Promise<TreadOutput[]> {
+  /** A regressor (the tread network or the crop reader) on a batch of normalised 3 x S x S images: one reading per image. */
+  private async runTread(images: Float32Array[], session: ort.InferenceSession = this.tread): Promise<TreadOutput[]> {
     const size = this.manifest.input.size;
     const plane = 3 * size * size;
     const batch = new Float32Array(images.length * plane);
     images.forEach((image, i) => batch.set(image, i * plane));
     this.treadRows += images.length;
-    const t = await this.tread.run({ input: new ort.Tensor('float32', batch, [images.length, 3, size, size]) });
+    const t = await session.run({ input: new ort.Tensor('float32', batch, [images.length, 3, size, size]) });
     const gate = output(t, 'gate');
     const depth = output(t, 'depth');
     const sigma = output(t, 'sigma');
@@ -145,7 +148,8 @@ export class OnnxAnalyzer implements Analyzer {
    * Both networks on one normalised 1 x 3 x S x S frame. The segmenter runs first, so that
    * `crop(maps)` can cut the tread out for the regressor's second look; then one regressor batch
    * reads the frame, its mirror image (when the manifest says the app averages the two, since
-   * tread-2026.11.9; older graphs mirror inside) and the crop, which is read as it is.
+   * tread-2026.11.9; older graphs mirror inside) and the crop, which is read as it is — or, when
+   * the manifest lists a crop reader (a regressor trained on crops), that network reads the crop.
    */
   infer(tensor: Float32Array, crop?: (maps: MaskMaps) => Float32Array | null): Promise<RawOutputs> {
     return this.enqueue(async () => {
@@ -155,10 +159,12 @@ export class OnnxAnalyzer implements Analyzer {
       const maps = mapsFromSeg(probs, output(s, 'depth_map'), Math.round(Math.sqrt(probs.length / 4)));
       const mirror = this.manifest.calibration.treadMirror;
       const cropped = crop?.(maps) ?? null;
-      const images = [tensor, ...(mirror ? [mirrored(tensor, size)] : []), ...(cropped ? [cropped] : [])];
-      const readings = await this.runTread(images);
+      const shared = cropped && !this.cropReader ? [cropped] : [];
+      const readings = await this.runTread([tensor, ...(mirror ? [mirrored(tensor, size)] : []), ...shared]);
       const tread = mirror ? mirrorAverage(readings[0]!, readings[1]!) : readings[0]!;
-      return { tread, maps, cropMm: cropped ? readings[readings.length - 1]!.depthMm : null };
+      let cropMm: number | null = null;
+      if (cropped) cropMm = this.cropReader ? (await this.runTread([cropped], this.cropReader))[0]!.depthMm : readings[readings.length - 1]!.depthMm;
+      return { tread, maps, cropMm };
     });
   }
 
@@ -186,7 +192,7 @@ export class OnnxAnalyzer implements Analyzer {
     if (this.closed) return;
     this.closed = true;
     await this.queue;
-    await Promise.all([this.tread.release(), this.seg.release()]);
+    await Promise.all([this.tread.release(), this.seg.release(), this.cropReader?.release()]);
   }
 }
 
