@@ -128,7 +128,8 @@ describe('model manifest', () => {
       await Promise.all([withReader.close(), shipped.close()]);
     }
     const bytes = await readFile(path.join(dir, 'crop.onnx'));
-    bytes[bytes.length >> 1] ^= 0xff;
+    const middle = bytes.length >> 1;
+    bytes[middle] = (bytes[middle] ?? 0) ^ 0xff;
     await writeFile(path.join(dir, 'crop.onnx'), bytes);
     expect(createHash('sha256').update(bytes).digest('hex')).not.toBe(m.models.crop.sha256);
     await expect(createOnnxAnalyzer({ modelsDir: dir })).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('crop.onnx') });
