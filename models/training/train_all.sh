@@ -3,7 +3,7 @@
 #   sh models/training/train_all.sh
 # reproduces the shipped model (about 14 h on 2 CPU cores: nine training stages of 45 minutes
 # to two hours each, plus rendering; summed from the stages as they were run for tread-2026.11.0 to
-# 2026.11.9; the highest reading of used memory was 15 GB, in stage four as it was run).
+# 2026.11.10; the highest reading of used memory was 15 GB, in stage four as it was run).
 #   SCALE=0.08 WORK=/tmp/tw sh models/training/train_all.sh
 # runs the same stages with 8 % of the images and of every time budget (the held-out set stays
 # 500 images): ≈ 64 minutes on 2 cores — stages one to eight ran end to end in 59 min 16 s on
@@ -27,7 +27,7 @@ absdir() { (cd "$CALLER" && mkdir -p "$1" && cd "$1" && pwd); }
 PY=${PYTHON:-python3}
 SCALE=${SCALE:-1}
 # A scaled run's model is named after its scale, so it is never mistaken for the shipped one.
-if [ "$SCALE" = 1 ]; then VERSION=${VERSION:-tread-2026.11.9}; else VERSION=${VERSION:-tread-2026.11.9-scale$SCALE}; fi
+if [ "$SCALE" = 1 ]; then VERSION=${VERSION:-tread-2026.11.10}; else VERSION=${VERSION:-tread-2026.11.10-scale$SCALE}; fi
 if [ -n "${WORK:-}" ]; then
   # a run elsewhere writes nothing into the repository unless OUT / FIXTURES say so
   WORK=$(absdir "$WORK"); OUT=${OUT:-$WORK/models}; FIXTURES=${FIXTURES:-$WORK/fixtures}
@@ -155,7 +155,19 @@ wait $TREAD
 #    ≈ 11.5 GB, which is why it stops at 120 000.
 train --limit "$(n 120000)" --model seg --resume runs/seg6/best.pt --lr 5e-4 --twi-weight 40 --seed 10 --threads 2 --minutes "$(m 55)" --out runs/seg9 > runs/seg9.log 2>&1
 
-# 12. Calibration on the cal split (rendered like the photos the service sees), ONNX export
+# 12. Stage ten (2026.11.10): the crop reader. 30 000 photo-like renders cut to the box around
+#    their tread (and 2 000 for choosing the checkpoint), and both members resume on them side by
+#    side, one thread each, 28 minutes (LR 5e-4, seeds 11 and 12); the second reads the first's
+#    cached features. They read the app's crop of the tread (crop.onnx); tread.onnx is unchanged.
+render cropval 2000 7100000
+render crop 30000 7000000
+train --limit "$(n 30000)" --model tread --train-split crop --val-split cropval --resume runs/tread12a/best.pt --lr 5e-4 --aux-weight 0.5 --seed 11 --minutes "$(m 28)" --feature-cache runs/features --out runs/cropA > runs/cropA.log 2>&1 &
+CROP=$!
+until grep -q "^features" runs/cropA.log 2>/dev/null; do kill -0 $CROP; sleep 10; done
+train --limit "$(n 30000)" --model tread --train-split crop --val-split cropval --resume runs/tread12b/best.pt --lr 5e-4 --aux-weight 0.5 --seed 12 --minutes "$(m 26.5)" --feature-cache runs/features --out runs/cropB > runs/cropB.log 2>&1
+wait $CROP
+
+# 13. Calibration on the cal split (rendered like the photos the service sees), ONNX export
 #    (opset 17), manifest with sha256. TREAD_MEMBERS: the regressor checkpoints exported as one
 #    averaging graph (they share the frozen trunk, which runs once). Both networks read the photo
 #    and its mirror image and average the readings (since 2026.11.7; the segmenter inside its graph,
@@ -165,4 +177,4 @@ train --limit "$(n 120000)" --model seg --resume runs/seg6/best.pt --lr 5e-4 --t
 #    batch in the app), and that reading joins the stack (the cal shards keep the photos' JPEG
 #    bytes for it).
 TREAD_MEMBERS=${TREAD_MEMBERS:-"runs/tread12a/best.pt runs/tread12b/best.pt"}
-$PY "$HERE/finalize.py" --data data --out-dir "$OUT" --tread $TREAD_MEMBERS --seg runs/seg9/best.pt --split cal --tta app --seg-tta --crop --version "$VERSION"
+$PY "$HERE/finalize.py" --data data --out-dir "$OUT" --tread $TREAD_MEMBERS --seg runs/seg9/best.pt --split cal --tta app --seg-tta --crop --crop-tread runs/cropA/best.pt runs/cropB/best.pt --version "$VERSION"

@@ -52,7 +52,7 @@ describe('analysis of tread photos', () => {
     expect(concurrent.map((o) => o.analysis)).toEqual(sequential);
   });
 
-  it('reads known-depth synthetic fixtures within the stated bounds (MAE ≤ 1.3 mm over 40, each within 5 mm; measured 0.87 with tread-2026.11.9)', async () => {
+  it('reads known-depth synthetic fixtures within the stated bounds (MAE ≤ 1.3 mm over 40, each within 5 mm; measured 0.87 with tread-2026.11.10)', async () => {
     const sample = tires.slice(0, 40);
     const errors: number[] = [];
     for (const t of sample) {
@@ -101,7 +101,7 @@ describe('the regressor’s second look at the tread crop', () => {
     expect(moved).toBeGreaterThan(0); // the crop's reading is not just the whole frame's again
   });
 
-  it('reads a refused image without a crop, a tire photo with one, in one regressor batch', async () => {
+  it('reads a refused image without a crop, a tire photo with one', async () => {
     const onnx = analyzer as OnnxAnalyzer;
     const perFrame = onnx.manifest.calibration.treadMirror ? 2 : 1;
     const before = onnx.treadRows;
