@@ -104,7 +104,9 @@ export class OnnxAnalyzer implements Analyzer {
     ]);
     const analyzer = new OnnxAnalyzer(manifest, tread, seg, cropReader);
     const size = manifest.input.size;
-    await analyzer.infer(new Float32Array(3 * size * size));
+    const blank = new Float32Array(3 * size * size);
+    // warms every session, the crop reader included, so the first upload pays no start-up cost
+    await analyzer.infer(blank, manifest.calibration.crop ? () => blank : undefined);
     options.logger?.info({ modelVersion: manifest.version, threads, ms: Date.now() - started }, 'tread models loaded and warmed up');
     return analyzer;
   }
