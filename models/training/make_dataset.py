@@ -131,15 +131,20 @@ def sample(seed: int, sizes=SIZES):
     return r["image"], r["cls"], r["depth"], lab
 
 
-def to_arrays(img, cls, dmap):
-    x = pp.to_input_u8(Image.fromarray(img))
+def cls_grid(cls):
+    """The class map at the segmenter's OUT x OUT grid."""
     c = cv2.resize(cls, (pp.OUT, pp.OUT), interpolation=cv2.INTER_NEAREST)
     # keep thin TWI bars and grooves alive through the downscale
     for k in (tr.BG_GROOVE, tr.BG_TWI):
         m = cv2.resize((cls == k).astype(np.float32), (pp.OUT, pp.OUT), interpolation=cv2.INTER_AREA) > 0.3
         c[m] = k
+    return c
+
+
+def to_arrays(img, cls, dmap):
+    x = pp.to_input_u8(Image.fromarray(img))
     d = cv2.resize(dmap, (pp.OUT, pp.OUT), interpolation=cv2.INTER_NEAREST)
-    return x, c, d.astype(np.float16)
+    return x, cls_grid(cls), d.astype(np.float16)
 
 
 def photo_jpeg(img: np.ndarray) -> bytes:
@@ -174,8 +179,7 @@ def tread_crop(img, cls, dmap):
     """The crop the app reads for its second look, with the box from the rendered tread mask
     (at the segmenter's 80 x 80 grid, as the app sees it) instead of the segmenter's guess; the
     whole frame when there is too little tread for a box."""
-    c, _ = to_arrays(img, cls, dmap)[1:]
-    box = pp.tread_box(c > 0, img.shape[1], img.shape[0])
+    box = pp.tread_box(cls_grid(cls) > 0, img.shape[1], img.shape[0])
     if box is None:
         return img, cls, dmap
     x0, y0, x1, y1 = box

@@ -70,11 +70,6 @@ export interface Combined {
 export const treadShare = (maps: MaskMaps): number =>
   maps.treadProb.reduce((n, p) => n + (p > 0.5 ? 1 : 0), 0) / maps.treadProb.length;
 
-/** The tire / no-tire decision: the gate and the share of the frame segmented as tread. */
-export function acceptsTire(tread: TreadOutput, maps: MaskMaps, cal: Calibration): boolean {
-  return tread.gate >= cal.gateThreshold && treadShare(maps) >= cal.minTreadShare;
-}
-
 /**
  * `cropMm`: the regressor's reading of the tread crop (the analyzer's second look), or null when
  * there is none (no crop in the manifest, or too little tread for a box): the whole-frame reading
@@ -82,7 +77,8 @@ export function acceptsTire(tread: TreadOutput, maps: MaskMaps, cal: Calibration
  */
 export function combine(tread: TreadOutput, maps: MaskMaps, cal: Calibration, cropMm: number | null = null): Combined {
   const share = treadShare(maps);
-  if (!acceptsTire(tread, maps, cal)) {
+  // the tire / no-tire decision: the gate and the share of the frame segmented as tread
+  if (!(tread.gate >= cal.gateThreshold) || share < cal.minTreadShare) {
     throw new AppError('NO_TIRE_DETECTED', 'No tire tread was found in the image. Photograph the tread face of the tire.');
   }
   const dense = denseEstimate(maps, cal);

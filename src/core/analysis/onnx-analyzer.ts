@@ -8,12 +8,11 @@ import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { AppError } from '../errors.js';
 import type { AnalyzeOutcome, AnalyzeRequest, Analyzer } from './analyzer.js';
-import { decodeFrame } from '../images/inspect.js';
 import { combine, treadShare, type TreadOutput } from './combine.js';
 import { loadManifest, readVerifiedModels, type Manifest } from './manifest.js';
 import { mapsFromSeg, treadBox, type MaskMaps } from './mask.js';
 import { buildVerbose } from './overlays.js';
-import { cropPixels, normalise, prepareFrameInput, uprightSize } from './preprocess.js';
+import { analysisInput, cropPixels, normalise } from './preprocess.js';
 
 export interface OnnxAnalyzerOptions {
   modelsDir: string;
@@ -171,11 +170,10 @@ export class OnnxAnalyzer implements Analyzer {
   }
 
   async analyze(request: AnalyzeRequest): Promise<AnalyzeOutcome> {
-    // One decode (shrink-on-load to at most 640 px), as the scan service does, feeds both looks.
-    const frame = request.frame ?? (await decodeFrame(request.image, await uprightSize(request.image)));
     const spec = this.manifest.input;
     const cal = this.manifest.calibration;
-    const input = await prepareFrameInput(frame, spec);
+    // One frame (the scan service's, or one decode to it) feeds both looks.
+    const { frame, input } = await analysisInput(request, spec);
     // The second look: the box around the tread the segmenter found, taken from the frame at its
     // own resolution (more pixels on the tread when it fills little of the photo). Not for a frame
     // with too little tread to count as a tire photo.

@@ -6,7 +6,8 @@
  */
 import sharp from 'sharp';
 import { AppError } from '../errors.js';
-import type { DecodedFrame } from './analyzer.js';
+import { decodeFrame } from '../images/inspect.js';
+import type { AnalyzeRequest, DecodedFrame } from './analyzer.js';
 import type { PixelBox } from './mask.js';
 
 export interface InputSpec {
@@ -86,6 +87,16 @@ export async function prepareFrameInput(frame: DecodedFrame, spec: InputSpec): P
   return { tensor: normalise(pixels, spec), pixels, width: frame.uprightWidth, height: frame.uprightHeight };
 }
 
+/**
+ * What an analysis reads: the frame the scan service already decoded, or one decode of the upload
+ * to the same frame (shrink-on-load to at most 640 px; bytes-only callers such as `npm run eval`
+ * and the benches), and the model input made from it. The tread crop is cut from the same frame.
+ */
+export async function analysisInput(request: AnalyzeRequest, spec: InputSpec): Promise<{ frame: DecodedFrame; input: ModelInput }> {
+  const frame = request.frame ?? (await decodeFrame(request.image, await uprightSize(request.image)));
+  return { frame, input: await prepareFrameInput(frame, spec) };
+}
+
 /** Pillow's fixed-point precision for 8-bit resampling (libImaging/Resample.c). */
 const PRECISION_BITS = 32 - 8 - 2;
 
@@ -128,7 +139,8 @@ const clip8 = (v: number): number => {
  * `img.crop(box).resize((size, size), BILINEAR)` does in training (preprocess.crop_input_u8): the
  * same triangle weights, pixel centres and fixed-point rounding, horizontal pass first. (sharp's
  * linear kernel places pixel centres differently when it enlarges, which a crop often needs: a
- * mean difference of 3/255 on the parity fixture.) Costs about a millisecond for 160 x 160.
+ * mean difference of 3/255 on the parity fixture.) Box and resampling took 2.5 ms for a 493 x 480
+ * box of a 640 x 480 frame (models/README.md, Speed).
  */
 export function cropPixels(frame: DecodedFrame, box: PixelBox, size: number): Buffer {
   const { left, top, width, height } = box;
