@@ -1,15 +1,23 @@
 #!/usr/bin/env node
 // `npm run serve`: starts the headless server (src/core/cli/serve.ts) under tsx.
 // On Linux glibc keeps a malloc arena per thread that allocates, and libvips and
-// onnxruntime run many threads: MALLOC_ARENA_MAX=2 keeps the peak RSS of a burst of
-// 16 full-size photos under 400 MB (docs/PERFORMANCE.md). It only works when set
-// before the process starts, hence this launcher. An explicit value is kept.
+// onnxruntime run many threads: MALLOC_ARENA_MAX=2 keeps fewer of those heaps. glibc also
+// raises its mmap threshold after the first large buffer is freed, so later decode buffers
+// (megabytes each) come from the heap and stay resident after the scan;
+// MALLOC_MMAP_THRESHOLD_=131072 pins it, so every buffer of 128 KiB or more is returned to
+// the system when freed. Together they keep the peak RSS of a burst of 16 photos under 400 MB
+// (docs/PERFORMANCE.md). They only work when set before the process starts, hence
+// this launcher. Explicit values are kept.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const env = { ...process.env };
-if (process.platform === 'linux' && env.MALLOC_ARENA_MAX === undefined) env.MALLOC_ARENA_MAX = '2';
+/** glibc tunables the server starts with on Linux (docs/PERFORMANCE.md). */
+const SERVER_MALLOC_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' };
+if (process.platform === 'linux') {
+  for (const [name, value] of Object.entries(SERVER_MALLOC_ENV)) if (env[name] === undefined) env[name] = value;
+}
 
 const child = spawn(
   process.execPath,
