@@ -1,6 +1,7 @@
 /** The server as a child process (bench/server.ts), so its memory and CPU are its own. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { withServerMallocEnv } from '../scripts/malloc-env.mjs';
 import type { ServerMessage, ServerOptions } from './server.js';
 
 export interface BenchServer {
@@ -8,12 +9,18 @@ export interface BenchServer {
   url: string;
 }
 
-/** `env` adds to this process's environment, e.g. MALLOC_ARENA_MAX, which only works from process start. */
+/**
+ * The server starts with the glibc tunables `npm run serve` sets (scripts/malloc-env.mjs), so the
+ * bench and the long runs measure the shipped server. `env` adds to that, e.g. UV_THREADPOOL_SIZE
+ * (such variables only work from process start); a variable given an empty value is removed.
+ */
 export async function startBenchServer(options: ServerOptions, env: Record<string, string> = {}): Promise<BenchServer> {
   const entry = path.join(import.meta.dirname, 'server.ts');
+  const childEnv: NodeJS.ProcessEnv = withServerMallocEnv({ ...process.env, ...env });
+  for (const [name, value] of Object.entries(env)) if (value === '') delete childEnv[name];
   const child = spawn(process.execPath, ['--import', 'tsx', entry, JSON.stringify(options)], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, ...env },
+    env: childEnv,
   });
   const url = await new Promise<string>((resolve, reject) => {
     child.once('message', (m: ServerMessage) => {

@@ -68,7 +68,7 @@ export function renderReport(report: Report): string {
     `- Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB RAM, ${m.os}; Node ${m.node}, sharp ${m.sharp} (libvips ${m.libvips}), onnxruntime-node ${m.onnxruntime}; load average ${m.loadAverage} at start`,
     `- Analyzer: ${report.analyzer} (model ${report.modelVersion})${report.fallbackReason ? ` — fell back: ${report.fallbackReason}` : ''}; ${report.date}`,
     `- Server idle RSS after start-up: ${report.idleRssMb.toFixed(0)} MB; server environment: ${
-      Object.entries(report.serverEnv).map(([k, v]) => `${k}=${v}`).join(' ') || 'as shipped'
+      Object.entries(report.serverEnv).map(([k, v]) => (v === '' ? `${k} unset` : `${k}=${v}`)).join(' ') || 'nothing added'
     }`,
     '',
     '| image | conc. | HTTP p50 ms | p95 ms | p99 ms | scans/s | server peak RSS MB | server CPU | server CPU ms/scan | in-process p50 ms | in-process scans/s | in-process CPU ms/scan | HTTP overhead p50 | HTTP overhead CPU | not 200 |',

@@ -5,7 +5,9 @@
  * ratio measured in one run. Prints a table, writes bench/results.json.
  *
  *   npm run bench -- [--analyzer auto|onnx|decode-only] [--scale 1] [--out bench/results.json]
- *                    [--server-env MALLOC_ARENA_MAX=2,UV_THREADPOOL_SIZE=8]   (added to the server's environment)
+ *                    [--server-env UV_THREADPOOL_SIZE=8,MALLOC_ARENA_MAX=]   (added to the server's environment;
+ *                     an empty value removes a variable)
+ * The server starts with the glibc tunables `npm run serve` sets on Linux (scripts/malloc-env.mjs).
  *                    [--models DIR]   (another model folder, for comparing two versions)
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -25,7 +27,8 @@ import { closedLoop, multipartBody, post, summarise, type CellStats, type Sample
 import { machine } from './machine.js';
 import { watchProcess, type Usage } from './proc.js';
 import { printReport, type Cell, type Report } from './report.js';
-import { arg, proCode } from './cli.js';
+import { SERVER_MALLOC_ENV } from '../scripts/malloc-env.mjs';
+import { arg, checkFlags, proCode } from './cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CONCURRENCY = [1, 4, 16];
@@ -125,8 +128,14 @@ async function inProcessSide(bench: BenchAnalyzer, keys: Keys) {
 }
 
 async function main(): Promise<void> {
+  checkFlags(
+    ['analyzer', 'scale', 'out', 'server-env', 'models'],
+    'usage: npm run bench -- [--analyzer auto|onnx|decode-only] [--scale 1] [--out bench/results.json] [--server-env NAME=value,NAME=] [--models DIR]',
+  );
   const mode = arg('analyzer', 'auto') as AnalyzerMode;
+  if (!['auto', 'onnx', 'decode-only'].includes(mode)) throw new Error(`--analyzer must be auto, onnx or decode-only, not "${mode}"`);
   const scale = Number(arg('scale', '1'));
+  if (!(scale > 0)) throw new Error(`--scale must be a number above 0, not "${arg('scale', '1')}"`);
   const out = path.resolve(arg('out', path.join(ROOT, 'bench', 'results.json')));
 
   process.stderr.write('generating images…\n');
@@ -138,9 +147,13 @@ async function main(): Promise<void> {
   if (bench.fallbackReason) process.stderr.write(`!! no loadable models (${bench.fallbackReason}): measuring decode-only\n`);
 
   const local = await inProcessSide(bench, keys);
-  const serverEnv = Object.fromEntries(
-    arg('server-env', '').split(',').filter(Boolean).map((pair) => [pair.split('=')[0]!, pair.slice(pair.indexOf('=') + 1)]),
-  );
+  // what `npm run serve` starts the server with, then --server-env (an empty value removes one)
+  const serverEnv: Record<string, string> = { ...SERVER_MALLOC_ENV };
+  for (const pair of arg('server-env', '').split(',').filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    if (eq < 1) throw new Error(`--server-env takes NAME=value pairs, not "${pair}"`);
+    serverEnv[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
   const remote = await httpSide(bench, keys, serverEnv, modelsDir);
   const cells: Cell[] = [];
   const parts = new Map<string, { inspectMs: number; analyzerMs: number }>();

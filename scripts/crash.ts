@@ -15,11 +15,12 @@ import { startBenchServer } from '../bench/child.js';
 import { benchImages } from '../bench/images.js';
 import { generateLicenseKeyPair, issueLicenseCode } from '../src/core/licensing/codes.js';
 import { accountKey, auditDataDir, kill, loadAndKill, missingScans } from '../test/reliability/crash-cycle.js';
-import { arg } from '../bench/cli.js';
+import { arg, checkFlags } from '../bench/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
 async function main(): Promise<void> {
+  checkFlags(['rounds', 'workers', 'analyzer'], 'usage: npx tsx scripts/crash.ts [--rounds 30] [--workers 8] [--analyzer onnx|decode-only]');
   const rounds = Number(arg('rounds', '30'));
   const workers = Number(arg('workers', '8'));
   const analyzer = arg('analyzer', 'onnx') as 'onnx' | 'decode-only';

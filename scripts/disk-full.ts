@@ -19,7 +19,7 @@ import { multipartBody, post } from '../bench/load.js';
 import { generateLicenseKeyPair } from '../src/core/licensing/codes.js';
 import { SQLITE_FILE_NAME } from '../src/core/storage/index.js';
 import { readLedger } from '../test/reliability/ledger.js';
-import { arg, proCode } from '../bench/cli.js';
+import { arg, checkFlags, proCode } from '../bench/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -30,6 +30,7 @@ async function main(): Promise<void> {
     console.log('skipped: needs Linux and root to mount a tmpfs');
     return;
   }
+  checkFlags(['size-mb', 'analyzer'], 'usage: sudo npx tsx scripts/disk-full.ts [--size-mb 6] [--analyzer decode-only|onnx]');
   const sizeMb = Number(arg('size-mb', '6'));
   const analyzer = arg('analyzer', 'decode-only') as 'onnx' | 'decode-only';
   const mountPoint = await mkdtemp(path.join(os.tmpdir(), 'tirewear-disk-'));

@@ -18,11 +18,12 @@ import { SQLITE_FILE_NAME } from '../src/core/storage/index.js';
 import { fuzzCases, seedImages } from '../test/reliability/corpus.js';
 import { runFuzz } from '../test/reliability/fuzz-runner.js';
 import { readLedger } from '../test/reliability/ledger.js';
-import { arg, proCode } from '../bench/cli.js';
+import { arg, checkFlags, proCode } from '../bench/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
 async function main(): Promise<void> {
+  checkFlags(['cases', 'parallel', 'seed', 'analyzer'], 'usage: npx tsx scripts/fuzz.ts [--cases 20000] [--parallel 8] [--seed 1] [--analyzer onnx|decode-only]');
   const cases = Number(arg('cases', '20000'));
   const parallel = Number(arg('parallel', '8'));
   const seed = Number(arg('seed', '1'));

@@ -1,23 +1,14 @@
 #!/usr/bin/env node
 // `npm run serve`: starts the headless server (src/core/cli/serve.ts) under tsx.
-// On Linux glibc keeps a malloc arena per thread that allocates, and libvips and
-// onnxruntime run many threads: MALLOC_ARENA_MAX=2 keeps fewer of those heaps. glibc also
-// raises its mmap threshold after the first large buffer is freed, so later decode buffers
-// (megabytes each) come from the heap and stay resident after the scan;
-// MALLOC_MMAP_THRESHOLD_=131072 pins it, so every buffer of 128 KiB or more is returned to
-// the system when freed. Together they keep the peak RSS of a burst of 16 photos under 400 MB
-// (docs/PERFORMANCE.md). They only work when set before the process starts, hence
-// this launcher. Explicit values are kept.
+// glibc tunables (MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_) keep the server's peak RSS under
+// 400 MB on Linux; they only work when set before the process starts, hence this launcher
+// (scripts/malloc-env.mjs says why each one; an explicit value is kept).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { withServerMallocEnv } from './malloc-env.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const env = { ...process.env };
-/** glibc tunables the server starts with on Linux (docs/PERFORMANCE.md). */
-const SERVER_MALLOC_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' };
-if (process.platform === 'linux') {
-  for (const [name, value] of Object.entries(SERVER_MALLOC_ENV)) if (env[name] === undefined) env[name] = value;
-}
+const env = withServerMallocEnv(process.env);
 
 const child = spawn(
   process.execPath,

@@ -21,7 +21,7 @@ import { SQLITE_FILE_NAME } from '../src/core/storage/index.js';
 import { BOUNDARY, fuzzCases, multipart, seedImages } from '../test/reliability/corpus.js';
 import { judge } from '../test/reliability/fuzz-runner.js';
 import { readLedger } from '../test/reliability/ledger.js';
-import { arg, proCode } from '../bench/cli.js';
+import { arg, checkFlags, proCode } from '../bench/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -31,6 +31,7 @@ interface Interval {
 }
 
 async function main(): Promise<void> {
+  checkFlags(['minutes', 'concurrency', 'interval', 'analyzer'], 'usage: npx tsx scripts/soak.ts [--minutes 10] [--concurrency 4] [--interval 30] [--analyzer onnx|decode-only]');
   const minutes = Number(arg('minutes', '10'));
   const concurrency = Number(arg('concurrency', '4'));
   const intervalS = Number(arg('interval', '30'));

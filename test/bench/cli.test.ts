@@ -1,0 +1,59 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { flagProblem } from '../../bench/cli.js';
+import { SERVER_MALLOC_ENV, withServerMallocEnv } from '../../scripts/malloc-env.mjs';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+describe('bench and long-run flags', () => {
+  const known = ['scale', 'out'];
+
+  it('accepts known flags with values, and nothing at all', () => {
+    expect(flagProblem(known, [])).toBeNull();
+    expect(flagProblem(known, ['--scale', '2', '--out', '/tmp/x.json'])).toBeNull();
+    expect(flagProblem(known, ['--scale', '-1'])).toBeNull(); // a value may start with one dash
+  });
+
+  it('refuses an unknown or mistyped flag, a bare word and a --name=value form', () => {
+    expect(flagProblem(known, ['--sacle', '2'])).toMatch(/unknown argument "--sacle"/);
+    expect(flagProblem(known, ['2'])).toMatch(/unknown argument "2"/);
+    expect(flagProblem(known, ['--scale=2'])).toMatch(/unknown argument "--scale=2"/);
+  });
+
+  it('refuses a known flag without its value', () => {
+    expect(flagProblem(known, ['--scale'])).toBe('--scale needs a value');
+    expect(flagProblem(known, ['--scale', '--out', 'x'])).toBe('--scale needs a value');
+  });
+
+  it('answers --help and -h', () => {
+    expect(flagProblem(known, ['--help'])).toBe('help');
+    expect(flagProblem(known, ['--scale', '2', '-h'])).toBe('help');
+  });
+
+  it('npm run bench -- --help prints the usage and starts nothing (it used to run the whole bench)', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--help'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^usage: npm run bench/);
+    expect(run.stderr).not.toMatch(/generating images/);
+    const bad = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--scael', '2'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/unknown argument "--scael"/);
+  });
+});
+
+describe('the server launcher\'s glibc tunables', () => {
+  it('are the two variables on Linux and nothing elsewhere', () => {
+    if (process.platform === 'linux') expect(SERVER_MALLOC_ENV).toEqual({ MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' });
+    else expect(SERVER_MALLOC_ENV).toEqual({});
+  });
+
+  it('are added without overriding an explicit value or touching the input', () => {
+    const input = { PATH: '/bin', MALLOC_ARENA_MAX: '4' };
+    const env = withServerMallocEnv(input);
+    expect(input).toEqual({ PATH: '/bin', MALLOC_ARENA_MAX: '4' });
+    expect(env.PATH).toBe('/bin');
+    expect(env.MALLOC_ARENA_MAX).toBe('4');
+    if (process.platform === 'linux') expect(env.MALLOC_MMAP_THRESHOLD_).toBe('131072');
+  });
+});
