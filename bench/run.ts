@@ -147,8 +147,10 @@ async function main(): Promise<void> {
   if (bench.fallbackReason) process.stderr.write(`!! no loadable models (${bench.fallbackReason}): measuring decode-only\n`);
 
   const local = await inProcessSide(bench, keys);
-  // what `npm run serve` starts the server with, then --server-env (an empty value removes one)
-  const serverEnv: Record<string, string> = { ...SERVER_MALLOC_ENV };
+  // what `npm run serve` starts the server with (a value in this process's environment is kept,
+  // as the launcher keeps it), then --server-env (an empty value removes one)
+  const serverEnv: Record<string, string> = {};
+  for (const [name, value] of Object.entries(SERVER_MALLOC_ENV)) serverEnv[name] = process.env[name] ?? value;
   for (const pair of arg('server-env', '').split(',').filter(Boolean)) {
     const eq = pair.indexOf('=');
     if (eq < 1) throw new Error(`--server-env takes NAME=value pairs, not "${pair}"`);
