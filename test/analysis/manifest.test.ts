@@ -14,6 +14,16 @@ async function copyModels(): Promise<string> {
   return dir;
 }
 
+/** A copy of the shipped models whose manifest `edit` has changed. */
+async function copyModelsWith(edit: (manifest: any) => void): Promise<string> {
+  const dir = await copyModels();
+  const file = path.join(dir, 'manifest.json');
+  const m = JSON.parse(await readFile(file, 'utf8'));
+  edit(m);
+  await writeFile(file, JSON.stringify(m));
+  return dir;
+}
+
 afterEach(async () => {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
 });
@@ -57,10 +67,7 @@ describe('model manifest', () => {
   });
 
   it('refuses a manifest without calibration', async () => {
-    const dir = await copyModels();
-    const m = JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8'));
-    delete m.calibration;
-    await writeFile(path.join(dir, 'manifest.json'), JSON.stringify(m));
+    const dir = await copyModelsWith((m) => delete m.calibration);
     await expect(loadManifest(dir)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE' });
   });
 
@@ -91,21 +98,13 @@ describe('model manifest', () => {
     ['not an object', 'square'],
   ] as const) {
     it(`refuses a tread crop with ${what}`, async () => {
-      const dir = await copyModels();
-      const file = path.join(dir, 'manifest.json');
-      const m = JSON.parse(await readFile(file, 'utf8'));
-      m.calibration.crop = crop;
-      await writeFile(file, JSON.stringify(m));
+      const dir = await copyModelsWith((m) => (m.calibration.crop = crop));
       await expect(loadManifest(dir)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('calibration.crop') });
     });
   }
 
   it('refuses a treadMirror that is not true or false', async () => {
-    const dir = await copyModels();
-    const file = path.join(dir, 'manifest.json');
-    const m = JSON.parse(await readFile(file, 'utf8'));
-    m.calibration.treadMirror = 'yes';
-    await writeFile(file, JSON.stringify(m));
+    const dir = await copyModelsWith((m) => (m.calibration.treadMirror = 'yes'));
     await expect(loadManifest(dir)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('calibration.treadMirror') });
   });
 
