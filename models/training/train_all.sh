@@ -4,9 +4,9 @@
 # reproduces the shipped model (about 15 h on 2 CPU cores: ten training stages of 28 minutes
 # to two hours each, plus rendering; summed from the stages as they were run for tread-2026.11.0 to
 # 2026.11.10; the highest reading of used memory was 15 GB, in stage four as it was run).
-#   SCALE=0.07 WORK=/tmp/tw sh models/training/train_all.sh
-# runs the same stages with 7 % of the images and of every time budget (the held-out set stays
-# 500 images): 67 min 35 s end to end on 2 cores (2026-11-23, all ten stages and the calibration;
+#   SCALE=0.06 WORK=/tmp/tw sh models/training/train_all.sh
+# runs the same stages with 6 % of the images and of every time budget (the held-out set stays
+# 500 images): 57 min 44 s end to end on 2 cores (2026-11-23, all ten stages and the calibration;
 # models/README.md has the run's timeline and its less accurate model's figures).
 #
 # Settings (environment): SCALE (default 1) multiplies every image count and every training
