@@ -12,14 +12,31 @@ import sharp from 'sharp';
 import { createOnnxAnalyzer } from '../src/core/analysis/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '30' }, threads: { type: 'string' }, models: { type: 'string' }, verbose: { type: 'boolean', default: false } },
-  strict: true,
-});
+const usage = 'usage: npx tsx bench/analyze.ts [--runs 30] [--threads N] [--models DIR] [--verbose]';
+if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
+  process.stdout.write(`${usage}\n`);
+  process.exit(0);
+}
+/** The flags; an unknown one or a missing value prints the usage and exits 2 before any work. */
+function flags() {
+  try {
+    return parseArgs({
+      options: { runs: { type: 'string', default: '30' }, threads: { type: 'string' }, models: { type: 'string' }, verbose: { type: 'boolean', default: false } },
+      strict: true,
+    });
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n${usage}\n`);
+    process.exit(2);
+  }
+}
+const { values } = flags();
 const count = (name: string, text: string | undefined): number | undefined => {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number above 0, not "${text}"`);
+  if (!Number.isInteger(n) || n < 1) {
+    process.stderr.write(`--${name} must be a whole number above 0, not "${text}"\n${usage}\n`);
+    process.exit(2);
+  }
   return n;
 };
 const runs = count('runs', values.runs)!;

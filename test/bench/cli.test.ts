@@ -40,6 +40,24 @@ describe('bench and long-run flags', () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/unknown argument "--scael"/);
   });
+
+  it('bench/analyze.ts answers --help, and an unknown flag or a missing value with exit 2, before loading a model', () => {
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'bench/analyze.ts', ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const help = run('--help');
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^usage: npx tsx bench\/analyze.ts/);
+    const unknown = run('--rusn', '5');
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/Unknown option '--rusn'[\s\S]*usage:/);
+    expect(unknown.stdout).not.toMatch(/runs per image/);
+    const missing = run('--runs');
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/--runs <value>' argument missing/);
+    const zero = run('--runs', '0');
+    expect(zero.status).toBe(2);
+    expect(zero.stderr).toMatch(/--runs must be a whole number above 0, not "0"/);
+  });
 });
 
 describe('the server launcher\'s glibc tunables', () => {
