@@ -15,6 +15,7 @@ import io
 import json
 import math
 import os
+import shutil
 import sys
 from datetime import datetime, timezone
 
@@ -154,7 +155,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tread", required=True, nargs="+",
                     help="one checkpoint, or several that share the frozen trunk (exported as one averaging graph)")
-    ap.add_argument("--seg", required=True)
+    ap.add_argument("--seg", help="the segmenter's checkpoint (exported here)")
+    ap.add_argument("--seg-onnx", help="instead of --seg: a segmenter graph already exported (e.g. the shipped seg.onnx, "
+                                       "whose checkpoint is gone), copied as it is; --seg-tta must say how it was exported")
     ap.add_argument("--version", required=True)
     ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "data"))
     ap.add_argument("--notes", default="")
@@ -185,13 +188,18 @@ def main():
             members.append(member)
         return members[0] if len(members) == 1 else TreadEnsemble(members)
 
+    if (a.seg is None) == (a.seg_onnx is None):
+        ap.error("give one of --seg and --seg-onnx")
     tn = regressor(a.tread)
-    sn = SegNet()
-    sn.load_state_dict(torch.load(a.seg))
     os.makedirs(a.out_dir, exist_ok=True)
     tpath, spath = os.path.join(a.out_dir, "tread.onnx"), os.path.join(a.out_dir, "seg.onnx")
     export(TreadNetExport(tn, "none" if a.tta == "app" else a.tta), tpath, ["gate", "depth", "sigma", "wear_logits"])
-    export(SegNetExport(sn, a.seg_tta), spath, ["probs", "depth_map"])
+    if a.seg:
+        sn = SegNet()
+        sn.load_state_dict(torch.load(a.seg))
+        export(SegNetExport(sn, a.seg_tta), spath, ["probs", "depth_map"])
+    elif os.path.abspath(a.seg_onnx) != os.path.abspath(spath):
+        shutil.copyfile(a.seg_onnx, spath)
     cpath = os.path.join(a.out_dir, "crop.onnx")
     if a.crop_tread:
         assert a.crop, "--crop-tread needs --crop"
