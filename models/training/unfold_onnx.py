@@ -56,9 +56,8 @@ def main():
     ap.add_argument("--onnx", required=True, help="tread.onnx or crop.onnx (a plain graph: no mirror inside)")
     ap.add_argument("--pretrained", required=True, help="runs/mbv2_nsfwjs.pt (train_all.sh step 1)")
     ap.add_argument("--data", required=True)
-    ap.add_argument("--split", default="cal", help="images for the BatchNorm statistics and the check: the split the "
-                                                    "resumed run will train on (crop for the crop reader), so that its "
-                                                    "batch statistics start where the unfolded ones are")
+    ap.add_argument("--split", default="cal", help="images for the BatchNorm statistics and the check (calibration photos, or the "
+                                                    "split the resumed run will train on)")
     ap.add_argument("--images", type=int, default=1000)
     ap.add_argument("--out", required=True, nargs="+", help="one checkpoint per member, in the graph's order")
     a = ap.parse_args()
