@@ -10,14 +10,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { createOnnxAnalyzer } from '../src/core/analysis/index.js';
+import { exitWithUsage } from './cli.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const usage = 'usage: npx tsx bench/analyze.ts [--runs 30] [--threads N] [--models DIR] [--verbose]';
-if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
-  process.stdout.write(`${usage}\n`);
-  process.exit(0);
-}
-/** The flags; an unknown one or a missing value prints the usage and exits 2 before any work. */
+if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) exitWithUsage(usage, 'help');
+/** The flags (--verbose takes no value, so parseArgs rather than checkFlags); refused before any work. */
 function flags() {
   try {
     return parseArgs({
@@ -25,18 +23,14 @@ function flags() {
       strict: true,
     });
   } catch (err) {
-    process.stderr.write(`${(err as Error).message}\n${usage}\n`);
-    process.exit(2);
+    return exitWithUsage(usage, (err as Error).message);
   }
 }
 const { values } = flags();
 const count = (name: string, text: string | undefined): number | undefined => {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) {
-    process.stderr.write(`--${name} must be a whole number above 0, not "${text}"\n${usage}\n`);
-    process.exit(2);
-  }
+  if (!Number.isInteger(n) || n < 1) exitWithUsage(usage, `--${name} must be a whole number above 0, not "${text}"`);
   return n;
 };
 const runs = count('runs', values.runs)!;

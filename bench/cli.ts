@@ -26,14 +26,17 @@ export function flagProblem(known: readonly string[], argv: readonly string[]): 
  */
 export function checkFlags(known: readonly string[], usage: string, argv: readonly string[] = process.argv.slice(2)): void {
   const problem = flagProblem(known, argv);
+  if (problem !== null) exitWithUsage(usage, problem);
+}
+
+/** 'help': the usage on stdout, exit 0; a problem: it and the usage on stderr, exit 2. */
+export function exitWithUsage(usage: string, problem: 'help' | string): never {
   if (problem === 'help') {
     process.stdout.write(`${usage}\n`);
     process.exit(0);
   }
-  if (problem !== null) {
-    process.stderr.write(`${problem}\n${usage}\n`);
-    process.exit(2);
-  }
+  process.stderr.write(`${problem}\n${usage}\n`);
+  process.exit(2);
 }
 
 /** `--name value` from the command line, or the fallback. */

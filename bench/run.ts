@@ -7,8 +7,8 @@
  *   npm run bench -- [--analyzer auto|onnx|decode-only] [--scale 1] [--out bench/results.json]
  *                    [--server-env UV_THREADPOOL_SIZE=8,MALLOC_ARENA_MAX=]   (added to the server's environment;
  *                     an empty value removes a variable)
- * The server starts with the glibc tunables `npm run serve` sets on Linux (scripts/malloc-env.mjs).
  *                    [--models DIR]   (another model folder, for comparing two versions)
+ * The server starts with the glibc tunables `npm run serve` sets on Linux (scripts/malloc-env.mjs).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';

@@ -102,7 +102,8 @@ def main():
                 getattr(getattr(m, layer), p).data.copy_(torch.from_numpy(inits[f"net.members.{k}.{layer}.{p}"]))
 
     # Unfold: the statistics of every top convolution's output (the eval-mode network is exact).
-    x = torch.from_numpy(pp.normalise(load(a.split, a.data, a.images)["x"]))
+    u8 = load(a.split, a.data, a.images)["x"]
+    x = torch.from_numpy(pp.normalise(u8))
     stats: dict[torch.nn.Conv2d, list] = {}
     hooks = [conv.register_forward_hook(lambda mod, _i, out: stats.setdefault(mod, []).append(
         (out.sum((0, 2, 3)).double(), (out.double() ** 2).sum((0, 2, 3)), out.numel() / out.shape[1])))
@@ -135,7 +136,6 @@ def main():
     net = members[0] if len(members) == 1 else TreadEnsemble(members)
     tmp = os.path.join(os.path.dirname(os.path.abspath(a.out[0])), "unfold_check.onnx")
     export(TreadNetExport(net, "none"), tmp, OUTPUTS)
-    u8 = load(a.split, a.data, a.images)["x"]
     for name, mine, theirs in zip(OUTPUTS, run(tmp, u8), run(a.onnx, u8)):
         print(f"{name:12s} largest difference {float(np.abs(mine - theirs).max()):.2e}")
     os.remove(tmp)
