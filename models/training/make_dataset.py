@@ -190,8 +190,9 @@ def shard(args):
     split, start, n, seed_base, out_dir = args
     photo = split == "cal"
     # crop / cropval (since 2026.11.9): photo-like renders cut to the tread, for training the
-    # regressor that reads the app's crop
-    crop = split in ("crop", "cropval")
+    # regressor that reads the app's crop; crop2 (since 2026.11.11): more of them, for stage eleven
+    # (another name, so that its shards do not take the names of stage ten's)
+    crop = split in ("crop", "crop2", "cropval")
     xs, cs, ds, labs, jpegs = [], [], [], [], []
     for i in range(start, start + n):
         img, cls, dmap, lab = sample(seed_base + i, PHOTO_SIZES if photo or crop else SIZES)

@@ -10,8 +10,12 @@ trains the same network from random weights end to end, for comparison.
 `--aux-weight` adds a dense auxiliary loss on the trunk's own 1/16 features
 (per-cell tire and main-groove share, local groove depth), training only.
 seg: the small U-Net, from scratch, on full images.
-The learning rate follows a cosine over the time budget; the checkpoint with
-the best validation loss is kept.
+The learning rate follows a cosine over the time budget (after a linear rise
+over its first `--warmup` share, none by default); the checkpoint with the best
+validation loss is kept. A resumed run is validated before its first step
+(epoch 0), so it never ends worse than where it began; `--freeze-bn` keeps every
+BatchNorm in eval mode (for resuming a converged or unfolded network: in train
+mode the running statistics drift toward those of dropout-perturbed batches).
 """
 from __future__ import annotations
 
@@ -249,6 +253,15 @@ def batch_tread(net, x, idx, data, scratch, train):
 CLASS_W = torch.tensor([1.0, 1.0, 2.0, 8.0])
 
 
+def lr_factor(frac: float, warmup: float) -> float:
+    """The learning rate's share of its peak at `frac` of the budget: a linear rise over the first
+    `warmup` share (none by default), then a cosine from 1 down to 0.02."""
+    if frac < warmup:
+        return 0.02 + 0.98 * frac / warmup
+    rest = (frac - warmup) / (1 - warmup) if warmup < 1 else 1.0
+    return 0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * rest))
+
+
 def batch_seg(net, x, idx, data, train):
     xb = x[idx].astype(np.float32)
     cls = data["cls"][idx].astype(np.int64)
@@ -293,6 +306,13 @@ def main():
     ap.add_argument("--train-split", default="train",
                     help="shards to train on (crop: renders cut to the tread, for the crop reader since 2026.11.9)")
     ap.add_argument("--val-split", default="val", help="shards that choose the checkpoint (cropval for the crop reader)")
+    ap.add_argument("--freeze-bn", action="store_true",
+                    help="tread: keep every BatchNorm in eval mode while training (running statistics used, never "
+                         "updated); for resuming a converged or unfolded network, whose statistics otherwise drift "
+                         "toward those of dropout-perturbed batches and change the function even at a zero learning rate")
+    ap.add_argument("--warmup", type=float, default=0.0,
+                    help="share of the budget over which the learning rate rises linearly to its peak before the cosine "
+                         "(for resuming a converged network: Adam's first steps at the peak move every weight at once)")
     a = ap.parse_args()
     nets.FROZEN_BLOCKS = a.frozen
     global AUX_W
@@ -329,28 +349,8 @@ def main():
         missing, unexpected = net.load_state_dict(torch.load(a.resume), strict=False)
         assert not unexpected and all(k.startswith("aux.") for k in missing), (missing, unexpected)
     opt = torch.optim.AdamW(params, lr=a.lr, weight_decay=5e-4)
-    budget = a.minutes * 60
-    t0 = time.time()
-    best, epoch, log = float("inf"), 0, []
-    while time.time() - t0 < budget:
-        net.train()
-        if a.model == "tread" and not a.scratch:
-            net.backbone.stem.eval()
-            for b in net.backbone.blocks[:nets.FROZEN_BLOCKS]:
-                b.eval()
-        perm = np.random.permutation(len(xtr))
-        tl, n = 0.0, 0
-        for i in range(0, len(perm) - a.batch + 1, a.batch):
-            frac = min(1.0, (time.time() - t0) / budget)
-            for g in opt.param_groups:
-                g["lr"] = a.lr * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * frac)))
-            loss, _ = step(np.sort(perm[i:i + a.batch]), tr, xtr, True)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            tl, n = tl + float(loss), n + 1
-            if time.time() - t0 > budget:
-                break
+
+    def validate():
         net.eval()
         vl, vm, vn = 0.0, 0.0, 0
         with torch.no_grad():
@@ -358,12 +358,49 @@ def main():
                 idx = np.arange(i, min(i + 128, len(xva)))
                 loss, mae = step(idx, va, xva, False)
                 vl, vm, vn = vl + float(loss) * len(idx), vm + mae * len(idx), vn + len(idx)
+        return vl / vn, vm / vn
+
+    best, epoch, log = float("inf"), 0, []
+    if a.resume:
+        # Epoch 0 is the starting point: a resumed run keeps it unless an epoch does better, so it
+        # never ends worse on the validation split than where it began.
+        vl, vm = validate()
+        best = vl
+        log.append({"epoch": 0, "t": 0, "val_loss": vl, "val_mae": vm})
+        print(json.dumps(log[-1]), flush=True)
+        torch.save(net.state_dict(), os.path.join(a.out, "best.pt"))
+    budget = a.minutes * 60
+    t0 = time.time()
+    while time.time() - t0 < budget:
+        net.train()
+        if a.model == "tread" and not a.scratch:
+            net.backbone.stem.eval()
+            for b in net.backbone.blocks[:nets.FROZEN_BLOCKS]:
+                b.eval()
+        if a.freeze_bn:
+            for mod in net.modules():
+                if isinstance(mod, torch.nn.modules.batchnorm._BatchNorm):
+                    mod.eval()
+        perm = np.random.permutation(len(xtr))
+        tl, n = 0.0, 0
+        for i in range(0, len(perm) - a.batch + 1, a.batch):
+            frac = min(1.0, (time.time() - t0) / budget)
+            for g in opt.param_groups:
+                g["lr"] = a.lr * lr_factor(frac, a.warmup)
+            loss, _ = step(np.sort(perm[i:i + a.batch]), tr, xtr, True)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            tl, n = tl + float(loss), n + 1
+            if time.time() - t0 > budget:
+                break
+        vl, vm = validate()
         epoch += 1
-        rec = {"epoch": epoch, "t": round(time.time() - t0), "train_loss": tl / max(n, 1), "val_loss": vl / vn, "val_mae": vm / vn}
+        rec = {"epoch": epoch, "t": round(time.time() - t0), "train_loss": tl / max(n, 1), "val_loss": vl, "val_mae": vm}
         log.append(rec)
         print(json.dumps(rec), flush=True)
-        if vl / vn < best:
-            best = vl / vn
+        if vl < best:
+            best = vl
             torch.save(net.state_dict(), os.path.join(a.out, "best.pt"))
     json.dump(log, open(os.path.join(a.out, "log.json"), "w"), indent=1)
 
