@@ -1,7 +1,7 @@
 #!/bin/sh
 # The whole recipe, one command, fixed seeds:
 #   sh models/training/train_all.sh
-# reproduces the shipped model (about 16.5 h on 2 CPU cores: eleven training stages of 28 minutes
+# reproduces the shipped model (about 17 h on 2 CPU cores: eleven training stages of 28 minutes
 # to two hours each, plus rendering; summed from the stages as they were run for tread-2026.11.0 to
 # 2026.11.11; the highest reading of used memory was 15 GB, in stage four as it was run).
 #   SCALE=0.06 WORK=/tmp/tw sh models/training/train_all.sh
