@@ -307,7 +307,7 @@ def main():
                     help="shards to train on (crop: renders cut to the tread, for the crop reader since 2026.11.9)")
     ap.add_argument("--val-split", default="val", help="shards that choose the checkpoint (cropval for the crop reader)")
     ap.add_argument("--freeze-bn", action="store_true",
-                    help="tread: keep every BatchNorm in eval mode while training (running statistics used, never "
+                    help="keep every BatchNorm in eval mode while training (running statistics used, never "
                          "updated); for resuming a converged or unfolded network, whose statistics otherwise drift "
                          "toward those of dropout-perturbed batches and change the function even at a zero learning rate")
     ap.add_argument("--warmup", type=float, default=0.0,
@@ -379,7 +379,7 @@ def main():
                 b.eval()
         if a.freeze_bn:
             for mod in net.modules():
-                if isinstance(mod, torch.nn.modules.batchnorm._BatchNorm):
+                if isinstance(mod, torch.nn.BatchNorm2d):
                     mod.eval()
         perm = np.random.permutation(len(xtr))
         tl, n = 0.0, 0
