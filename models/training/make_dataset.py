@@ -5,7 +5,12 @@
     python make_dataset.py --split cal --count 2000 --seed-base 6000000 --out data
 
 Splits train and val render at SIZES straight into the shard; cal (calibration) and
-heldout render like photos reaching the service (PHOTO_SIZES, JPEG q80 round trip).
+heldout render like photos reaching the service (PHOTO_SIZES, JPEG q80 round trip); the crop
+splits render the same way and keep the box around the tread. `--frames NAME` with a crop split
+also writes each render's whole frame into NAME_*.npz (one render, two shards: the experiment of
+2026-11-23 in models/README.md, "Stage twelve, tried and not shipped"):
+
+    python make_dataset.py --split crop3 --frames frame --count 36000 --seed-base 7300000 --out data
 
 Shards (npz): x uint8 Nx160x160x3 (preprocess.to_input_u8 of the rendered
 JPEG), cls uint8 Nx80x80 (0 none, 1 tread, 2 main groove, 3 TWI), dmap f16
@@ -186,32 +191,11 @@ def tread_crop(img, cls, dmap):
     return img[y0:y1, x0:x1], cls[y0:y1, x0:x1], dmap[y0:y1, x0:x1]
 
 
-def shard(args):
-    split, start, n, seed_base, out_dir = args
-    photo = split == "cal"
-    # crop / cropval (since 2026.11.9): photo-like renders cut to the tread, for training the
-    # regressor that reads the app's crop; crop2 (since 2026.11.11): more of them, for stage eleven
-    # (another name, so that its shards do not take the names of stage ten's)
-    crop = split in ("crop", "crop2", "cropval")
-    xs, cs, ds, labs, jpegs = [], [], [], [], []
-    for i in range(start, start + n):
-        img, cls, dmap, lab = sample(seed_base + i, PHOTO_SIZES if photo or crop else SIZES)
-        if photo:
-            jpegs.append(photo_jpeg(img))
-            img = decode(jpegs[-1])
-        if crop:
-            img, cls, dmap = tread_crop(as_photo(img), cls, dmap)
-        x, c, d = to_arrays(img, cls, dmap)
-        xs.append(x), cs.append(c), ds.append(d), labs.append(lab)
-    if photo:  # written before the shard, whose presence marks both complete
-        tmp = os.path.join(out_dir, f".partial-{split}photo_{start:06d}.npz")
-        np.savez(tmp, jpeg=np.frombuffer(b"".join(jpegs), np.uint8),
-                 offsets=np.cumsum([0] + [len(j) for j in jpegs]).astype(np.int64))
-        os.replace(tmp, photo_path(out_dir, split, start))
-    path = os.path.join(out_dir, f"{split}_{start:06d}.npz")
+def save_shard(out_dir: str, name: str, xs, cs, ds, labs) -> str:
+    path = os.path.join(out_dir, f"{name}.npz")
     # written whole, then renamed: a killed run never leaves a short shard, and a loader globbing
     # f"{split}_*.npz" while this renders never sees a half-written one
-    tmp = os.path.join(out_dir, f".partial-{split}_{start:06d}.npz")
+    tmp = os.path.join(out_dir, f".partial-{name}.npz")
     np.savez(tmp, x=np.stack(xs), cls=np.stack(cs), dmap=np.stack(ds),
              is_tire=np.array([l["is_tire"] for l in labs]), gate_w=np.array([l["gate_w"] for l in labs], np.float32),
              min_depth=np.array([l["min_depth"] for l in labs], np.float32),
@@ -219,6 +203,40 @@ def shard(args):
              mode=np.array([str(l.get("mode", "none")) for l in labs]))
     os.replace(tmp, path)
     return path
+
+
+def shard(args):
+    split, start, n, seed_base, out_dir, frames = args
+    photo = split == "cal"
+    # crop / cropval (since 2026.11.9): photo-like renders cut to the tread, for training the
+    # regressor that reads the app's crop; crop2 (since 2026.11.11): more of them, for stage eleven
+    # (another name, so that its shards do not take the names of stage ten's); crop3 / frameval
+    # (since 2026.11.12) with --frames: the same renders' whole frames as well, for the regressor
+    # that reads the whole photo
+    crop = split in ("crop", "crop2", "crop3", "cropval")
+    xs, cs, ds, labs, jpegs = [], [], [], [], []
+    fx, fc, fd = [], [], []
+    for i in range(start, start + n):
+        img, cls, dmap, lab = sample(seed_base + i, PHOTO_SIZES if photo or crop else SIZES)
+        if photo:
+            jpegs.append(photo_jpeg(img))
+            img = decode(jpegs[-1])
+        if crop:
+            img = as_photo(img)
+            if frames:
+                x, c, d = to_arrays(img, cls, dmap)
+                fx.append(x), fc.append(c), fd.append(d)
+            img, cls, dmap = tread_crop(img, cls, dmap)
+        x, c, d = to_arrays(img, cls, dmap)
+        xs.append(x), cs.append(c), ds.append(d), labs.append(lab)
+    if photo:  # written before the shard, whose presence marks both complete
+        tmp = os.path.join(out_dir, f".partial-{split}photo_{start:06d}.npz")
+        np.savez(tmp, jpeg=np.frombuffer(b"".join(jpegs), np.uint8),
+                 offsets=np.cumsum([0] + [len(j) for j in jpegs]).astype(np.int64))
+        os.replace(tmp, photo_path(out_dir, split, start))
+    if frames:  # likewise
+        save_shard(out_dir, f"{frames}_{start:06d}", fx, fc, fd, labs)
+    return save_shard(out_dir, f"{split}_{start:06d}", xs, cs, ds, labs)
 
 
 def heldout(count: int, seed_base: int, out_dir: str):
@@ -265,14 +283,21 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--shard", type=int, default=500)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--frames", default="",
+                    help="crop splits: also write each render's whole photo-like frame into shards of this name "
+                         "(the same images, uncropped)")
     a = ap.parse_args()
+    crop = a.split in ("crop", "crop2", "crop3", "cropval")
+    if a.frames and (not crop or a.frames in ("train", "val", "cal", "heldout", a.split)):
+        ap.error("--frames takes a new shard name and needs a crop split")
     cv2.setNumThreads(1)
     if a.split == "heldout":
         heldout(a.count, a.seed_base, a.out)
         return
     os.makedirs(a.out, exist_ok=True)
-    jobs = [(a.split, s, min(a.shard, a.count - s), a.seed_base, a.out) for s in range(0, a.count, a.shard)]
-    jobs = [j for j in jobs if not complete(os.path.join(a.out, f"{j[0]}_{j[1]:06d}.npz"), j[2], a.split == "cal")]
+    jobs = [(a.split, s, min(a.shard, a.count - s), a.seed_base, a.out, a.frames) for s in range(0, a.count, a.shard)]
+    jobs = [j for j in jobs if not complete(os.path.join(a.out, f"{j[0]}_{j[1]:06d}.npz"), j[2], a.split == "cal")
+            or (a.frames and not complete(os.path.join(a.out, f"{a.frames}_{j[1]:06d}.npz"), j[2]))]
     with Pool(a.workers) as pool:
         for p in pool.imap_unordered(shard, jobs):
             print("wrote", p, flush=True)
