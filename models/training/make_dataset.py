@@ -44,6 +44,11 @@ SIZES = [(320, 240), (240, 320), (288, 288), (320, 180), (180, 320)]
 PHOTO_SIZES = [(400, 300), (300, 400), (360, 360)]
 PHOTO_QUALITY = 80
 NEG_SHARE = 0.15
+# crop / cropval (since 2026.11.9): photo-like renders cut to the tread, for training the regressor
+# that reads the app's crop; crop2 (since 2026.11.11): more of them, for stage eleven (another name,
+# so that its shards do not take the names of stage ten's); crop3: the stage-twelve experiment of
+# 2026-11-23 (not shipped), written with --frames
+CROP_SPLITS = ("crop", "crop2", "crop3", "cropval")
 
 _photos: list[np.ndarray] | None = None
 
@@ -208,12 +213,7 @@ def save_shard(out_dir: str, name: str, xs, cs, ds, labs) -> str:
 def shard(args):
     split, start, n, seed_base, out_dir, frames = args
     photo = split == "cal"
-    # crop / cropval (since 2026.11.9): photo-like renders cut to the tread, for training the
-    # regressor that reads the app's crop; crop2 (since 2026.11.11): more of them, for stage eleven
-    # (another name, so that its shards do not take the names of stage ten's); crop3 / frameval
-    # (since 2026.11.12) with --frames: the same renders' whole frames as well, for the regressor
-    # that reads the whole photo
-    crop = split in ("crop", "crop2", "crop3", "cropval")
+    crop = split in CROP_SPLITS
     xs, cs, ds, labs, jpegs = [], [], [], [], []
     fx, fc, fd = [], [], []
     for i in range(start, start + n):
@@ -287,8 +287,7 @@ def main():
                     help="crop splits: also write each render's whole photo-like frame into shards of this name "
                          "(the same images, uncropped)")
     a = ap.parse_args()
-    crop = a.split in ("crop", "crop2", "crop3", "cropval")
-    if a.frames and (not crop or a.frames in ("train", "val", "cal", "heldout", a.split)):
+    if a.frames and (a.split not in CROP_SPLITS or a.frames in ("train", "val", "cal", "heldout", a.split)):
         ap.error("--frames takes a new shard name and needs a crop split")
     cv2.setNumThreads(1)
     if a.split == "heldout":
