@@ -6,9 +6,8 @@
 # 2026.11.11; the highest reading of used memory was 15 GB, in stage four as it was run).
 #   SCALE=0.06 WORK=/tmp/tw sh models/training/train_all.sh
 # runs the same stages with 6 % of the images and of every time budget (the held-out set stays
-# 500 images): 57 min 44 s end to end on 2 cores with the first ten stages (2026-11-23); stage
-# eleven adds an estimated 6-7 minutes (models/README.md has the run's timeline and its less
-# accurate model's figures).
+# 500 images): 57 min 26 s end to end on 2 cores with all eleven stages (2026-11-23;
+# models/README.md has the run's timeline and its less accurate model's figures).
 #
 # Settings (environment): SCALE (default 1) multiplies every image count and every training
 # budget; WORK (default: this folder) holds data/ and runs/; OUT (default: models/, or $WORK/models
@@ -24,6 +23,8 @@ HERE=$(pwd)
 # absolute path of a folder given relative to where the script was called from (created)
 absdir() { (cd "$CALLER" && mkdir -p "$1" && cd "$1" && pwd); }
 PY=${PYTHON:-python3}
+# a PYTHON given as a path relative to where the script was called from (PYTHON=.venv/bin/python)
+case $PY in /*) ;; */*) PY=$CALLER/$PY ;; esac
 SCALE=${SCALE:-1}
 # A scaled run's model is named after its scale, so it is never mistaken for the shipped one.
 if [ "$SCALE" = 1 ]; then VERSION=${VERSION:-tread-2026.11.11}; else VERSION=${VERSION:-tread-2026.11.11-scale$SCALE}; fi
