@@ -287,7 +287,9 @@ def main():
                     help="crop splits: also write each render's whole photo-like frame into shards of this name "
                          "(the same images, uncropped)")
     a = ap.parse_args()
-    if a.frames and (a.split not in CROP_SPLITS or a.frames in ("train", "val", "cal", "heldout", a.split)):
+    # the frames' shards need a name of their own: any split's name (or the photos' calphoto) would
+    # overwrite, or be read as, that split's shards
+    if a.frames and (a.split not in CROP_SPLITS or a.frames in ("train", "val", "cal", "calphoto", "heldout", *CROP_SPLITS)):
         ap.error("--frames takes a new shard name and needs a crop split")
     cv2.setNumThreads(1)
     if a.split == "heldout":
