@@ -25,6 +25,7 @@ import torch
 from PIL import Image
 
 sys.path.insert(0, os.path.dirname(__file__))
+import nets  # noqa: E402
 import preprocess as pp  # noqa: E402
 from nets import SegNet, SegNetExport, TreadEnsemble, TreadNetExport, TreadNet  # noqa: E402
 from make_dataset import load_photos  # noqa: E402
@@ -37,8 +38,8 @@ BAND_CENTRE = np.array([8.5, 6.0, 4.0, 2.3, 1.0])  # a typical depth per wear cl
 Z80 = 1.2815516
 
 
-def export(module, path, outputs):
-    torch.onnx.export(module.eval(), torch.zeros(1, 3, pp.INPUT, pp.INPUT), path, opset_version=17,
+def export(module, path, outputs, size=pp.INPUT):
+    torch.onnx.export(module.eval(), torch.zeros(1, 3, size, size), path, opset_version=17,
                       input_names=["input"], output_names=outputs,
                       dynamic_axes={"input": {0: "n"}, **{o: {0: "n"} for o in outputs}}, dynamo=False)
 
@@ -56,22 +57,22 @@ def run(path, x_u8):
     return [np.concatenate(o) for o in outs]
 
 
-def crop_inputs(split, data_dir, probs, crop):
+def crop_inputs(split, data_dir, probs, crop, size=pp.INPUT):
     """The regressor's second look (since 2026.11.9): each calibration photo, decoded from the JPEG
     bytes the service would have received, cropped to the box around the tread that the exported
     segmenter found on the whole frame (preprocess.tread_box, as the app does), stretched to the
-    input size. Returns the crops and which images had a box (the others keep the whole-frame
-    reading, as in the app)."""
+    crop reader's input size. Returns the crops and which images had a box (the others keep the
+    whole-frame reading, as in the app)."""
     files, sizes, n = shards(split, data_dir, None)
     jpegs = [j for f, size in zip(files, sizes) for j in load_photos(f, size)][:n]
     assert len(jpegs) == len(probs), (len(jpegs), len(probs))
-    x = np.zeros((len(probs), pp.INPUT, pp.INPUT, 3), np.uint8)
+    x = np.zeros((len(probs), size, size, 3), np.uint8)
     boxed = np.zeros(len(probs), bool)
     for i, j in enumerate(jpegs):
         img = Image.open(io.BytesIO(j)).convert("RGB")
         box = pp.tread_box(probs[i, 1:].sum(0) > 0.5, img.width, img.height, crop)
         if box is not None:
-            x[i], boxed[i] = pp.crop_input_u8(img, box), True
+            x[i], boxed[i] = pp.crop_input_u8(img, box, size), True
     return x, boxed
 
 
@@ -175,7 +176,17 @@ def main():
     ap.add_argument("--crop-tread", nargs="+", default=None,
                     help="with --crop: checkpoints of a regressor trained on tread crops that reads the crop "
                          "(exported as crop.onnx, a plain graph); without it the tread network reads the crop")
+    ap.add_argument("--crop-input", type=int, default=pp.INPUT,
+                    help="with --crop-tread: the side of the crop reader's input (its crops were stored at this size, "
+                         "make_dataset.py --input); the manifest gives it to the app as models.crop.size")
+    ap.add_argument("--crop-frozen", type=int, default=nets.FROZEN_BLOCKS,
+                    help="with --crop-tread: the MobileNetV2 blocks its members kept frozen (train.py --frozen); "
+                         "below the default the members differ from that block on and the graph runs each one's own")
     a = ap.parse_args()
+    if a.crop_frozen != nets.FROZEN_BLOCKS and not a.crop_tread:
+        ap.error("--crop-frozen needs --crop-tread")
+    if a.crop_input != pp.INPUT and not a.crop_tread:
+        ap.error("--crop-input needs --crop-tread (the tread network itself reads INPUT)")
     torch.set_num_threads(1)
 
     def regressor(ckpts):
@@ -203,7 +214,11 @@ def main():
     cpath = os.path.join(a.out_dir, "crop.onnx")
     if a.crop_tread:
         assert a.crop, "--crop-tread needs --crop"
-        export(TreadNetExport(regressor(a.crop_tread), "none"), cpath, ["gate", "depth", "sigma", "wear_logits"])
+        frozen, nets.FROZEN_BLOCKS = nets.FROZEN_BLOCKS, a.crop_frozen  # read when the graph is built and traced
+        try:
+            export(TreadNetExport(regressor(a.crop_tread), "none"), cpath, ["gate", "depth", "sigma", "wear_logits"], a.crop_input)
+        finally:
+            nets.FROZEN_BLOCKS = frozen
     elif os.path.exists(cpath):
         os.remove(cpath)  # a crop reader left from an earlier run would not match this manifest
 
@@ -232,7 +247,7 @@ def main():
     # The regressor's reading of the tread crop; the whole-frame reading where there is no box.
     d_c = d_a
     if a.crop:
-        xc, boxed = crop_inputs(a.split, a.data, probs, pp.CROP)
+        xc, boxed = crop_inputs(a.split, a.data, probs, pp.CROP, a.crop_input)
         d_c = d_a.copy()
         d_c[boxed] = run(cpath if a.crop_tread else tpath, xc[boxed])[1]
 
@@ -319,7 +334,7 @@ def main():
                     "inputs": {"input": [None, 3, pp.INPUT, pp.INPUT]},
                     "outputs": {"probs": [None, 4, pp.OUT, pp.OUT], "depth_map": [None, pp.OUT, pp.OUT]}},
             **({"crop": {"file": "crop.onnx", "sha256": sha256(cpath), "bytes": os.path.getsize(cpath),
-                         "inputs": {"input": [None, 3, pp.INPUT, pp.INPUT]},
+                         "size": a.crop_input, "inputs": {"input": [None, 3, a.crop_input, a.crop_input]},
                          "outputs": {"gate": [None], "depth": [None], "sigma": [None], "wear_logits": [None, 5]}}}
                if a.crop_tread else {}),
         },

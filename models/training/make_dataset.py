@@ -12,7 +12,12 @@ also writes each render's whole frame into NAME_*.npz (one render, two shards: t
 
     python make_dataset.py --split crop3 --frames frame --count 36000 --seed-base 7300000 --out data
 
-Shards (npz): x uint8 Nx160x160x3 (preprocess.to_input_u8 of the rendered
+`--input N` stores a crop split's crops at N x N instead of preprocess.INPUT (a crop reader with a
+larger input; the experiment of 2026-11-23, "The crop reader at 224 x 224", not shipped):
+
+    python make_dataset.py --split cropL --input 224 --count 20000 --seed-base 7400000 --out data
+
+Shards (npz): x uint8 Nx160x160x3 (or NxNxNx3 with --input; preprocess.to_input_u8 of the rendered
 JPEG), cls uint8 Nx80x80 (0 none, 1 tread, 2 main groove, 3 TWI), dmap f16
 Nx80x80 (local main-groove depth, mm), and per-image labels. Image i of a
 split uses seed seed_base + i, so any image can be re-rendered alone.
@@ -48,7 +53,9 @@ NEG_SHARE = 0.15
 # that reads the app's crop; crop2 (since 2026.11.11): more of them, for stage eleven (another name,
 # so that its shards do not take the names of stage ten's); crop3: the stage-twelve experiment of
 # 2026-11-23 (not shipped), written with --frames
-CROP_SPLITS = ("crop", "crop2", "crop3", "cropval")
+# cropL / cropvalL: the crop reader at a larger input (--input 224), the experiment of 2026-11-23
+# (fifteenth session, models/README.md)
+CROP_SPLITS = ("crop", "crop2", "crop3", "cropval", "cropL", "cropvalL")
 
 _photos: list[np.ndarray] | None = None
 
@@ -151,8 +158,8 @@ def cls_grid(cls):
     return c
 
 
-def to_arrays(img, cls, dmap):
-    x = pp.to_input_u8(Image.fromarray(img))
+def to_arrays(img, cls, dmap, size: int = pp.INPUT):
+    x = pp.to_input_u8(Image.fromarray(img), size)
     d = cv2.resize(dmap, (pp.OUT, pp.OUT), interpolation=cv2.INTER_NEAREST)
     return x, cls_grid(cls), d.astype(np.float16)
 
@@ -211,7 +218,7 @@ def save_shard(out_dir: str, name: str, xs, cs, ds, labs) -> str:
 
 
 def shard(args):
-    split, start, n, seed_base, out_dir, frames = args
+    split, start, n, seed_base, out_dir, frames, size = args
     photo = split == "cal"
     crop = split in CROP_SPLITS
     xs, cs, ds, labs, jpegs = [], [], [], [], []
@@ -227,7 +234,7 @@ def shard(args):
                 x, c, d = to_arrays(img, cls, dmap)
                 fx.append(x), fc.append(c), fd.append(d)
             img, cls, dmap = tread_crop(img, cls, dmap)
-        x, c, d = to_arrays(img, cls, dmap)
+        x, c, d = to_arrays(img, cls, dmap, size if crop else pp.INPUT)
         xs.append(x), cs.append(c), ds.append(d), labs.append(lab)
     if photo:  # written before the shard, whose presence marks both complete
         tmp = os.path.join(out_dir, f".partial-{split}photo_{start:06d}.npz")
@@ -258,15 +265,24 @@ def heldout(count: int, seed_base: int, out_dir: str):
         wr.writerows(rows)
 
 
-def complete(path: str, n: int, photos: bool = False) -> bool:
-    """An existing shard is reused only when it holds exactly the images asked for (a run with a
-    different shard size or count renders it again instead of training on a short shard), and for
-    the cal split only with its photos (shards written before 2026.11.9 have none)."""
+def input_side(z) -> int:
+    """The side of a shard's images, read from the x array's header without loading it."""
+    with z.zip.open("x.npy") as f:
+        major, _ = np.lib.format.read_magic(f)
+        read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+        return read(f)[0][1]
+
+
+def complete(path: str, n: int, photos: bool = False, size: int = pp.INPUT) -> bool:
+    """An existing shard is reused only when it holds exactly the images asked for, at the input
+    size asked for (a run with a different shard size, count or --input renders it again instead
+    of training on a short shard or the wrong size), and for the cal split only with its photos
+    (shards written before 2026.11.9 have none)."""
     if not os.path.exists(path):
         return False
     try:
         with np.load(path) as z:
-            if len(z["min_depth"]) != n:
+            if len(z["min_depth"]) != n or input_side(z) != size:
                 return False
         if photos:
             return len(load_photos(path, n)) == n
@@ -286,7 +302,14 @@ def main():
     ap.add_argument("--frames", default="",
                     help="crop splits: also write each render's whole photo-like frame into shards of this name "
                          "(the same images, uncropped)")
+    ap.add_argument("--input", type=int, default=pp.INPUT,
+                    help="crop splits: the side of the stored crops (the crop reader's input; the whole frames, "
+                         "like every other split, stay at preprocess.INPUT)")
     a = ap.parse_args()
+    if a.input != pp.INPUT and a.split not in CROP_SPLITS:
+        ap.error("--input is for crop splits; every other split is stored at preprocess.INPUT")
+    if not 32 <= a.input <= 512:
+        ap.error("--input must be between 32 and 512")
     # the frames' shards need a name of their own: any split's name (or the photos' calphoto) would
     # overwrite, or be read as, that split's shards
     if a.frames and (a.split not in CROP_SPLITS or a.frames in ("train", "val", "cal", "calphoto", "heldout", *CROP_SPLITS)):
@@ -296,8 +319,8 @@ def main():
         heldout(a.count, a.seed_base, a.out)
         return
     os.makedirs(a.out, exist_ok=True)
-    jobs = [(a.split, s, min(a.shard, a.count - s), a.seed_base, a.out, a.frames) for s in range(0, a.count, a.shard)]
-    jobs = [j for j in jobs if not complete(os.path.join(a.out, f"{j[0]}_{j[1]:06d}.npz"), j[2], a.split == "cal")
+    jobs = [(a.split, s, min(a.shard, a.count - s), a.seed_base, a.out, a.frames, a.input) for s in range(0, a.count, a.shard)]
+    jobs = [j for j in jobs if not complete(os.path.join(a.out, f"{j[0]}_{j[1]:06d}.npz"), j[2], a.split == "cal", a.input)
             or (a.frames and not complete(os.path.join(a.out, f"{a.frames}_{j[1]:06d}.npz"), j[2]))]
     with Pool(a.workers) as pool:
         for p in pool.imap_unordered(shard, jobs):

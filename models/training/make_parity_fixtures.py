@@ -58,6 +58,8 @@ def main(out: str):
     png = pp.load_rgb(os.path.join(out, "tread.png"))  # PNG: both sides decode the same pixels
     png_box = pp.tread_box(masks["small"], png.width, png.height, {**pp.CROP, "maxAspect": 1.0, "margin": 0.2})
     pp.crop_input_u8(png, png_box).tofile(os.path.join(out, f"tread.png.crop.{pp.INPUT}x{pp.INPUT}.rgb"))
+    # A crop reader may take a larger side than INPUT (models.crop.size, finalize.py --crop-input)
+    pp.crop_input_u8(png, png_box, 224).tofile(os.path.join(out, "tread.png.crop.224x224.rgb"))
     with open(os.path.join(out, "crop.json"), "w") as f:
         json.dump({"masks": {k: np.flatnonzero(v).tolist() for k, v in masks.items()}, "side": side,
                    "cases": cases, "cropOfTreadJpg": box, "cropOfTreadPng": png_box}, f)

@@ -23,9 +23,9 @@ def load_rgb(path: str) -> Image.Image:
     return img.convert("RGB")
 
 
-def to_input_u8(img: Image.Image) -> np.ndarray:
-    """uint8 HxWx3 at INPUT x INPUT."""
-    return np.asarray(img.resize((INPUT, INPUT), Image.BILINEAR), dtype=np.uint8)
+def to_input_u8(img: Image.Image, size: int = INPUT) -> np.ndarray:
+    """uint8 HxWx3 at size x size (INPUT unless a crop reader takes another size)."""
+    return np.asarray(img.resize((size, size), Image.BILINEAR), dtype=np.uint8)
 
 
 def normalise(u8: np.ndarray) -> np.ndarray:
@@ -69,6 +69,6 @@ def tread_box(tread: np.ndarray, w: int, h: int, crop: dict = CROP):
     return int(x0), int(y0), int(x1), int(y1)
 
 
-def crop_input_u8(img: Image.Image, box) -> np.ndarray:
-    """uint8 INPUT x INPUT x 3 of the box (the whole frame when box is None)."""
-    return to_input_u8(img if box is None else img.crop(box))
+def crop_input_u8(img: Image.Image, box, size: int = INPUT) -> np.ndarray:
+    """uint8 size x size x 3 of the box (the whole frame when box is None)."""
+    return to_input_u8(img if box is None else img.crop(box), size)

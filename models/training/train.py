@@ -109,7 +109,8 @@ def early_session(pretrained: str, tmp: str, threads: int = 1):
 
     path = os.path.join(tmp, "early.onnx")
     torch.onnx.export(Early(net), torch.zeros(1, 3, pp.INPUT, pp.INPUT), path, opset_version=17, input_names=["x"],
-                      output_names=["f"], dynamic_axes={"x": {0: "n"}, "f": {0: "n"}}, dynamo=False)
+                      output_names=["f"], dynamic_axes={"x": {0: "n", 2: "h", 3: "w"}, "f": {0: "n", 2: "fh", 3: "fw"}},
+                      dynamo=False)  # any input side: the crop reader may take a larger one than INPUT
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     return ort.InferenceSession(path, so)

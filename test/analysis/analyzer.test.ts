@@ -88,7 +88,8 @@ describe('the regressor’s second look at the tread crop', () => {
       const box = treadBox(plain.maps, frame.width, frame.height, cal.crop!);
       expect(box).not.toBeNull();
       if (box!.width * box!.height < 0.9 * frame.width * frame.height) smaller++;
-      const withCrop = await onnx.infer(tensor, () => normalise(cropPixels(frame, box!, onnx.manifest.input.size), onnx.manifest.input));
+      const side = onnx.cropSize; // the crop reader's own input side (models.crop.size)
+      const withCrop = await onnx.infer(tensor, () => normalise(cropPixels(frame, box!, side), { ...onnx.manifest.input, size: side }));
       expect(withCrop.cropMm).not.toBeNull();
       expect(withCrop.tread.depthMm).toBeCloseTo(plain.tread.depthMm, 4); // the crop in the batch does not change the frame's reading
       const expected = combine(withCrop.tread, withCrop.maps, cal, withCrop.cropMm).analysis;

@@ -3,8 +3,15 @@ import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { checkImageHeader, decodeFrame } from '../../src/core/images/inspect.js';
 import { createOnnxAnalyzer, loadManifest } from '../../src/core/analysis/index.js';
+import { treadBox } from '../../src/core/analysis/mask.js';
+import type { OnnxAnalyzer } from '../../src/core/analysis/onnx-analyzer.js';
+import { cropPixels, normalise, prepareFrameInput } from '../../src/core/analysis/preprocess.js';
 import { heldoutLabels, MODELS_DIR } from './helpers.js';
+
+/** A stand-in crop reader that takes only 224 x 224 and answers its input's mean as the depth. */
+const PROBE = path.join(path.dirname(MODELS_DIR), 'test/fixtures/models/crop224-probe.onnx');
 
 const dirs: string[] = [];
 async function copyModels(): Promise<string> {
@@ -102,6 +109,61 @@ describe('model manifest', () => {
       await expect(loadManifest(dir)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('calibration.crop') });
     });
   }
+
+  it('gives the crop reader its own input side (models.crop.size), the input size when a manifest has none', async () => {
+    const shipped = await loadManifest(MODELS_DIR);
+    expect(shipped.models.crop?.size).toBeGreaterThanOrEqual(shipped.input.size);
+    const given = await loadManifest(await copyModelsWith((m) => (m.models.crop.size = 224)));
+    expect(given.models.crop?.size).toBe(224);
+    const older = await loadManifest(await copyModelsWith((m) => delete m.models.crop.size));
+    expect(older.models.crop?.size).toBe(older.input.size);
+  });
+
+  for (const size of [0, 31, 160.5, 513, '224', null, -224]) {
+    it(`refuses a crop reader whose size is ${JSON.stringify(size)}`, async () => {
+      const dir = await copyModelsWith((m) => (m.models.crop.size = size));
+      await expect(loadManifest(dir)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('models.crop.size') });
+    });
+  }
+
+  it('feeds the crop reader its crop at models.crop.size, and refuses a reader that takes another size', async () => {
+    const probe = await readFile(PROBE);
+    const sha256 = createHash('sha256').update(probe).digest('hex');
+    const withProbe = async (size: number | undefined) => {
+      const dir = await copyModelsWith((m) => {
+        m.models.crop = { file: 'crop.onnx', sha256, bytes: probe.length, ...(size === undefined ? {} : { size }) };
+      });
+      await writeFile(path.join(dir, 'crop.onnx'), probe);
+      return dir;
+    };
+    const analyzer = (await createOnnxAnalyzer({ modelsDir: await withProbe(224), threads: 1 })) as OnnxAnalyzer;
+    try {
+      expect(analyzer.cropSize).toBe(224);
+      const image = await readFile(heldoutLabels().find((l) => l.depthMm !== null)!.file);
+      const frame = await decodeFrame(image, await checkImageHeader(image));
+      const { tensor } = await prepareFrameInput(frame, analyzer.manifest.input);
+      const box = treadBox((await analyzer.infer(tensor)).maps, frame.width, frame.height, analyzer.manifest.calibration.crop!)!;
+      const crop = normalise(cropPixels(frame, box, 224), { ...analyzer.manifest.input, size: 224 });
+      expect(crop.length).toBe(3 * 224 * 224);
+      const mean = crop.reduce((a, v) => a + v, 0) / crop.length;
+      expect((await analyzer.infer(tensor, () => crop)).cropMm).toBeCloseTo(mean, 4);
+      // the whole path: the analyzer cuts the same crop at 224 px and the probe reads it
+      const { analysis } = await analyzer.analyze({ image, verbose: false });
+      expect(analysis.estimatedDepthMm).toBeGreaterThanOrEqual(0);
+    } finally {
+      await analyzer.close();
+    }
+    // no size: the input size (160), which this reader refuses: a clear error at start, not on an upload
+    await expect(createOnnxAnalyzer({ modelsDir: await withProbe(undefined), threads: 1 })).rejects.toMatchObject({
+      code: 'MODEL_UNAVAILABLE',
+      message: expect.stringMatching(/warm-up run \(input 160 px, crop 160 px\)/),
+    });
+  });
+
+  it('refuses an input size that is not a whole number of pixels', async () => {
+    const dir = await copyModelsWith((m) => (m.input.size = 159.5));
+    await expect(loadManifest(dir)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('input.size') });
+  });
 
   it('refuses a treadMirror that is not true or false', async () => {
     const dir = await copyModelsWith((m) => (m.calibration.treadMirror = 'yes'));

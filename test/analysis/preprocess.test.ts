@@ -11,8 +11,8 @@ import { FIXTURES } from './helpers.js';
 const PARITY = path.join(FIXTURES, 'parity');
 const SIZE = 160;
 
-function compare(name: string, actual: Buffer): { mean: number; max: number } {
-  const expected = readFileSync(path.join(PARITY, `${name}.${SIZE}x${SIZE}.rgb`));
+function compare(name: string, actual: Buffer, side = SIZE): { mean: number; max: number } {
+  const expected = readFileSync(path.join(PARITY, `${name}.${side}x${side}.rgb`));
   expect(actual.length).toBe(expected.length);
   let sum = 0;
   let max = 0;
@@ -172,6 +172,8 @@ describe('the tread crop (the regressor’s second look) matches training', () =
     expect(box).toEqual(asBox(fixture.cropOfTreadPng));
     expect(box.width).toBeLessThan(SIZE); // enlarged, where sharp's linear kernel would differ
     expect(compare('tread.png.crop', cropPixels(frame, box, SIZE))).toEqual({ mean: 0, max: 0 });
+    // a crop reader with a larger input (models.crop.size): Pillow's resize to that side, to the bit
+    expect(compare('tread.png.crop', cropPixels(frame, box, 224), 224)).toEqual({ mean: 0, max: 0 });
   });
 
   it('refuses a box outside the frame', () => {

@@ -48,11 +48,16 @@ export interface Calibration {
   treadMirror?: boolean;
 }
 
+/** The crop reader: its side (the crop is stretched to size x size; input.size in manifests before `size`). */
+export interface CropModelEntry extends ModelEntry {
+  size: number;
+}
+
 export interface Manifest {
   version: string;
   input: { size: number; mean: number[]; std: number[] };
   /** `crop`: the regressor trained on tread crops that reads the second look (absent: the tread network reads it). */
-  models: { tread: ModelEntry; seg: ModelEntry; crop?: ModelEntry };
+  models: { tread: ModelEntry; seg: ModelEntry; crop?: CropModelEntry };
   calibration: Calibration;
 }
 
@@ -131,13 +136,24 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
     }
     return spec;
   };
+  const side = (v: unknown, where: string): number => {
+    const n = num(v, where);
+    if (!Number.isInteger(n) || n < 32 || n > 512) throw unavailable(`Model manifest: ${where} must be a whole number of pixels from 32 to 512.`);
+    return n;
+  };
+  const size = side(input.size, 'input.size');
+  const cropModel = (v: unknown): CropModelEntry => {
+    const e = entry(v, 'crop');
+    const given = isRecord(v) ? v.size : undefined;
+    return { ...e, size: given === undefined ? size : side(given, 'models.crop.size') };
+  };
   return {
     version: raw.version,
-    input: { size: num(input.size, 'input.size'), mean: vector(input.mean, 'input.mean'), std: vector(input.std, 'input.std') },
+    input: { size, mean: vector(input.mean, 'input.mean'), std: vector(input.std, 'input.std') },
     models: {
       tread: entry(raw.models.tread, 'tread'),
       seg: entry(raw.models.seg, 'seg'),
-      ...(raw.models.crop === undefined ? {} : { crop: entry(raw.models.crop, 'crop') }),
+      ...(raw.models.crop === undefined ? {} : { crop: cropModel(raw.models.crop) }),
     },
     calibration: {
       gateThreshold: num(c.gateThreshold, 'calibration.gateThreshold'),

@@ -104,8 +104,16 @@ export class OnnxAnalyzer implements Analyzer {
     const analyzer = new OnnxAnalyzer(manifest, tread, seg, cropReader);
     const size = manifest.input.size;
     const blank = new Float32Array(3 * size * size);
-    // warms every session, the crop reader included, so the first upload pays no start-up cost
-    await analyzer.infer(blank, manifest.calibration.crop ? () => blank : undefined);
+    const cropBlank = new Float32Array(3 * analyzer.cropSize ** 2);
+    // warms every session, the crop reader included, so the first upload pays no start-up cost;
+    // a network that refuses the manifest's input sizes fails here, not on the first upload
+    try {
+      await analyzer.infer(blank, manifest.calibration.crop ? () => cropBlank : undefined);
+    } catch (error) {
+      await analyzer.close();
+      const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      throw new AppError('MODEL_UNAVAILABLE', `The tread models failed their warm-up run (input ${size} px, crop ${analyzer.cropSize} px): ${detail}`, { cause: error });
+    }
     options.logger?.info({ modelVersion: manifest.version, threads, ms: Date.now() - started }, 'tread models loaded and warmed up');
     return analyzer;
   }
@@ -124,9 +132,16 @@ export class OnnxAnalyzer implements Analyzer {
   /** Images the regressor has read so far (frames, their mirrors, crops), for tests and diagnostics. */
   treadRows = 0;
 
-  /** A regressor (the tread network or the crop reader) on a batch of normalised 3 x S x S images: one reading per image. */
-  private async runTread(images: Float32Array[], session: ort.InferenceSession = this.tread): Promise<TreadOutput[]> {
-    const size = this.manifest.input.size;
+  /**
+   * The side the tread crop is stretched to: the crop reader's own (models.crop.size, which may be
+   * larger than the whole frame's input), or the input size when the tread network reads the crop.
+   */
+  get cropSize(): number {
+    return this.cropReader && this.manifest.models.crop ? this.manifest.models.crop.size : this.manifest.input.size;
+  }
+
+  /** A regressor (the tread network or the crop reader) on a batch of normalised 3 x size x size images: one reading per image. */
+  private async runTread(images: Float32Array[], session: ort.InferenceSession = this.tread, size = this.manifest.input.size): Promise<TreadOutput[]> {
     const plane = 3 * size * size;
     const batch = new Float32Array(images.length * plane);
     images.forEach((image, i) => batch.set(image, i * plane));
@@ -164,7 +179,11 @@ export class OnnxAnalyzer implements Analyzer {
       const readings = await this.runTread([tensor, ...(mirror ? [mirrored(tensor, size)] : []), ...shared]);
       const tread = mirror ? mirrorAverage(readings[0]!, readings[1]!) : readings[0]!;
       let cropMm: number | null = null;
-      if (cropped) cropMm = this.cropReader ? (await this.runTread([cropped], this.cropReader))[0]!.depthMm : readings[readings.length - 1]!.depthMm;
+      if (cropped) {
+        cropMm = this.cropReader
+          ? (await this.runTread([cropped], this.cropReader, this.cropSize))[0]!.depthMm
+          : readings[readings.length - 1]!.depthMm;
+      }
       return { tread, maps, cropMm };
     });
   }
@@ -180,7 +199,7 @@ export class OnnxAnalyzer implements Analyzer {
     const raw = await this.infer(input.tensor, (maps) => {
       if (!cal.crop || treadShare(maps) < cal.minTreadShare) return null;
       const box = treadBox(maps, frame.width, frame.height, cal.crop);
-      return box ? normalise(cropPixels(frame, box, spec.size), spec) : null;
+      return box ? normalise(cropPixels(frame, box, this.cropSize), { ...spec, size: this.cropSize }) : null;
     });
     const { analysis } = combine(raw.tread, raw.maps, cal, raw.cropMm);
     const outcome: AnalyzeOutcome = { analysis: { ...analysis, modelVersion: this.manifest.version } };
