@@ -17,6 +17,12 @@ larger input; the experiment of 2026-11-23, "The crop reader at 224 x 224", not 
 
     python make_dataset.py --split cropL --input 224 --count 20000 --seed-base 7400000 --out data
 
+`--photo-scale K` renders the heldout or cal photos K times larger than PHOTO_SIZES (large photos, as
+a phone takes them; the experiment of 2026-11-23, sixteenth session, models/README.md "Large
+photos"; a cal split at another scale goes into its own --out folder):
+
+    python make_dataset.py --split heldout --count 600 --seed-base 9100000 --photo-scale 5.6 --out data/heldoutHR
+
 Shards (npz): x uint8 Nx160x160x3 (or NxNxNx3 with --input; preprocess.to_input_u8 of the rendered
 JPEG), cls uint8 Nx80x80 (0 none, 1 tread, 2 main groove, 3 TWI), dmap f16
 Nx80x80 (local main-groove depth, mm), and per-image labels. Image i of a
@@ -217,14 +223,18 @@ def save_shard(out_dir: str, name: str, xs, cs, ds, labs) -> str:
     return path
 
 
+def photo_sizes(scale: float) -> list[tuple[int, int]]:
+    return [(round(w * scale), round(h * scale)) for w, h in PHOTO_SIZES]
+
+
 def shard(args):
-    split, start, n, seed_base, out_dir, frames, size = args
+    split, start, n, seed_base, out_dir, frames, size, scale = args
     photo = split == "cal"
     crop = split in CROP_SPLITS
     xs, cs, ds, labs, jpegs = [], [], [], [], []
     fx, fc, fd = [], [], []
     for i in range(start, start + n):
-        img, cls, dmap, lab = sample(seed_base + i, PHOTO_SIZES if photo or crop else SIZES)
+        img, cls, dmap, lab = sample(seed_base + i, photo_sizes(scale) if photo or crop else SIZES)
         if photo:
             jpegs.append(photo_jpeg(img))
             img = decode(jpegs[-1])
@@ -246,23 +256,36 @@ def shard(args):
     return save_shard(out_dir, f"{split}_{start:06d}", xs, cs, ds, labs)
 
 
-def heldout(count: int, seed_base: int, out_dir: str):
+def heldout_one(args):
+    """One held-out photo: (file name, labels row or None when the render is dropped)."""
+    i, seed_base, out_dir, sizes = args
+    img, cls, dmap, lab = sample(seed_base + i, sizes)
+    name = f"syn_{i:04d}.jpg"
+    if lab["is_tire"] and math.isfinite(lab["min_depth"]):
+        row = (name, f"{lab['min_depth']:.2f}", wear_of(lab["min_depth"]))
+    elif not lab["is_tire"] and lab["tread_frac"] < 0.005:
+        row = (name, "", "notire")
+    else:
+        return None
+    Image.fromarray(img).save(os.path.join(out_dir, name), quality=PHOTO_QUALITY)
+    return row
+
+
+def heldout(count: int, seed_base: int, out_dir: str, workers: int = 1, scale: float = 1.0):
+    """Held-out photos rendered like those reaching the service, each image from its own seed, so
+    the set is the same whatever the number of workers. `scale` multiplies PHOTO_SIZES (a larger
+    photo of a scene drawn the same way; its random draws differ from the 1x render's)."""
     os.makedirs(out_dir, exist_ok=True)
-    rows = []
-    for i in range(count):
-        img, cls, dmap, lab = sample(seed_base + i, PHOTO_SIZES)
-        name = f"syn_{i:04d}.jpg"
-        Image.fromarray(img).save(os.path.join(out_dir, name), quality=PHOTO_QUALITY)
-        if lab["is_tire"] and math.isfinite(lab["min_depth"]):
-            rows.append((name, f"{lab['min_depth']:.2f}", wear_of(lab["min_depth"])))
-        elif not lab["is_tire"] and lab["tread_frac"] < 0.005:
-            rows.append((name, "", "notire"))
-        else:
-            os.remove(os.path.join(out_dir, name))
+    jobs = [(i, seed_base, out_dir, photo_sizes(scale)) for i in range(count)]
+    if workers > 1:
+        with Pool(workers) as pool:
+            rows = pool.map(heldout_one, jobs, chunksize=8)
+    else:
+        rows = [heldout_one(j) for j in jobs]
     with open(os.path.join(out_dir, "labels.csv"), "w", newline="") as f:
         wr = csv.writer(f)
         wr.writerow(["file", "depthMm", "wear"])
-        wr.writerows(rows)
+        wr.writerows(r for r in rows if r is not None)
 
 
 def input_side(z) -> int:
@@ -273,11 +296,12 @@ def input_side(z) -> int:
         return read(f)[0][1]
 
 
-def complete(path: str, n: int, photos: bool = False, size: int = pp.INPUT) -> bool:
+def complete(path: str, n: int, photos: bool = False, size: int = pp.INPUT, scale: float = 1.0) -> bool:
     """An existing shard is reused only when it holds exactly the images asked for, at the input
     size asked for (a run with a different shard size, count or --input renders it again instead
     of training on a short shard or the wrong size), and for the cal split only with its photos
-    (shards written before 2026.11.9 have none)."""
+    (shards written before 2026.11.9 have none), rendered at the photo size asked for
+    (--photo-scale)."""
     if not os.path.exists(path):
         return False
     try:
@@ -285,7 +309,8 @@ def complete(path: str, n: int, photos: bool = False, size: int = pp.INPUT) -> b
             if len(z["min_depth"]) != n or input_side(z) != size:
                 return False
         if photos:
-            return len(load_photos(path, n)) == n
+            jpegs = load_photos(path, n)
+            return len(jpegs) == n and Image.open(io.BytesIO(jpegs[0])).size in photo_sizes(scale)
         return True
     except Exception:  # truncated or foreign file (BadZipFile, OSError, KeyError, ...)
         return False
@@ -305,7 +330,14 @@ def main():
     ap.add_argument("--input", type=int, default=pp.INPUT,
                     help="crop splits: the side of the stored crops (the crop reader's input; the whole frames, "
                          "like every other split, stay at preprocess.INPUT)")
+    ap.add_argument("--photo-scale", type=float, default=1.0,
+                    help="heldout and cal: render the photos this many times larger than PHOTO_SIZES "
+                         "(large photos, as a phone takes them)")
     a = ap.parse_args()
+    if a.photo_scale != 1.0 and a.split not in ("heldout", "cal"):
+        ap.error("--photo-scale is for the heldout and cal splits")
+    if not 0.5 <= a.photo_scale <= 12:
+        ap.error("--photo-scale must be between 0.5 and 12")
     if a.input != pp.INPUT and a.split not in CROP_SPLITS:
         ap.error("--input is for crop splits; every other split is stored at preprocess.INPUT")
     if not 32 <= a.input <= 512:
@@ -316,11 +348,13 @@ def main():
         ap.error("--frames takes a new shard name and needs a crop split")
     cv2.setNumThreads(1)
     if a.split == "heldout":
-        heldout(a.count, a.seed_base, a.out)
+        heldout(a.count, a.seed_base, a.out, a.workers, a.photo_scale)
         return
     os.makedirs(a.out, exist_ok=True)
-    jobs = [(a.split, s, min(a.shard, a.count - s), a.seed_base, a.out, a.frames, a.input) for s in range(0, a.count, a.shard)]
-    jobs = [j for j in jobs if not complete(os.path.join(a.out, f"{j[0]}_{j[1]:06d}.npz"), j[2], a.split == "cal", a.input)
+    jobs = [(a.split, s, min(a.shard, a.count - s), a.seed_base, a.out, a.frames, a.input, a.photo_scale)
+            for s in range(0, a.count, a.shard)]
+    jobs = [j for j in jobs if not complete(os.path.join(a.out, f"{j[0]}_{j[1]:06d}.npz"), j[2], a.split == "cal", a.input,
+                                            a.photo_scale)
             or (a.frames and not complete(os.path.join(a.out, f"{a.frames}_{j[1]:06d}.npz"), j[2]))]
     with Pool(a.workers) as pool:
         for p in pool.imap_unordered(shard, jobs):

@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { describe, expect, test } from 'vitest';
-import { inspectImage, sniffImageType } from '../../src/core/images/inspect.js';
+import { FRAME_MAX, FRAME_MIN, frameLongSide, inspectImage, sniffImageType } from '../../src/core/images/inspect.js';
 import {
   makeBombPng,
   makeExifRotatedJpeg,
@@ -32,6 +32,46 @@ describe('accepted images', () => {
 
   test('exactly 256 px on the short side is enough', async () => {
     await expect(inspectImage(await makeJpeg({ width: 256, height: 900 }))).resolves.toMatchObject({ width: 256 });
+  });
+});
+
+describe('the decoded frame (what the networks and the thumbnail are made from)', () => {
+  test.each([
+    // [mime, width, height, long side]: a JPEG comes down to its coarsest scaled decode that keeps
+    // FRAME_MIN px (sharp takes 1/s only for a shrink of at least s + 1), everything else to FRAME_MAX
+    ['image/jpeg', 4000, 3000, 444], // 1/8: 500 px decoded, 444 kept
+    ['image/jpeg', 3000, 4000, 444], // portrait: the long side decides
+    ['image/jpeg', 4032, 3024, 448],
+    ['image/jpeg', 6000, 4000, 640], // 1/8 still leaves 750 px
+    ['image/jpeg', 3599, 2700, 640], // 1/8 would leave 399 px: 1/4
+    ['image/jpeg', 2048, 1536, 409], // 1/4
+    ['image/jpeg', 1999, 1500, 640], // 1/2 (666 px kept as 640)
+    ['image/jpeg', 1500, 1000, 500], // 1/2
+    ['image/jpeg', 1199, 900, 640], // no scaled decode leaves 400 px: the whole photo, resized
+    ['image/jpeg', 500, 400, 500], // never enlarged
+    ['image/png', 4000, 3000, FRAME_MAX],
+    ['image/webp', 4000, 3000, FRAME_MAX],
+    ['image/png', 300, 256, 300],
+    [null, 4000, 3000, FRAME_MAX],
+  ] as const)('%s %i×%i: %i px on the long side', (mime, width, height, side) => {
+    const got = frameLongSide(mime, width, height);
+    expect(got).toBe(side);
+    expect(got).toBeLessThanOrEqual(FRAME_MAX);
+    if (Math.max(width, height) >= FRAME_MIN) expect(got).toBeGreaterThanOrEqual(FRAME_MIN);
+  });
+
+  test('a 12-megapixel JPEG, upright or EXIF-rotated, decodes to its 444 px frame; a PNG to 640 px', async () => {
+    const big = { width: 4000, height: 3000 };
+    const jpeg = await inspectImage(await makeJpeg(big));
+    expect([jpeg.frame.width, jpeg.frame.height, jpeg.frame.uprightWidth, jpeg.frame.uprightHeight]).toEqual([444, 333, 4000, 3000]);
+    const rotated = await inspectImage(await makeExifRotatedJpeg(big));
+    expect([rotated.frame.width, rotated.frame.height, rotated.width, rotated.height]).toEqual([333, 444, 3000, 4000]);
+    const png = await inspectImage(await makePng({ width: 2000, height: 1500 }));
+    expect([png.frame.width, png.frame.height]).toEqual([640, 480]);
+    for (const image of [jpeg, rotated, png]) {
+      expect(image.frame.data.length).toBe(image.frame.width * image.frame.height * 3);
+      expect(await sharp(image.thumbnail).metadata()).toMatchObject({ width: image.width > image.height ? 320 : 240 });
+    }
   });
 });
 

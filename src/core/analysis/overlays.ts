@@ -1,17 +1,17 @@
 /**
- * verbose=1 extras (SPEC §2): PNG overlays the size of the analysed frame and
- * located points in the uploaded image's pixel coordinates. The analysed frame
- * is the upright upload scaled to fit FRAME_MAX px, the resolution at which the
- * overlays are drawn; they stretch onto the photo exactly.
+ * verbose=1 extras (SPEC §2): PNG overlays and located points in the uploaded
+ * image's pixel coordinates. The overlays are drawn at the upright upload scaled
+ * to fit OVERLAY_MAX px (the segmenter's 80 x 80 maps hold no more detail than
+ * that), with the upload's aspect ratio, so they stretch onto the photo exactly.
  */
 import sharp from 'sharp';
 import type { AnalysisPoint, VerboseExtras } from './analyzer.js';
 import { findTwiBars, grooveRegions, MASK_GROOVE, MASK_TREAD, MASK_TWI, type MaskMaps } from './mask.js';
 
-export const FRAME_MAX = 640;
+export const OVERLAY_MAX = 640;
 
 export function frameSize(width: number, height: number): { width: number; height: number } {
-  const scale = Math.min(1, FRAME_MAX / Math.max(width, height));
+  const scale = Math.min(1, OVERLAY_MAX / Math.max(width, height));
   return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
 }
 

@@ -76,8 +76,8 @@ export async function prepareInput(image: Buffer, spec: InputSpec): Promise<Mode
 }
 
 /**
- * The same tensor from a frame the scan service already decoded (shrink-on-load to at most
- * 640 px, then this linear resize): within the parity tolerance of prepareInput, one decode less.
+ * The same tensor from a frame the scan service already decoded (shrink-on-load to 400-640 px,
+ * inspect.frameLongSide, then this linear resize): within the parity tolerance of prepareInput, one decode less.
  */
 export async function prepareFrameInput(frame: DecodedFrame, spec: InputSpec): Promise<ModelInput> {
   const pixels = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: 3 } })
@@ -89,7 +89,7 @@ export async function prepareFrameInput(frame: DecodedFrame, spec: InputSpec): P
 
 /**
  * What an analysis reads: the frame the scan service already decoded, or one decode of the upload
- * to the same frame (shrink-on-load to at most 640 px; bytes-only callers such as `npm run eval`
+ * to the same frame (shrink-on-load to 400-640 px; bytes-only callers such as `npm run eval`
  * and the benches), and the model input made from it. The tread crop is cut from the same frame.
  */
 export async function analysisInput(request: AnalyzeRequest, spec: InputSpec): Promise<{ frame: DecodedFrame; input: ModelInput }> {

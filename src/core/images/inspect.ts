@@ -18,6 +18,14 @@ export const MIN_SHORT_SIDE = 256;
 export const THUMBNAIL_SIZE = 320;
 /** The one decode of an upload: enough for the thumbnail and the 160 px model input. */
 export const FRAME_MAX = 640;
+/**
+ * The long side a large JPEG's frame may come down to: the networks were trained on photos of
+ * 300-400 px (models/training/make_dataset.py PHOTO_SIZES), the tread crop included, so a frame
+ * of 400 px still holds every pixel they learnt from.
+ */
+export const FRAME_MIN = 400;
+/** libjpeg's scaled decodes, coarsest first (sharp asks for one through jpegload's `shrink`). */
+const JPEG_SCALES = [8, 4, 2] as const;
 
 const EXTENSIONS: Record<ImageMime, string> = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/webp': 'webp' };
 const SHARP_FORMAT: Record<ImageMime, string> = { 'image/jpeg': 'jpeg', 'image/png': 'png', 'image/webp': 'webp' };
@@ -93,15 +101,35 @@ export async function checkImageHeader(data: Buffer): Promise<ImageHeader> {
 }
 
 /**
+ * The long side of an upload's frame. At most FRAME_MAX; for a JPEG, the coarsest scaled decode
+ * (1/8, 1/4, 1/2 of the stored size: libjpeg then skips most of the inverse DCT) that still leaves
+ * FRAME_MIN px. sharp takes the 1/s decode only when the photo is shrunk by at least s + 1 (it
+ * halves an exact factor of s for libjpeg's rounding: pipeline.cc), hence the s + 1. A
+ * 4000 x 3000 phone photo decodes at 1/8 to a 444 px frame instead of at 1/4 to a 640 px one, about
+ * a quarter of the decode time (docs/PERFORMANCE.md); PNG and WebP keep FRAME_MAX.
+ */
+export function frameLongSide(mime: ImageMime | null, width: number, height: number): number {
+  const long = Math.max(width, height);
+  if (mime === 'image/jpeg') {
+    for (const s of JPEG_SCALES) {
+      const side = Math.floor(long / (s + 1));
+      if (side >= FRAME_MIN) return Math.min(FRAME_MAX, side);
+    }
+  }
+  return Math.min(FRAME_MAX, long);
+}
+
+/**
  * The one full decode of an upload (shrink-on-load still reads every byte, so a truncated or
  * corrupt upload fails here: IMAGE_UNREADABLE). Call it only after checkImageHeader, which keeps
  * decompression bombs away.
  */
 export async function decodeFrame(data: Buffer, header: Pick<ImageHeader, 'width' | 'height'>): Promise<DecodedFrame> {
+  const side = frameLongSide(sniffImageType(data), header.width, header.height);
   try {
     const { data: pixels, info } = await sharp(data, { failOn: 'error', limitInputPixels: MAX_PIXELS })
       .autoOrient()
-      .resize(FRAME_MAX, FRAME_MAX, { fit: 'inside', withoutEnlargement: true, kernel: 'linear', fastShrinkOnLoad: true })
+      .resize(side, side, { fit: 'inside', withoutEnlargement: true, kernel: 'linear', fastShrinkOnLoad: true })
       .removeAlpha()
       .toColourspace('srgb')
       .raw({ depth: 'uchar' })
