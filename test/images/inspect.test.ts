@@ -73,6 +73,35 @@ describe('the decoded frame (what the networks and the thumbnail are made from)'
       expect(await sharp(image.thumbnail).metadata()).toMatchObject({ width: image.width > image.height ? 320 : 240 });
     }
   });
+
+  test('a 12-megapixel JPEG really takes libjpeg’s 1/8 decode (the speed the frame size is chosen for)', async () => {
+    // Stripes 4 px wide: every 8 x 8 block has the same mean (128) and all its detail in AC
+    // coefficients, which the 1/8 decode (DC only) drops: a flat frame. Any finer decode keeps
+    // a ripple. A sharp that stopped taking 1/8 for this frame size would fail here, not just
+    // get slower.
+    const stripes = async (width: number, height: number) => {
+      const raw = Buffer.alloc(width * height * 3);
+      for (let x = 0; x < width; x++) {
+        const v = x % 8 < 4 ? 64 : 192;
+        for (let y = 0; y < height; y++) raw.fill(v, (y * width + x) * 3, (y * width + x) * 3 + 3);
+      }
+      return sharp(raw, { raw: { width, height, channels: 3 } }).jpeg({ quality: 100, chromaSubsampling: '4:4:4' }).toBuffer();
+    };
+    const spread = async (width: number, height: number) => {
+      const { frame } = await inspectImage(await stripes(width, height));
+      let min = 255;
+      let max = 0;
+      for (const v of frame.data) {
+        min = Math.min(min, v);
+        max = Math.max(max, v);
+      }
+      return { size: [frame.width, frame.height], spread: max - min };
+    };
+    expect(await spread(4000, 3000)).toEqual({ size: [444, 333], spread: 0 });
+    const quarter = await spread(3599, 2700); // 1/8 would leave 399 px: 1/4, and the ripple shows
+    expect(quarter.size).toEqual([640, 481]);
+    expect(quarter.spread).toBeGreaterThan(20);
+  });
 });
 
 describe('hostile and unusable uploads', () => {
