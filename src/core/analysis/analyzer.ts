@@ -67,7 +67,8 @@ export interface VerboseExtras {
 
 /**
  * The upload decoded once by the scan service: upright (EXIF applied), RGB, 8 bits, scaled with
- * shrink-on-load to 400-640 px on the long side (images/inspect.ts, frameLongSide). The thumbnail and the model input both come from it.
+ * shrink-on-load to 400-640 px on the long side (images/inspect.ts, frameLongSide). The
+ * thumbnail and the model input both come from it.
  */
 export interface DecodedFrame {
   data: Buffer;

@@ -77,7 +77,8 @@ export async function prepareInput(image: Buffer, spec: InputSpec): Promise<Mode
 
 /**
  * The same tensor from a frame the scan service already decoded (shrink-on-load to 400-640 px,
- * inspect.frameLongSide, then this linear resize): within the parity tolerance of prepareInput, one decode less.
+ * inspect.frameLongSide, then this linear resize): within the parity tolerance of prepareInput,
+ * one decode less.
  */
 export async function prepareFrameInput(frame: DecodedFrame, spec: InputSpec): Promise<ModelInput> {
   const pixels = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: 3 } })
