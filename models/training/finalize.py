@@ -57,19 +57,50 @@ def run(path, x_u8):
     return [np.concatenate(o) for o in outs]
 
 
-def crop_inputs(split, data_dir, probs, crop, size=pp.INPUT):
+def split_photos(split, data_dirs):
+    """The JPEG bytes of a photo split's images (the cal shards' photos), in load order."""
+    out = []
+    for d in data_dirs:
+        files, sizes, n = shards(split, d, None)
+        out += [j for f, size in zip(files, sizes) for j in load_photos(f, size)][:n]
+    return out
+
+
+def load_calibration(split, data_dirs):
+    """The calibration split from one folder or several (--extra-cal: photos at other sizes), and
+    the photos' JPEG bytes (None for a split without photos). A photo the app would scale before
+    analysing it (larger than its frame, preprocess.app_frame) gets its network input again from
+    that frame, as the app sees it; the 300-400 px photos keep the input stored with the shard
+    (decoded the same way, so the same)."""
+    parts = [load(split, d) for d in data_dirs]
+    keys = sorted(set.intersection(*(set(p) for p in parts)))
+    va = {k: np.concatenate([p[k] for p in parts]) for k in keys} if len(parts) > 1 else parts[0]
+    if split != "cal":
+        return va, None
+    jpegs = split_photos(split, data_dirs)
+    assert len(jpegs) == len(va["min_depth"]), (len(jpegs), len(va["min_depth"]))
+    for i, j in enumerate(jpegs):
+        w, h = Image.open(io.BytesIO(j)).size
+        if pp.frame_long_side(True, w, h) < max(w, h):
+            va["x"][i] = pp.to_input_u8(pp.app_frame(j))
+    return va, jpegs
+
+
+def photo_long_sides(jpegs):
+    return np.array([max(Image.open(io.BytesIO(j)).size) for j in jpegs], np.float64)
+
+
+def crop_inputs(jpegs, probs, crop, size=pp.INPUT):
     """The regressor's second look (since 2026.11.9): each calibration photo, decoded from the JPEG
-    bytes the service would have received, cropped to the box around the tread that the exported
-    segmenter found on the whole frame (preprocess.tread_box, as the app does), stretched to the
-    crop reader's input size. Returns the crops and which images had a box (the others keep the
-    whole-frame reading, as in the app)."""
-    files, sizes, n = shards(split, data_dir, None)
-    jpegs = [j for f, size in zip(files, sizes) for j in load_photos(f, size)][:n]
+    bytes the service would have received to the app's frame, cropped to the box around the tread
+    that the exported segmenter found on the whole frame (preprocess.tread_box, as the app does),
+    stretched to the crop reader's input size. Returns the crops and which images had a box (the
+    others keep the whole-frame reading, as in the app)."""
     assert len(jpegs) == len(probs), (len(jpegs), len(probs))
     x = np.zeros((len(probs), size, size, 3), np.uint8)
     boxed = np.zeros(len(probs), bool)
     for i, j in enumerate(jpegs):
-        img = Image.open(io.BytesIO(j)).convert("RGB")
+        img = pp.app_frame(j)
         box = pp.tread_box(probs[i, 1:].sum(0) > 0.5, img.width, img.height, crop)
         if box is not None:
             x[i], boxed[i] = pp.crop_input_u8(img, box, size), True
@@ -154,8 +185,11 @@ def sha256(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tread", required=True, nargs="+",
+    ap.add_argument("--tread", nargs="+",
                     help="one checkpoint, or several that share the frozen trunk (exported as one averaging graph)")
+    ap.add_argument("--tread-onnx", help="instead of --tread: a tread graph already exported (e.g. the shipped tread.onnx, "
+                                         "to calibrate the shipped networks again), copied as it is; --tta must say how "
+                                         "it was exported")
     ap.add_argument("--seg", help="the segmenter's checkpoint (exported here)")
     ap.add_argument("--seg-onnx", help="instead of --seg: a segmenter graph already exported (e.g. the shipped seg.onnx, "
                                        "whose checkpoint is gone), copied as it is; --seg-tta must say how it was exported")
@@ -176,16 +210,32 @@ def main():
     ap.add_argument("--crop-tread", nargs="+", default=None,
                     help="with --crop: checkpoints of a regressor trained on tread crops that reads the crop "
                          "(exported as crop.onnx, a plain graph); without it the tread network reads the crop")
+    ap.add_argument("--crop-onnx", help="with --crop, instead of --crop-tread: a crop reader already exported (the shipped "
+                                        "crop.onnx), copied as it is; --crop-input must give its side")
     ap.add_argument("--crop-input", type=int, default=pp.INPUT,
                     help="with --crop-tread: the side of the crop reader's input (its crops were stored at this size, "
                          "make_dataset.py --input); the manifest gives it to the app as models.crop.size")
     ap.add_argument("--crop-frozen", type=int, default=nets.FROZEN_BLOCKS,
                     help="with --crop-tread: the MobileNetV2 blocks its members kept frozen (train.py --frozen); "
                          "below the default the members differ from that block on and the graph runs each one's own")
+    ap.add_argument("--extra-cal", nargs="+", default=[],
+                    help="more calibration folders (make_dataset.py --split cal --photo-scale K --out DIR: photos "
+                         "at other sizes) calibrated on together with --data")
+    ap.add_argument("--size-term", action="store_true",
+                    help="a photo-size term in the stack (log2 of the photo's long side over 400 px, capped at the "
+                         "largest calibration photo): needs --extra-cal with larger photos")
     a = ap.parse_args()
+    if (a.extra_cal or a.size_term) and a.split != "cal":
+        ap.error("--extra-cal and --size-term need --split cal (photos)")
+    if a.size_term and not a.extra_cal:
+        ap.error("--size-term needs --extra-cal: a size term fitted on one photo size is not identified")
+    if (a.tread is None) == (a.tread_onnx is None):
+        ap.error("give one of --tread and --tread-onnx")
+    if a.crop_onnx and (a.crop_tread or not a.crop):
+        ap.error("--crop-onnx goes with --crop and instead of --crop-tread")
     if a.crop_frozen != nets.FROZEN_BLOCKS and not a.crop_tread:
         ap.error("--crop-frozen needs --crop-tread")
-    if a.crop_input != pp.INPUT and not a.crop_tread:
+    if a.crop_input != pp.INPUT and not (a.crop_tread or a.crop_onnx):
         ap.error("--crop-input needs --crop-tread (the tread network itself reads INPUT)")
     torch.set_num_threads(1)
 
@@ -201,10 +251,12 @@ def main():
 
     if (a.seg is None) == (a.seg_onnx is None):
         ap.error("give one of --seg and --seg-onnx")
-    tn = regressor(a.tread)
     os.makedirs(a.out_dir, exist_ok=True)
     tpath, spath = os.path.join(a.out_dir, "tread.onnx"), os.path.join(a.out_dir, "seg.onnx")
-    export(TreadNetExport(tn, "none" if a.tta == "app" else a.tta), tpath, ["gate", "depth", "sigma", "wear_logits"])
+    if a.tread:
+        export(TreadNetExport(regressor(a.tread), "none" if a.tta == "app" else a.tta), tpath, ["gate", "depth", "sigma", "wear_logits"])
+    elif os.path.abspath(a.tread_onnx) != os.path.abspath(tpath):
+        shutil.copyfile(a.tread_onnx, tpath)
     if a.seg:
         sn = SegNet()
         sn.load_state_dict(torch.load(a.seg))
@@ -219,10 +271,13 @@ def main():
             export(TreadNetExport(regressor(a.crop_tread), "none"), cpath, ["gate", "depth", "sigma", "wear_logits"], a.crop_input)
         finally:
             nets.FROZEN_BLOCKS = frozen
+    elif a.crop_onnx:
+        if os.path.abspath(a.crop_onnx) != os.path.abspath(cpath):
+            shutil.copyfile(a.crop_onnx, cpath)
     elif os.path.exists(cpath):
         os.remove(cpath)  # a crop reader left from an earlier run would not match this manifest
 
-    va = load(a.split, a.data)
+    va, jpegs = load_calibration(a.split, [a.data] + a.extra_cal)
     gate, d_a, sig, logits = run(tpath, va["x"])
     if a.tta == "app":  # the app's averaging (src/core/analysis/onnx-analyzer.ts), as TreadNetExport "photo" does it
         gate, d_a, sig, logits = mirror_average((gate, d_a, sig, logits), run(tpath, va["x"][:, :, ::-1]))
@@ -247,9 +302,9 @@ def main():
     # The regressor's reading of the tread crop; the whole-frame reading where there is no box.
     d_c = d_a
     if a.crop:
-        xc, boxed = crop_inputs(a.split, a.data, probs, pp.CROP, a.crop_input)
+        xc, boxed = crop_inputs(jpegs, probs, pp.CROP, a.crop_input)
         d_c = d_a.copy()
-        d_c[boxed] = run(cpath if a.crop_tread else tpath, xc[boxed])[1]
+        d_c[boxed] = run(cpath if a.crop_tread or a.crop_onnx else tpath, xc[boxed])[1]
 
     m = has
     # Stack the three depth readings (regressor, dense, classifier's expected depth) with a
@@ -259,7 +314,14 @@ def main():
     # reported honestly.
     T0 = fit_temperature(logits[m], va["wear"][m])
     e_cls = softmax(logits / T0) @ BAND_CENTRE
-    feats = np.stack([np.ones(len(y)), d_a, d_b, e_cls] + ([d_c] if a.crop else []), 1)
+    cols = [np.ones(len(y)), d_a, d_b, e_cls] + ([d_c] if a.crop else [])
+    long_side = photo_long_sides(jpegs) if jpegs is not None else None
+    size_cap = None
+    if a.size_term:
+        # the photo-size term (since 2026.11.12): larger photos read shallower (models/README.md)
+        size_cap = float(np.log2(long_side.max() / pp.SIZE_REFERENCE))
+        cols.append(pp.size_feature(long_side, size_cap))
+    feats = np.stack(cols, 1)
     half = np.arange(len(y)) % 2 == 0
     cross = []
     for fit_on in (half, ~half):
@@ -267,7 +329,7 @@ def main():
         cross.append(np.abs(feats[m & ~fit_on] @ c - y[m & ~fit_on]))
     cross_mae = float(np.concatenate(cross).mean())
     stack = fit_lad(feats[m], y[m])
-    feats_nd = feats[:, [0, 1, 3, 4] if a.crop else [0, 1, 3]]
+    feats_nd = feats[:, [j for j in range(feats.shape[1]) if j != 2]]  # all but the dense estimate
     stack_nd = fit_lad(feats_nd[m], y[m])
     est = np.clip(np.where(np.isfinite(q), feats @ stack, feats_nd @ stack_nd), 0, None)
     est_r = np.round(est, 1)
@@ -312,6 +374,17 @@ def main():
         "interval_coverage": cover, "ece": ece(conf[m], correct[m]),
         "tires_refused": refused_tires, "nontires_refused": refused_neg,
     }
+    if long_side is not None and (long_side > 640).any():
+        # calibration photos of several sizes (--extra-cal): the figures per photo size
+        metrics["by_photo_size"] = {}
+        for L in np.unique(long_side):
+            g = m & (long_side == L)
+            if g.sum():
+                metrics["by_photo_size"][str(int(L))] = {
+                    "images": int(g.sum()), "mae": float(np.abs(est_r - y)[g].mean()),
+                    "bias": float((est_r - y)[g].mean()),
+                    "interval_coverage": float(((y[g] >= lo[g]) & (y[g] <= hi[g])).mean()),
+                    "ece": ece(conf[g], correct[g]), "class_accuracy": float(correct[g].mean())}
     if "mode" in va:
         # How the camera was held decides what is visible: the model card reports it per view.
         metrics["by_view"] = {
@@ -336,16 +409,20 @@ def main():
             **({"crop": {"file": "crop.onnx", "sha256": sha256(cpath), "bytes": os.path.getsize(cpath),
                          "size": a.crop_input, "inputs": {"input": [None, 3, a.crop_input, a.crop_input]},
                          "outputs": {"gate": [None], "depth": [None], "sigma": [None], "wear_logits": [None, 5]}}}
-               if a.crop_tread else {}),
+               if a.crop_tread or a.crop_onnx else {}),
         },
         "calibration": {
             "gateThreshold": thr,
             "minTreadShare": min_share,
             "dense": {"percentile": pct, "intercept": float(coef[0]), "slope": float(coef[1]), "minPixels": 20},
             "stack": {"intercept": float(stack[0]), "regressor": float(stack[1]), "dense": float(stack[2]),
-                      "classifier": float(stack[3]), "crop": float(stack[4]) if a.crop else 0.0},
+                      "classifier": float(stack[3]), "crop": float(stack[4]) if a.crop else 0.0,
+                      **({"size": float(stack[-1])} if a.size_term else {})},
             "stackWithoutDense": {"intercept": float(stack_nd[0]), "regressor": float(stack_nd[1]), "dense": 0.0,
-                                  "classifier": float(stack_nd[2]), "crop": float(stack_nd[3]) if a.crop else 0.0},
+                                  "classifier": float(stack_nd[2]), "crop": float(stack_nd[3]) if a.crop else 0.0,
+                                  **({"size": float(stack_nd[-1])} if a.size_term else {})},
+            # the size term's feature: min(cap, max(0, log2(long side of the upright upload / reference)))
+            **({"photoSize": {"reference": pp.SIZE_REFERENCE, "cap": size_cap}} if a.size_term else {}),
             **({"crop": pp.CROP} if a.crop else {}),
             # the app averages the regressor over the photo and its mirror (the graph does not)
             **({"treadMirror": True} if a.tta == "app" else {}),

@@ -65,6 +65,16 @@ def main(out: str):
                    "cases": cases, "cropOfTreadJpg": box, "cropOfTreadPng": png_box}, f)
         f.write("\n")
     print("crop cases", len(cases), "tread.jpg box", box)
+    # A large photo (since 2026.11.12, whose calibration holds photos up to 5.6 times the training
+    # size): the app decodes it at libjpeg's 1/2 scale and scales it to a 533 x 400 frame;
+    # preprocess.app_frame copies that with Pillow (draft + triangle filter), close to it but not to
+    # the bit. The test bounds the difference of the network inputs.
+    big, *_ = sample(9100004, [(1600, 1200)])
+    Image.fromarray(big).save(os.path.join(out, "tread-large.jpg"), quality=85)
+    with open(os.path.join(out, "tread-large.jpg"), "rb") as f:
+        frame = pp.app_frame(f.read())
+    pp.to_input_u8(frame).tofile(os.path.join(out, f"tread-large.jpg.{pp.INPUT}x{pp.INPUT}.rgb"))
+    print("tread-large.jpg frame", frame.size)
 
 
 if __name__ == "__main__":

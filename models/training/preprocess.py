@@ -6,6 +6,7 @@ test/analysis/preprocess.test.ts checks that Node produces the same tensor.
 """
 from __future__ import annotations
 
+import io
 import math
 
 import numpy as np
@@ -72,3 +73,50 @@ def tread_box(tread: np.ndarray, w: int, h: int, crop: dict = CROP):
 def crop_input_u8(img: Image.Image, box, size: int = INPUT) -> np.ndarray:
     """uint8 size x size x 3 of the box (the whole frame when box is None)."""
     return to_input_u8(img if box is None else img.crop(box), size)
+
+
+# The frame the app analyses (frameLongSide / decodeFrame in src/core/images/inspect.ts): an upload
+# scaled to fit FRAME_MAX px, a JPEG decoded at libjpeg's coarsest scale (1/8, 1/4, 1/2) that still
+# leaves FRAME_MIN px on the long side (sharp takes the 1/s decode for a shrink of at least s + 1).
+FRAME_MIN, FRAME_MAX, JPEG_SCALES = 400, 640, (8, 4, 2)
+
+
+def frame_long_side(is_jpeg: bool, w: int, h: int) -> int:
+    long = max(w, h)
+    if is_jpeg:
+        for s in JPEG_SCALES:
+            if long // (s + 1) >= FRAME_MIN:
+                return min(FRAME_MAX, long // (s + 1))
+    return min(FRAME_MAX, long)
+
+
+def app_frame(data: bytes) -> Image.Image:
+    """The app's frame of an upload, as near as Pillow comes: the same libjpeg scaled decode (draft)
+    and size, then a triangle-filter reduction like sharp's linear kernel (not bit-identical to
+    sharp; a photo that needs no scaling, like the 300-400 px calibration photos, is returned as
+    decoded, which is bit-identical)."""
+    img = Image.open(io.BytesIO(data))
+    is_jpeg = img.format == "JPEG"
+    img = ImageOps.exif_transpose(img)
+    w, h = img.size
+    side = frame_long_side(is_jpeg, w, h)
+    if side >= max(w, h):
+        return img.convert("RGB")
+    scale = side / max(w, h)
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    if is_jpeg:
+        # libjpeg's scaled decode: the largest 1/s (s in 8, 4, 2) with a shrink of at least s + 1 left
+        s = next((s for s in JPEG_SCALES if max(w, h) / side >= s + 1), 1)
+        if s > 1:
+            img.draft("RGB", (-(-w // s), -(-h // s)))
+    return img.convert("RGB").resize(size, Image.BILINEAR)
+
+
+# The photo-size term of the stack (since 2026.11.12): log2 of the upload's long side over the
+# size the networks were trained and first calibrated on, 0 below it and capped at the largest
+# size the calibration split held (the manifest's calibration.photoSize), so it never extrapolates.
+SIZE_REFERENCE = 400
+
+
+def size_feature(long_side, cap: float) -> np.ndarray:
+    return np.clip(np.log2(np.maximum(np.asarray(long_side, np.float64), 1) / SIZE_REFERENCE), 0, cap)

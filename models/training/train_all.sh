@@ -27,7 +27,7 @@ PY=${PYTHON:-python3}
 case $PY in /*) ;; */*) PY=$CALLER/$PY ;; esac
 SCALE=${SCALE:-1}
 # A scaled run's model is named after its scale, so it is never mistaken for the shipped one.
-if [ "$SCALE" = 1 ]; then VERSION=${VERSION:-tread-2026.11.11}; else VERSION=${VERSION:-tread-2026.11.11-scale$SCALE}; fi
+if [ "$SCALE" = 1 ]; then VERSION=${VERSION:-tread-2026.11.12}; else VERSION=${VERSION:-tread-2026.11.12-scale$SCALE}; fi
 if [ -n "${WORK:-}" ]; then
   # a run elsewhere writes nothing into the repository unless OUT / FIXTURES say so
   WORK=$(absdir "$WORK"); OUT=${OUT:-$WORK/models}; FIXTURES=${FIXTURES:-$WORK/fixtures}
@@ -43,11 +43,13 @@ mkdir -p data runs
 SHARD=$(awk -v s="$SCALE" 'BEGIN { v = int(500 * s + 0.5); print (v < 1 ? 1 : v) }')
 n() { awk -v c="$1" -v s="$SCALE" -v sh="$SHARD" 'BEGIN { k = int(c * s / sh + 0.5); print (k < 1 ? 1 : k) * sh }'; }
 m() { awk -v c="$1" -v s="$SCALE" 'BEGIN { printf "%.3f\n", c * s }'; }
-# render SPLIT COUNT SEED_BASE [more make_dataset options]: COUNT is the full-scale count
-render() {
-  split=$1 count=$(n "$2") base=$3
-  shift 3
-  $PY "$HERE/make_dataset.py" --split "$split" --count "$count" --seed-base "$base" --shard "$SHARD" --out data "$@"
+# render SPLIT COUNT SEED_BASE [more make_dataset options]: COUNT is the full-scale count, into data/
+render() { render_to data "$@"; }
+# render_to FOLDER SPLIT COUNT SEED_BASE [options]: the same into another folder
+render_to() {
+  out=$1 split=$2 count=$(n "$3") base=$4
+  shift 4
+  $PY "$HERE/make_dataset.py" --split "$split" --count "$count" --seed-base "$base" --shard "$SHARD" --out "$out" "$@"
 }
 # every training run names the images it uses (--limit), so a rerun in a WORK that already holds
 # later stages' shards trains each stage on the same images as a fresh run
@@ -189,5 +191,12 @@ wait $CROP
 #    second time, cropped to the box around the tread the segmenter found (unmirrored, in the same
 #    batch in the app), and that reading joins the stack (the cal shards keep the photos' JPEG
 #    bytes for it).
+#    Since 2026.11.12 the calibration split also holds photos as large as the service receives
+#    (1 000 each at 2, 3 and 5.6 times the size, each size in its own folder: data/cal2x,
+#    data/cal3x, data/calL), and the stack has a photo-size term (--size-term): larger photos read
+#    shallower (models/README.md, Large photos).
+render_to data/cal2x cal 1000 6200000 --photo-scale 2
+render_to data/cal3x cal 1000 6300000 --photo-scale 3
+render_to data/calL cal 1000 6100000 --photo-scale 5.6
 TREAD_MEMBERS=${TREAD_MEMBERS:-"runs/tread12a/best.pt runs/tread12b/best.pt"}
-$PY "$HERE/finalize.py" --data data --out-dir "$OUT" --tread $TREAD_MEMBERS --seg runs/seg9/best.pt --split cal --tta app --seg-tta --crop --crop-tread runs/crop2A/best.pt runs/crop2B/best.pt --version "$VERSION"
+$PY "$HERE/finalize.py" --data data --extra-cal data/cal2x data/cal3x data/calL --size-term --out-dir "$OUT" --tread $TREAD_MEMBERS --seg runs/seg9/best.pt --split cal --tta app --seg-tta --crop --crop-tread runs/crop2A/best.pt runs/crop2B/best.pt --version "$VERSION"

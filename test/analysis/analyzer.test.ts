@@ -52,7 +52,7 @@ describe('analysis of tread photos', () => {
     expect(concurrent.map((o) => o.analysis)).toEqual(sequential);
   });
 
-  it('reads known-depth synthetic fixtures within the stated bounds (MAE ≤ 1.3 mm over 40, each within 5 mm; measured 0.85 with tread-2026.11.11)', async () => {
+  it('reads known-depth synthetic fixtures within the stated bounds (MAE ≤ 1.3 mm over 40, each within 5 mm; measured 0.85 with tread-2026.11.11 and 2026.11.12)', async () => {
     const sample = tires.slice(0, 40);
     const errors: number[] = [];
     for (const t of sample) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { combine, denseEstimate, type TreadOutput } from '../../src/core/analysis/combine.js';
+import { combine, denseEstimate, photoSizeFeature, type TreadOutput } from '../../src/core/analysis/combine.js';
 import type { Calibration } from '../../src/core/analysis/manifest.js';
 import { findTwiBars, MASK_GROOVE, MASK_TREAD, MASK_TWI, type MaskMaps } from '../../src/core/analysis/mask.js';
 
@@ -7,8 +7,8 @@ const cal: Calibration = {
   gateThreshold: 0.5,
   minTreadShare: 0.01,
   dense: { percentile: 10, intercept: 0, slope: 1, minPixels: 20 },
-  stack: { intercept: 0, regressor: 0.5, dense: 0.5, classifier: 0, crop: 0 },
-  stackWithoutDense: { intercept: 0, regressor: 1, dense: 0, classifier: 0, crop: 0 },
+  stack: { intercept: 0, regressor: 0.5, dense: 0.5, classifier: 0, crop: 0, size: 0 },
+  stackWithoutDense: { intercept: 0, regressor: 1, dense: 0, classifier: 0, crop: 0, size: 0 },
   bandCentres: [8.5, 6, 4, 2.3, 1],
   intervalK: 1.5,
   wearTemperature: 1,
@@ -35,12 +35,37 @@ const tread = (depthMm: number, over: Partial<TreadOutput> = {}): TreadOutput =>
 
 describe('combining the estimators', () => {
   it('stacks the regressor’s reading of the tread crop, the whole-frame reading standing in without one', () => {
-    const withCrop: Calibration = { ...cal, stack: { intercept: 0, regressor: 0.25, dense: 0.5, classifier: 0, crop: 0.25 } };
+    const withCrop: Calibration = { ...cal, stack: { intercept: 0, regressor: 0.25, dense: 0.5, classifier: 0, crop: 0.25, size: 0 } };
     expect(combine(tread(4), maps(4), withCrop, 6).analysis.estimatedDepthMm).toBe(4.5);
     const c = combine(tread(4), maps(4), withCrop, null);
     expect(c.analysis.estimatedDepthMm).toBe(4);
     expect(c.cropMm).toBeNull();
     expect(combine(tread(4), maps(4), cal, 6).analysis.estimatedDepthMm).toBe(4); // crop weight 0: older manifests
+  });
+
+  it('adds the photo-size term: log2 of the long side over the reference, from 0 up to the cap', () => {
+    const sized: Calibration = {
+      ...cal,
+      stack: { ...cal.stack, size: 0.2 },
+      stackWithoutDense: { ...cal.stackWithoutDense, size: 0.4 },
+      photoSize: { reference: 400, cap: 2.5 },
+    };
+    expect(photoSizeFeature(400, sized)).toBe(0);
+    expect(photoSizeFeature(300, sized)).toBe(0); // smaller photos: no term, never negative
+    expect(photoSizeFeature(1600, sized)).toBe(2);
+    expect(photoSizeFeature(4000, sized)).toBe(2.5); // capped at the largest calibration photo
+    expect(photoSizeFeature(null, sized)).toBe(0);
+    expect(photoSizeFeature(Number.NaN, sized)).toBe(0);
+    expect(photoSizeFeature(4000, cal)).toBe(0); // a manifest without the term
+    expect(combine(tread(4), maps(4), sized, null, 400).analysis.estimatedDepthMm).toBe(4);
+    expect(combine(tread(4), maps(4), sized, null, 1600).analysis.estimatedDepthMm).toBe(4.4);
+    expect(combine(tread(4), maps(4), sized, null, 12_000).analysis.estimatedDepthMm).toBe(4.5);
+    expect(combine(tread(4), maps(4), sized, null).analysis.estimatedDepthMm).toBe(4); // size unknown
+    // the stack without the dense estimate carries its own coefficient
+    const noDense = maps(4);
+    noDense.treadProb.fill(0.95);
+    const thin = { ...sized, dense: { ...sized.dense, minPixels: 10_000 } };
+    expect(combine(tread(4), noDense, thin, null, 1600).analysis.estimatedDepthMm).toBe(4.8);
   });
 
   it('refuses an image the gate does not see as tread', () => {

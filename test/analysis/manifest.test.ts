@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkImageHeader, decodeFrame } from '../../src/core/images/inspect.js';
 import { createOnnxAnalyzer, loadManifest } from '../../src/core/analysis/index.js';
@@ -163,6 +164,64 @@ describe('model manifest', () => {
   it('refuses an input size that is not a whole number of pixels', async () => {
     const dir = await copyModelsWith((m) => (m.input.size = 159.5));
     await expect(loadManifest(dir)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('input.size') });
+  });
+
+  describe('the photo-size term', () => {
+    const sized = (size: number, more: (m: any) => void = () => {}) => (m: any) => {
+      m.calibration.photoSize = { reference: 400, cap: 3 };
+      m.calibration.stack.size = size;
+      m.calibration.stackWithoutDense.size = size;
+      more(m);
+    };
+
+    it('reads it, and a manifest without it has none', async () => {
+      const m = await loadManifest(await copyModelsWith(sized(0.25)));
+      expect(m.calibration.photoSize).toEqual({ reference: 400, cap: 3 });
+      expect(m.calibration.stack.size).toBe(0.25);
+      const old = await loadManifest(await copyModelsWith((x) => {
+        delete x.calibration.photoSize;
+        delete x.calibration.stack.size;
+        delete x.calibration.stackWithoutDense.size;
+      }));
+      expect(old.calibration.photoSize).toBeUndefined();
+      expect(old.calibration.stack.size).toBe(0);
+    });
+
+    for (const [what, edit] of [
+      ['a size coefficient without photoSize', (m: any) => delete m.calibration.photoSize],
+      ['photoSize without a size coefficient', (m: any) => delete m.calibration.stackWithoutDense.size],
+      ['a cap out of range', (m: any) => (m.calibration.photoSize.cap = 99)],
+      ['a negative cap', (m: any) => (m.calibration.photoSize.cap = -1)],
+      ['a zero reference', (m: any) => (m.calibration.photoSize.reference = 0)],
+      ['a size that is not a number', (m: any) => (m.calibration.stack.size = '0.1')],
+    ] as const) {
+      it(`refuses ${what}`, async () => {
+        const dir = await copyModelsWith(sized(0.1, edit));
+        await expect(loadManifest(dir)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringMatching(/calibration\.(photoSize|stack)/) });
+      });
+    }
+
+    it('gives the stack the upload’s own long side: none for a 400 px photo, log2(L / 400) for a larger one', async () => {
+      const image = await readFile(heldoutLabels().find((l) => l.depthMm !== null && l.depthMm > 4)!.file);
+      const meta = await sharp(image).metadata();
+      const large = await sharp(image).resize(Math.round(meta.width! * 4), Math.round(meta.height! * 4)).jpeg({ quality: 90 }).toBuffer();
+      const long = Math.max(meta.width!, meta.height!); // 360 or 400 px
+      expect(long).toBeLessThanOrEqual(400);
+      const estimates = async (size: number) => {
+        const analyzer = await createOnnxAnalyzer({ modelsDir: await copyModelsWith(sized(size)), threads: 1 });
+        try {
+          const read = async (img: Buffer) => (await analyzer.analyze({ image: img, verbose: false })).analysis.estimatedDepthMm;
+          return [await read(image), await read(large)];
+        } finally {
+          await analyzer.close();
+        }
+      };
+      const [small0, large0] = await estimates(0);
+      const [small1, large1] = await estimates(1);
+      expect(small1).toBe(small0); // up to 400 px: the feature is 0
+      // four times larger: log2(4 · long / 400), 2 for a 400 px photo (± the estimates' rounding)
+      expect(Math.abs(large1! - large0! - Math.log2((4 * long) / 400))).toBeLessThanOrEqual(0.1 + 1e-9);
+    });
   });
 
   it('refuses a treadMirror that is not true or false', async () => {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { cropPixels, normalise, prepareFrameInput, prepareInput, resizedPixels } from '../../src/core/analysis/preprocess.js';
 import { treadBox, type CropSpec, type MaskMaps } from '../../src/core/analysis/mask.js';
+import { checkImageHeader, decodeFrame } from '../../src/core/images/inspect.js';
 import { FIXTURES } from './helpers.js';
 
 // The .rgb files are what models/training/preprocess.py (PIL) feeds the networks in training;
@@ -33,6 +34,18 @@ describe('preprocessing parity with training', () => {
       expect(max).toBeLessThanOrEqual(8);
     });
   }
+
+  it('gives calibration\u2019s input for a large photo: the same 533 x 400 frame, then within 1/255 on average', async () => {
+    // models/training/preprocess.app_frame copies the app's frame (libjpeg's 1/2 decode, then a
+    // triangle filter) with Pillow for the large calibration photos: close, not bit-identical.
+    const image = readFileSync(path.join(PARITY, 'tread-large.jpg'));
+    const frame = await decodeFrame(image, await checkImageHeader(image));
+    expect([frame.width, frame.height]).toEqual([533, 400]);
+    const { pixels } = await prepareFrameInput(frame, { size: SIZE, mean: [0.5, 0.5, 0.5], std: [0.5, 0.5, 0.5] });
+    const { mean, max } = compare('tread-large.jpg', pixels);
+    expect(mean).toBeLessThanOrEqual(1); // 0.44 measured (sharp 0.35.5, Pillow 12)
+    expect(max).toBeLessThanOrEqual(16); // 9 measured
+  });
 
   it('applies EXIF orientation: the sideways-stored copy gives the upright tensor', async () => {
     const upright = await resizedPixels(readFileSync(path.join(PARITY, 'tread.jpg')), SIZE);

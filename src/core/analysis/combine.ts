@@ -59,6 +59,18 @@ export function denseEstimate(maps: MaskMaps, cal: Calibration): number | null {
 
 const round1 = (v: number): number => Math.round(v * 10) / 10;
 
+/**
+ * The stack's photo-size feature (since tread-2026.11.12): log2 of the upright upload's long side
+ * over the reference (the size the networks were trained on), 0 at or below it and never above the
+ * cap (the largest calibration photo's), as `preprocess.size_feature` in models/training. 0 for a
+ * manifest without the term or an unknown size.
+ */
+export function photoSizeFeature(longSide: number | null, cal: Calibration): number {
+  const spec = cal.photoSize;
+  if (!spec || longSide === null || !(longSide > 0)) return 0;
+  return Math.min(spec.cap, Math.max(0, Math.log2(longSide / spec.reference)));
+}
+
 export interface Combined {
   analysis: Omit<Analysis, 'modelVersion'>;
   regressorMm: number;
@@ -73,9 +85,16 @@ export const treadShare = (maps: MaskMaps): number =>
 /**
  * `cropMm`: the regressor's reading of the tread crop (the analyzer's second look), or null when
  * there is none (no crop in the manifest, or too little tread for a box): the whole-frame reading
- * stands in for it, as in the calibration.
+ * stands in for it, as in the calibration. `photoLongSide`: the upright upload's long side in
+ * pixels, for the stack's photo-size term (null: unknown, the term is left out).
  */
-export function combine(tread: TreadOutput, maps: MaskMaps, cal: Calibration, cropMm: number | null = null): Combined {
+export function combine(
+  tread: TreadOutput,
+  maps: MaskMaps,
+  cal: Calibration,
+  cropMm: number | null = null,
+  photoLongSide: number | null = null,
+): Combined {
   const share = treadShare(maps);
   // the tire / no-tire decision: the gate and the share of the frame segmented as tread
   if (!(tread.gate >= cal.gateThreshold) || share < cal.minTreadShare) {
@@ -87,7 +106,8 @@ export function combine(tread: TreadOutput, maps: MaskMaps, cal: Calibration, cr
   const st = dense === null ? cal.stackWithoutDense : cal.stack;
   const raw = Math.max(
     0,
-    st.intercept + st.regressor * tread.depthMm + st.dense * (dense ?? 0) + st.classifier * expectedByVote + st.crop * (cropMm ?? tread.depthMm),
+    st.intercept + st.regressor * tread.depthMm + st.dense * (dense ?? 0) + st.classifier * expectedByVote + st.crop * (cropMm ?? tread.depthMm) +
+      st.size * photoSizeFeature(photoLongSide, cal),
   );
   const estimate = round1(raw);
   const half = cal.intervalK * tread.sigmaMm;

@@ -23,6 +23,16 @@ export interface Stack {
   classifier: number;
   /** The regressor's reading of the tread crop (0 in manifests before tread-2026.11.9). */
   crop: number;
+  /** The photo-size term (`photoSizeFeature`; 0 in manifests without `calibration.photoSize`). */
+  size: number;
+}
+
+/** The photo-size feature's constants: min(cap, max(0, log2(long side / reference))). */
+export interface PhotoSizeSpec {
+  /** The long side, in pixels, the term is zero at and below (the networks' training photos). */
+  reference: number;
+  /** The largest value the feature takes: the largest calibration photo's (no extrapolation). */
+  cap: number;
 }
 
 export interface Calibration {
@@ -46,6 +56,11 @@ export interface Calibration {
    * graph no longer does it inside, so that the crop can share the batch unmirrored).
    */
   treadMirror?: boolean;
+  /**
+   * The photo-size term of the stacks (since tread-2026.11.12): larger photos read shallower, so the
+   * stack adds `size · feature` of the upright upload's long side. Absent: no such term.
+   */
+  photoSize?: PhotoSizeSpec;
 }
 
 /** The crop reader: its side (the crop is stretched to size x size; input.size in manifests before `size`). */
@@ -108,14 +123,28 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
     return v.map((x, i) => num(x, `${where}[${i}]`));
   };
   const vector = (v: unknown, where: string): number[] => list(v, 3, where);
+  const photoSize = (v: unknown): PhotoSizeSpec => {
+    const o = isRecord(v) ? v : {};
+    const spec = { reference: num(o.reference, 'calibration.photoSize.reference'), cap: num(o.cap, 'calibration.photoSize.cap') };
+    if (!(spec.reference >= 1) || !(spec.cap >= 0) || spec.cap > 8) {
+      throw unavailable('Model manifest: calibration.photoSize is out of range (reference at least 1 px, cap from 0 to 8).');
+    }
+    return spec;
+  };
+  const sized = c.photoSize !== undefined;
   const stack = (v: unknown, where: string): Stack => {
     const o = isRecord(v) ? v : {};
+    // a size coefficient without the feature's constants (or the other way round) is a broken manifest
+    if ((o.size !== undefined) !== sized) {
+      throw unavailable(`Model manifest: ${where}.size and calibration.photoSize must be given together.`);
+    }
     return {
       intercept: num(o.intercept, `${where}.intercept`),
       regressor: num(o.regressor, `${where}.regressor`),
       dense: num(o.dense, `${where}.dense`),
       classifier: num(o.classifier, `${where}.classifier`),
       crop: o.crop === undefined ? 0 : num(o.crop, `${where}.crop`),
+      size: o.size === undefined ? 0 : num(o.size, `${where}.size`),
     };
   };
   const crop = (v: unknown): CropSpec | undefined => {
@@ -172,6 +201,7 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
       confidencePlatt: { a: num(platt.a, 'calibration.confidencePlatt.a'), b: num(platt.b, 'calibration.confidencePlatt.b') },
       ...(c.crop === undefined ? {} : { crop: crop(c.crop) }),
       ...(c.treadMirror === undefined ? {} : { treadMirror: flag(c.treadMirror, 'calibration.treadMirror') }),
+      ...(sized ? { photoSize: photoSize(c.photoSize) } : {}),
     },
   };
 }

@@ -201,7 +201,8 @@ export class OnnxAnalyzer implements Analyzer {
       const box = treadBox(maps, frame.width, frame.height, cal.crop);
       return box ? normalise(cropPixels(frame, box, this.cropSize), { ...spec, size: this.cropSize }) : null;
     });
-    const { analysis } = combine(raw.tread, raw.maps, cal, raw.cropMm);
+    const longSide = Math.max(frame.uprightWidth, frame.uprightHeight);
+    const { analysis } = combine(raw.tread, raw.maps, cal, raw.cropMm, longSide);
     const outcome: AnalyzeOutcome = { analysis: { ...analysis, modelVersion: this.manifest.version } };
     if (request.verbose) outcome.verbose = await buildVerbose(raw.maps, input);
     return outcome;
