@@ -80,8 +80,9 @@ def load_calibration(split, data_dirs):
     jpegs = split_photos(split, data_dirs)
     assert len(jpegs) == len(va["min_depth"]), (len(jpegs), len(va["min_depth"]))
     for i, j in enumerate(jpegs):
-        w, h = Image.open(io.BytesIO(j)).size
-        if pp.frame_long_side(True, w, h) < max(w, h):
+        img = Image.open(io.BytesIO(j))
+        w, h = img.size
+        if pp.frame_long_side(img.format == "JPEG", w, h) < max(w, h):
             va["x"][i] = pp.to_input_u8(pp.app_frame(j))
     return va, jpegs
 

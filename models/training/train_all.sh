@@ -1,13 +1,15 @@
 #!/bin/sh
 # The whole recipe, one command, fixed seeds:
 #   sh models/training/train_all.sh
-# reproduces the shipped model (about 17 h on 2 CPU cores: eleven training stages of 28 minutes
+# reproduces the shipped model (about 18 h on 2 CPU cores: eleven training stages of 28 minutes
 # to two hours each, plus rendering; summed from the stages as they were run for tread-2026.11.0 to
-# 2026.11.11; the highest reading of used memory was 15 GB, in stage four as it was run).
+# 2026.11.11, plus the 53 minutes of rendering the large calibration photos of 2026.11.12 took;
+# the highest reading of used memory was 15 GB, in stage four as it was run).
 #   SCALE=0.06 WORK=/tmp/tw sh models/training/train_all.sh
 # runs the same stages with 6 % of the images and of every time budget (the held-out set stays
 # 500 images): 57 min 26 s end to end on 2 cores with all eleven stages (2026-11-23;
-# models/README.md has the run's timeline and its less accurate model's figures).
+# models/README.md has the run's timeline and its less accurate model's figures; the large
+# calibration photos of 2026.11.12 add an estimated 3 minutes, not rerun at that scale).
 #
 # Settings (environment): SCALE (default 1) multiplies every image count and every training
 # budget; WORK (default: this folder) holds data/ and runs/; OUT (default: models/, or $WORK/models
