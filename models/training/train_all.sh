@@ -3,7 +3,7 @@
 #   sh models/training/train_all.sh
 # reproduces the shipped model (about 18 h on 2 CPU cores: eleven training stages of 28 minutes
 # to two hours each, plus rendering; summed from the stages as they were run for tread-2026.11.0 to
-# 2026.11.11, plus the 53 minutes of rendering the large calibration photos of 2026.11.12 took;
+# 2026.11.11, plus the 52 minutes of rendering the large calibration photos of 2026.11.12 took;
 # the highest reading of used memory was 15 GB, in stage four as it was run).
 #   SCALE=0.06 WORK=/tmp/tw sh models/training/train_all.sh
 # runs the same stages with 6 % of the images and of every time budget (the held-out set stays
