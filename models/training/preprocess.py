@@ -91,10 +91,12 @@ def frame_long_side(is_jpeg: bool, w: int, h: int) -> int:
 
 
 def app_frame(data: bytes) -> Image.Image:
-    """The app's frame of an upload, as near as Pillow comes: the same libjpeg scaled decode (draft)
-    and size, then a triangle-filter reduction like sharp's linear kernel (not bit-identical to
-    sharp; a photo that needs no scaling, like the 300-400 px calibration photos, is returned as
-    decoded, which is bit-identical)."""
+    """The app's frame of an upload, as near as Pillow comes: the same size, reached from the full
+    decode with a triangle-filter reduction (sharp reaches it from libjpeg's scaled decode, so this
+    is close, not bit-identical: test/analysis/preprocess.test.ts bounds the difference). A photo
+    that needs no scaling, like the 300-400 px calibration photos, is returned as decoded, which is
+    bit-identical. (Pillow's draft() would give the scaled decode, but only on the file before
+    exif_transpose, which decodes it; 2026.11.12 was calibrated without it.)"""
     img = Image.open(io.BytesIO(data))
     is_jpeg = img.format == "JPEG"
     img = ImageOps.exif_transpose(img)
@@ -103,13 +105,7 @@ def app_frame(data: bytes) -> Image.Image:
     if side >= max(w, h):
         return img.convert("RGB")
     scale = side / max(w, h)
-    size = (max(1, round(w * scale)), max(1, round(h * scale)))
-    if is_jpeg:
-        # libjpeg's scaled decode: the largest 1/s (s in 8, 4, 2) with a shrink of at least s + 1 left
-        s = next((s for s in JPEG_SCALES if max(w, h) / side >= s + 1), 1)
-        if s > 1:
-            img.draft("RGB", (-(-w // s), -(-h // s)))
-    return img.convert("RGB").resize(size, Image.BILINEAR)
+    return img.convert("RGB").resize((max(1, round(w * scale)), max(1, round(h * scale))), Image.BILINEAR)
 
 
 # The photo-size term of the stack (since 2026.11.12): log2 of the upload's long side over the

@@ -36,8 +36,9 @@ describe('preprocessing parity with training', () => {
   }
 
   it('gives calibration\u2019s input for a large photo: the same 533 x 400 frame, then within 1/255 on average', async () => {
-    // models/training/preprocess.app_frame copies the app's frame (libjpeg's 1/2 decode, then a
-    // triangle filter) with Pillow for the large calibration photos: close, not bit-identical.
+    // models/training/preprocess.app_frame makes the app's frame size (the app: libjpeg's 1/2
+    // decode, then sharp's linear kernel) with Pillow from the full decode for the large
+    // calibration photos: close, not bit-identical.
     const image = readFileSync(path.join(PARITY, 'tread-large.jpg'));
     const frame = await decodeFrame(image, await checkImageHeader(image));
     expect([frame.width, frame.height]).toEqual([533, 400]);
