@@ -81,29 +81,41 @@ def crop_input_u8(img: Image.Image, box, size: int = INPUT) -> np.ndarray:
 FRAME_MIN, FRAME_MAX, JPEG_SCALES = 400, 640, (8, 4, 2)
 
 
+def jpeg_scale(w: int, h: int) -> int:
+    """The 1/s scale libjpeg decodes a JPEG at for the app's frame (1 when none applies)."""
+    for s in JPEG_SCALES:
+        if max(w, h) // (s + 1) >= FRAME_MIN:
+            return s
+    return 1
+
+
 def frame_long_side(is_jpeg: bool, w: int, h: int) -> int:
     long = max(w, h)
-    if is_jpeg:
-        for s in JPEG_SCALES:
-            if long // (s + 1) >= FRAME_MIN:
-                return min(FRAME_MAX, long // (s + 1))
-    return min(FRAME_MAX, long)
+    s = jpeg_scale(w, h) if is_jpeg else 1
+    return min(FRAME_MAX, long // (s + 1) if s > 1 else long)
 
 
 def app_frame(data: bytes) -> Image.Image:
-    """The app's frame of an upload, as near as Pillow comes: the same size, reached from the full
-    decode with a triangle-filter reduction (sharp reaches it from libjpeg's scaled decode, so this
-    is close, not bit-identical: test/analysis/preprocess.test.ts bounds the difference). A photo
-    that needs no scaling, like the 300-400 px calibration photos, is returned as decoded, which is
-    bit-identical. (Pillow's draft() would give the scaled decode, but only on the file before
-    exif_transpose, which decodes it; 2026.11.12 was calibrated without it.)"""
+    """The app's frame of an upload, as near as Pillow comes: the same size, reached the same way.
+    A JPEG the app decodes at libjpeg's 1/s scale is decoded at that scale here too (Pillow's
+    draft(), asked before exif_transpose, which decodes the file), then reduced with the triangle
+    filter like sharp's linear kernel. Close to sharp, not bit-identical:
+    test/analysis/preprocess.test.ts bounds the difference. A photo that needs no scaling, like the
+    300-400 px calibration photos, is returned as decoded, which is bit-identical. (The shipped
+    2026.11.12 was calibrated from Pillow's full decode; with this one its constants move by at
+    most 0.006 and held-out figures not at all: models/README.md.)"""
     img = Image.open(io.BytesIO(data))
     is_jpeg = img.format == "JPEG"
-    img = ImageOps.exif_transpose(img)
-    w, h = img.size
+    w, h = img.size  # as stored
     side = frame_long_side(is_jpeg, w, h)
     if side >= max(w, h):
-        return img.convert("RGB")
+        return ImageOps.exif_transpose(img).convert("RGB")
+    if img.getexif().get(0x0112, 1) in (5, 6, 7, 8):  # a quarter turn: upright is h x w
+        w, h = h, w
+    s = jpeg_scale(w, h) if is_jpeg else 1
+    if s > 1:
+        img.draft("RGB", (img.width // s, img.height // s))
+    img = ImageOps.exif_transpose(img)
     scale = side / max(w, h)
     return img.convert("RGB").resize((max(1, round(w * scale)), max(1, round(h * scale))), Image.BILINEAR)
 
