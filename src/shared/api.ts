@@ -30,6 +30,7 @@ export interface WireResult {
   modelVersion: string;
   disclaimer: string;
   depth32nds: number;
+  /** only in scans stored before 2026-11-24: per-groove depths are no longer produced (no skill measured) */
   grooves?: { index: number; depthMm: number }[];
   /** verbose=1 only */
   overlays?: Record<string, string>;

@@ -176,11 +176,23 @@ describe('verbose extras', () => {
     }
   });
 
+  it('locates grooves without per-groove depths, which the models do not resolve (models/README.md)', async () => {
+    const { analysis, verbose } = await analyzer.analyze({ image: fixture('parity', 'tread.jpg'), verbose: true });
+    expect(analysis.grooves).toBeUndefined();
+    const grooves = verbose!.points.filter((p) => p.kind === 'groove');
+    expect(grooves.length).toBeGreaterThan(0);
+    grooves.forEach((p, i) => {
+      expect(p.index).toBe(i);
+      expect(p).not.toHaveProperty('depthMm');
+    });
+  });
+
   it('gives points in upright coordinates for an EXIF-rotated upload', async () => {
     const upright = await analyzer.analyze({ image: fixture('parity', 'tread.jpg'), verbose: true });
     const rotated = await analyzer.analyze({ image: fixture('parity', 'tread-exif6.jpg'), verbose: true });
     expect(rotated.analysis.estimatedDepthMm).toBeCloseTo(upright.analysis.estimatedDepthMm, 0);
     const grooves = (o: typeof upright) => o.verbose!.points.filter((p) => p.kind === 'groove');
+    expect(grooves(upright).length).toBeGreaterThan(0);
     expect(grooves(rotated).length).toBe(grooves(upright).length);
     grooves(rotated).forEach((p, i) => {
       expect(Math.abs(p.x - grooves(upright)[i]!.x)).toBeLessThanOrEqual(12);

@@ -90,7 +90,7 @@ export class FakeAnalyzer implements Analyzer {
         verbose: {
           overlays: { depthHeatmap: TINY_PNG, mask: TINY_PNG },
           points: [
-            { kind: 'groove', x: Math.round(width / 3), y: Math.round(height / 2), depthMm: depth },
+            { kind: 'groove', x: Math.round(width / 3), y: Math.round(height / 2), index: 0 },
             { kind: 'twi', x: Math.round(width / 2), y: Math.round(height / 2) },
           ],
         },

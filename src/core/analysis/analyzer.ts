@@ -55,7 +55,12 @@ export interface Analysis {
   modelVersion: string;
   /** Additive: the estimate in 32nds of an inch, rounded to a whole 32nd. */
   depth32nds: number;
-  /** Additive: per-main-groove depths when the models resolve them. */
+  /**
+   * Additive: per-main-groove depths. Not produced since 2026-11-24: the segmenter's per-groove
+   * readings carried no information about how the grooves differ (their spread correlated 0.02-0.03
+   * with the true one on held-out renders; models/README.md, "Per-groove depths"). Kept in the
+   * type for scans stored before, and for a model that resolves them.
+   */
   grooves?: GrooveDepth[];
 }
 

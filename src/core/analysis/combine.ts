@@ -4,9 +4,9 @@
  * (manifest.calibration), so the app reports what validation measured.
  */
 import { AppError } from '../errors.js';
-import { MM_PER_32ND, treadHealthIndex, wearForDepth, WEAR_CLASSES, type Analysis, type GrooveDepth, type Wear } from './analyzer.js';
+import { MM_PER_32ND, treadHealthIndex, wearForDepth, WEAR_CLASSES, type Analysis, type Wear } from './analyzer.js';
 import type { Calibration } from './manifest.js';
-import { findTwiBars, grooveRegions, type MaskMaps } from './mask.js';
+import { findTwiBars, type MaskMaps } from './mask.js';
 
 export interface TreadOutput {
   gate: number;
@@ -125,7 +125,6 @@ export function combine(
 
   const agreement = dense === null ? 0.5 : Math.max(0, 1 - Math.abs(tread.depthMm - dense) / FULL_DISAGREEMENT_MM);
   const modelAlignment = Math.round(100 * (0.7 * agreement + 0.3 * pVote));
-  const grooves: GrooveDepth[] = grooveRegions(maps).map((g, index) => ({ index, depthMm: round1(g.depthMm) }));
 
   return {
     regressorMm: tread.depthMm,
@@ -141,7 +140,6 @@ export function combine(
       modelAlignment,
       twiConsensusCount: findTwiBars(maps).filter((b) => b.confirmed).length,
       depth32nds: Math.round(estimate / MM_PER_32ND),
-      ...(grooves.length > 0 ? { grooves } : {}),
     },
   };
 }

@@ -78,23 +78,15 @@ function regions(maps: MaskMaps, accept: (label: number) => boolean, minCells: n
   return out;
 }
 
-const median = (values: number[]): number => {
-  const s = [...values].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-
-export interface GrooveRegion extends Region {
-  depthMm: number;
-}
-
-/** Main grooves (with the TWI bars inside them), left to right, largest six. */
-export function grooveRegions(maps: MaskMaps): GrooveRegion[] {
+/**
+ * Main grooves (with the TWI bars inside them), left to right, largest six. Located only: their
+ * depths are not read from the dense map (Analysis.grooves says why).
+ */
+export function grooveRegions(maps: MaskMaps): Region[] {
   return regions(maps, (l) => l === MASK_GROOVE || l === MASK_TWI, 12)
     .sort((a, b) => b.cells.length - a.cells.length)
     .slice(0, 6)
-    .sort((a, b) => a.cx - b.cx)
-    .map((r) => ({ ...r, depthMm: median(r.cells.map((i) => maps.depth[i]!)) }));
+    .sort((a, b) => a.cx - b.cx);
 }
 
 export interface TwiBar extends Region {

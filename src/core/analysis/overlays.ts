@@ -73,8 +73,7 @@ export async function buildVerbose(maps: MaskMaps, upload: { width: number; heig
     ...grooveRegions(maps).map((g, index) => ({
       kind: 'groove',
       ...toUpload(g.ax, g.ay),
-      index,
-      depthMm: Math.round(g.depthMm * 10) / 10,
+      index, // no depth: the per-groove readings have no skill (Analysis.grooves)
     })),
   ];
   return { overlays: { depthHeatmap, mask: maskPng }, points };

@@ -37,7 +37,11 @@ export const WireResult = Type.Object({
   modelVersion: Type.String(),
   disclaimer: Type.String(),
   depth32nds: Type.Number(),
-  grooves: Type.Optional(Type.Array(Type.Object({ index: Type.Integer(), depthMm: Type.Number() }))),
+  grooves: Type.Optional(
+    Type.Array(Type.Object({ index: Type.Integer(), depthMm: Type.Number() }), {
+      description: 'Per-groove depths: only in scans stored before 2026-11-24; no longer produced (no skill measured, models/README.md).',
+    }),
+  ),
   overlays: Type.Optional(Type.Record(Type.String(), Type.String())),
   points: Type.Optional(
     Type.Array(

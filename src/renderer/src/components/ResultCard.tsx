@@ -52,12 +52,6 @@ export function ResultCard({ scan, onMeasured, actions }: Props) {
             <dd>{Math.round(r.confidence * 100)}%</dd>
             <dt>Model agreement</dt>
             <dd>{r.modelAlignment}%</dd>
-            {r.grooves && r.grooves.length > 0 && (
-              <>
-                <dt>Grooves</dt>
-                <dd>{r.grooves.map((g) => g.depthMm.toFixed(1)).join(' · ')} mm</dd>
-              </>
-            )}
           </dl>
         </div>
         {onMeasured && (
