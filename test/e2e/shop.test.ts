@@ -100,8 +100,10 @@ describe('shop account in the browser', () => {
     await card.getByLabel('Depth heat map').check();
     await expect(card.locator('img.overlay').getAttribute('data-overlay')).resolves.toBe('depthHeatmap');
     await expect(card.locator('img.overlay').getAttribute('src')).resolves.toMatch(/^data:image\/png;base64,/);
+    await expect(card.locator('.overlay-note').textContent()).resolves.toContain('not which part is more worn');
     await card.getByLabel('Tread / groove / TWI mask').check();
     await expect(card.locator('img.overlay').getAttribute('data-overlay')).resolves.toBe('mask');
+    await expect(card.locator('.overlay-note').count()).resolves.toBe(0);
     await card.getByLabel('Photo only').check();
     await expect(card.locator('img.overlay').count()).resolves.toBe(0);
   });

@@ -10,6 +10,16 @@ const OVERLAY_LABEL: Record<string, string> = {
   mask: 'Tread / groove / TWI mask',
 };
 
+/**
+ * What an overlay can and cannot be read as, shown while it is on. The heat map's colours across
+ * one photo did not follow the true depth pattern on held-out renders (correlation 0.07,
+ * models/README.md), so it must not be shown to a customer as where the tire is worn.
+ */
+const OVERLAY_NOTE: Record<string, string> = {
+  depthHeatmap:
+    'The depth the model reads around the tread: its overall colour, not which part is more worn. Uneven wear is not resolved within a photo; check it with a gauge.',
+};
+
 function label(name: string): string {
   return OVERLAY_LABEL[name] ?? name.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/^./, (c) => c.toUpperCase());
 }
@@ -41,6 +51,7 @@ export function TreadImage({ src, alt, overlays, points }: Props) {
           </svg>
         )}
       </div>
+      {overlay && OVERLAY_NOTE[shown] && <p className="muted small overlay-note">{OVERLAY_NOTE[shown]}</p>}
       {names.length > 0 && (
         <fieldset className="overlay-toggle">
           <legend>Overlay</legend>
