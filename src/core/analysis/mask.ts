@@ -1,6 +1,6 @@
 /**
  * The segmentation network's half-resolution maps and what is read off them:
- * main-groove regions (per-groove depth, 'groove' points) and TWI bars
+ * main-groove regions (located: 'groove' points) and TWI bars
  * (the detector's blobs, confirmed only where they sit inside a main groove).
  */
 export const MASK_NONE = 0;
