@@ -58,7 +58,7 @@ export interface Analysis {
   /**
    * Additive: per-main-groove depths. Not produced since 2026-11-24: the segmenter's per-groove
    * readings carried no information about how the grooves differ (their spread correlated 0.02-0.03
-   * with the true one on held-out renders; models/README.md, "Per-groove depths"). Kept in the
+   * with the true one on held-out renders; models/README.md, "How a result is made", item 9). Kept in the
    * type for scans stored before, and for a model that resolves them.
    */
   grooves?: GrooveDepth[];
