@@ -4,7 +4,10 @@
 
 Per-class IoU, precision and recall over the 80 x 80 label cells of a split, and the segmenter as an image-level TWI
 detector: the share of images with a TWI bar in their labels where at least one cell is called
-TWI, and the share of images without one where a cell is (false alarms).
+TWI, and the share of images without one where a cell is (false alarms). And whether the dense
+depth map's pattern within one photo follows the true one (what the depth heat map shows): over the
+cells that are tread in truth and for the segmenter, in the images whose true depth varies across
+the tread (standard deviation >= 0.3 mm, at least 50 cells), the mean correlation of map and truth.
 """
 from __future__ import annotations
 
@@ -27,9 +30,10 @@ def main():
     ap.add_argument("--models", default=os.path.join(os.path.dirname(__file__), ".."))
     ap.add_argument("--split", default="cal")
     ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "data"))
+    ap.add_argument("--limit", type=int, default=None, help="the split's first N images")
     a = ap.parse_args()
-    d = load(a.split, a.data)
-    probs, _ = run(os.path.join(a.models, "seg.onnx"), d["x"])
+    d = load(a.split, a.data, a.limit)
+    probs, depth = run(os.path.join(a.models, "seg.onnx"), d["x"])
     pred = probs.argmax(1)
     cls = d["cls"].astype(np.int64)
     assert pred.shape == cls.shape, (pred.shape, cls.shape)
@@ -52,7 +56,28 @@ def main():
         "twi_fires_with_bar": round(float(fired[has_bar].mean()), 3) if has_bar.any() else None,
         "twi_fires_without_bar": round(float(fired[~has_bar].mean()), 3) if (~has_bar).any() else None,
     }
+    report["depth_map_within_image"] = within_image(probs, depth.reshape(cls.shape), cls, d["dmap"])
     print(json.dumps(report, indent=1))
+
+
+def within_image(probs, depth, cls, truth, min_sd=0.3, min_cells=50):
+    """The dense map against the true depth cell by cell inside each photo (not its level)."""
+    tread = (cls >= 1) & (probs[:, 1:].sum(1) > 0.5)
+    cors, sd_true, sd_map, considered = [], [], [], 0
+    for i in range(len(cls)):
+        m = tread[i] & np.isfinite(truth[i])
+        if m.sum() < min_cells:
+            continue
+        considered += 1
+        t, p = truth[i][m].astype(np.float64), depth[i][m].astype(np.float64)
+        if t.std() < min_sd or p.std() == 0:
+            continue
+        cors.append(np.corrcoef(t, p)[0, 1])
+        sd_true.append(t.std())
+        sd_map.append(p.std())
+    r = lambda v: round(float(np.mean(v)), 3) if v else None  # noqa: E731
+    return {"images": considered, "images_varying": len(cors), "correlation": r(cors),
+            "true_sd_mm": r(sd_true), "map_sd_mm": r(sd_map)}
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ const OVERLAY_LABEL: Record<string, string> = {
 
 /**
  * What an overlay can and cannot be read as, shown while it is on. The heat map's colours across
- * one photo did not follow the true depth pattern on held-out renders (correlation 0.07,
+ * one photo did not follow the true depth pattern on calibration renders (correlation 0.07-0.09,
  * models/README.md), so it must not be shown to a customer as where the tire is worn.
  */
 const OVERLAY_NOTE: Record<string, string> = {
