@@ -45,9 +45,9 @@ export function ResultCard({ scan, onMeasured, actions }: Props) {
         <DepthBar estimateMm={r.estimatedDepthMm} range={r.depthRangeMm} legalMinMm={legalMinimumMm(prefs.legalMinimum)} measuredMm={scan.measurementMm} />
         <div className="result-stats">
           <HealthGauge value={r.treadHealthIndex} />
+          {/* twiConsensusCount is not shown: on held-out renders it did not follow the bars in the
+              photo (correlation -0.08; models/README.md, Known limits). The API still gives it. */}
           <dl>
-            <dt>TWI bars confirmed</dt>
-            <dd>{r.twiConsensusCount}</dd>
             <dt>Confidence</dt>
             <dd>{Math.round(r.confidence * 100)}%</dd>
             <dt>Model agreement</dt>
