@@ -67,7 +67,7 @@ def main(out: str):
     print("crop cases", len(cases), "tread.jpg box", box)
     # A large photo (since 2026.11.12, whose calibration holds photos up to 5.6 times the training
     # size): the app decodes it at libjpeg's 1/2 scale and scales it to a 533 x 400 frame;
-    # preprocess.app_frame does the same with Pillow (libjpeg's 1/2 decode since 2026.11.13, then the
+    # preprocess.app_frame does the same with Pillow (libjpeg's 1/2 decode since 2026-11-24, then the
     # triangle filter), close to it but not to the bit. The test bounds the difference of the
     # network inputs.
     big, *_ = sample(9100004, [(1600, 1200)])
