@@ -23,6 +23,9 @@ photos"; a cal split at another scale goes into its own --out folder):
 
     python make_dataset.py --split heldout --count 600 --seed-base 9100000 --photo-scale 5.6 --out data/heldoutHR
 
+Held-out folders get a labels.csv of file, depthMm, wear and twiBars (the TWI bars visible in the
+render, `bar_count`; empty for a photo without a tire), which `npm run eval` reads.
+
 Shards (npz): x uint8 Nx160x160x3 (or NxNxNx3 with --input; preprocess.to_input_u8 of the rendered
 JPEG), cls uint8 Nx80x80 (0 none, 1 tread, 2 main groove, 3 TWI), dmap f16
 Nx80x80 (local main-groove depth, mm), and per-image labels. Image i of a
@@ -154,6 +157,15 @@ def sample(seed: int, sizes=SIZES):
     return r["image"], r["cls"], r["depth"], lab
 
 
+TWI_MIN_PX = 4  # a visible TWI bar: a connected region of at least this many pixels of the class map
+
+
+def bar_count(twi_mask: np.ndarray) -> int:
+    """The TWI bars visible in a render: connected regions (8-neighbour) of its TWI pixels."""
+    _, _, stats, _ = cv2.connectedComponentsWithStats(twi_mask.astype(np.uint8), connectivity=8)
+    return int((stats[1:, cv2.CC_STAT_AREA] >= TWI_MIN_PX).sum())
+
+
 def cls_grid(cls):
     """The class map at the segmenter's OUT x OUT grid."""
     c = cv2.resize(cls, (pp.OUT, pp.OUT), interpolation=cv2.INTER_NEAREST)
@@ -262,9 +274,9 @@ def heldout_one(args):
     img, cls, dmap, lab = sample(seed_base + i, sizes)
     name = f"syn_{i:04d}.jpg"
     if lab["is_tire"] and math.isfinite(lab["min_depth"]):
-        row = (name, f"{lab['min_depth']:.2f}", wear_of(lab["min_depth"]))
+        row = (name, f"{lab['min_depth']:.2f}", wear_of(lab["min_depth"]), str(bar_count(cls == tr.BG_TWI)))
     elif not lab["is_tire"] and lab["tread_frac"] < 0.005:
-        row = (name, "", "notire")
+        row = (name, "", "notire", "")
     else:
         return None
     Image.fromarray(img).save(os.path.join(out_dir, name), quality=PHOTO_QUALITY)
@@ -284,7 +296,7 @@ def heldout(count: int, seed_base: int, out_dir: str, workers: int = 1, scale: f
         rows = [heldout_one(j) for j in jobs]
     with open(os.path.join(out_dir, "labels.csv"), "w", newline="") as f:
         wr = csv.writer(f)
-        wr.writerow(["file", "depthMm", "wear"])
+        wr.writerow(["file", "depthMm", "wear", "twiBars"])
         wr.writerows(r for r in rows if r is not None)
 
 

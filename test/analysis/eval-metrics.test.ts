@@ -124,3 +124,44 @@ test('bootstrap intervals: seeded, ordered, around the figure, absent when not a
   expect(evaluate(samples, { bootstrap: 400, seed: 8 }).ci).not.toEqual(a.ci);
   expect(formatReport(a, 't')).toMatch(/^depth MAE {11}0\.55 mm over 60 {2}\(95 % CI 0\.\d\d–0\.\d\d\)$/m);
 });
+
+test('twiConsensusCount against the bars labels.csv counts (twiBars), over the tires answered that have a count', () => {
+  const withBars = (s: Sample, reported: number, visible: number | undefined): Sample => {
+    if ('analysis' in s.outcome) s.outcome.analysis.twiConsensusCount = reported;
+    return visible === undefined ? s : { ...s, twiBars: visible };
+  };
+  const samples = [
+    withBars(analysed('good', 6.0, 5.5, 0.9, [5, 6.5]), 4, 4), // exact
+    withBars(analysed('worn', 2.0, 2.1, 0.9, [1, 3]), 3, 5), // 2 under
+    withBars(analysed('critical', 1.0, 1.1, 0.9, [0.5, 2]), 0, 2), // a bar in sight, none reported
+    withBars(analysed('medium', 4.0, 4.0, 0.9, [3, 5]), 1, 0), // one reported, none in sight
+    withBars(analysed('new', 8.0, 8.0, 0.9, [7, 9]), 2, undefined), // not counted: left out
+    { ...refused('worn'), twiBars: 6 }, // refused: no count to compare
+  ];
+  const r = evaluate(samples);
+  expect(r.twi).not.toBeNull();
+  const t = r.twi!;
+  expect(t.n).toBe(4);
+  expect(t.meanReported).toBeCloseTo(2, 10);
+  expect(t.meanTrue).toBeCloseTo(11 / 4, 10);
+  expect(t.exact).toBeCloseTo(1 / 4, 10);
+  expect(t.withinOne).toBeCloseTo(2 / 4, 10); // 4 vs 4 and 1 vs 0
+  // Pearson of (4, 3, 0, 1) and (4, 5, 2, 0): worked out by hand
+  const a = [4, 3, 0, 1];
+  const b = [4, 5, 2, 0];
+  const ma = 2;
+  const mb = 11 / 4;
+  const cov = a.reduce((s, x, i) => s + (x - ma) * (b[i]! - mb), 0);
+  const va = a.reduce((s, x) => s + (x - ma) ** 2, 0);
+  const vb = b.reduce((s, x) => s + (x - mb) ** 2, 0);
+  expect(t.correlation).toBeCloseTo(cov / Math.sqrt(va * vb), 10);
+  expect(t.correlation).toBeGreaterThan(0.5);
+  expect(t.anyWithBar).toBeCloseTo(2 / 3, 10);
+  expect(t.withoutBar).toBe(1);
+  expect(t.anyWithoutBar).toBe(1);
+  const text = formatReport(r, 'test');
+  expect(text).toContain('TWI bars            reported 2.0 vs 2.8 visible on average over 4; exact 25.0 %, within 1 50.0 %, correlation 0.');
+  expect(text).toContain('above 0 in 66.7 % of photos with a bar in sight, 100.0 % of the 1 without one');
+  // no twiBars column: no TWI figures
+  expect(evaluate(samples.map(({ twiBars: _, ...s }) => s as Sample)).twi).toBeNull();
+});

@@ -108,3 +108,18 @@ test('nothing to measure, or no folder at all, is said plainly', async () => {
   await expect(loadSamples(dir)).rejects.toThrow(/No labelled images in .*found only photos/);
   await expect(loadSamples(path.join(dir, 'nope'))).rejects.toThrow(/is not a folder/);
 });
+
+test('an optional twiBars column: a count of bars per photo, empty when not counted, anything else refused by line', () => {
+  const text = 'file,depthMm,wear,twiBars\na.jpg,2.0,,4\nb.jpg,5.0,,\nc.jpg,,notire,0\n';
+  expect(parseLabelsCsv(text, '/x')).toEqual([
+    { file: path.join('/x', 'a.jpg'), depthMm: 2, truth: 'worn', twiBars: 4 },
+    { file: path.join('/x', 'b.jpg'), depthMm: 5, truth: 'good' },
+    { file: path.join('/x', 'c.jpg'), depthMm: null, truth: 'notire', twiBars: 0 },
+  ]);
+  expect(problems(() => parseLabelsCsv('file,depthMm,twiBars\na.jpg,2,2.5\nb.jpg,2,-1\nc.jpg,2,six\nd.jpg,2,101\n', '/x'))).toEqual([
+    'labels.csv line 2: twiBars "2.5" is not a count of bars (a whole number from 0 to 100).',
+    'labels.csv line 3: twiBars "-1" is not a count of bars (a whole number from 0 to 100).',
+    'labels.csv line 4: twiBars "six" is not a count of bars (a whole number from 0 to 100).',
+    'labels.csv line 5: twiBars "101" is not a count of bars (a whole number from 0 to 100).',
+  ]);
+});

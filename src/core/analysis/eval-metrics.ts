@@ -7,6 +7,8 @@ export interface Sample {
   file: string;
   depthMm: number | null;
   truth: Truth;
+  /** The TWI bars visible in the photo, when labels.csv counts them (`twiBars`). */
+  twiBars?: number;
   /** `ms` is null when the file could not be read (nothing was analysed, so no time to count). */
   outcome: { analysis: Analysis; ms: number } | { error: string; ms: number | null };
 }
@@ -40,6 +42,23 @@ export interface Report {
   meanConfidence: number | null;
   tiresRefused: number | null;
   nonTiresRefused: number | null;
+  /**
+   * twiConsensusCount against the bars visible in the photo (labels.csv `twiBars`), over the tires
+   * answered that have the count: means, exact and within-one shares, the correlation, and how
+   * often the count is above 0 with and without a bar in sight.
+   */
+  twi: {
+    n: number;
+    meanReported: number;
+    meanTrue: number;
+    exact: number;
+    withinOne: number;
+    correlation: number;
+    /** null when no photo had a bar in sight. */
+    anyWithBar: number | null;
+    withoutBar: number;
+    anyWithoutBar: number;
+  } | null;
   errors: Record<string, number>;
   msPerImage: { median: number; p95: number; mean: number };
   /**
@@ -77,6 +96,21 @@ const quantile = (v: number[], q: number): number => {
   const s = [...v].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : NaN;
 };
+
+/** Pearson's correlation; NaN when either side does not vary. */
+function correlation(a: number[], b: number[]): number {
+  const ma = mean(a);
+  const mb = mean(b);
+  let sab = 0;
+  let saa = 0;
+  let sbb = 0;
+  a.forEach((x, i) => {
+    sab += (x - ma) * (b[i]! - mb);
+    saa += (x - ma) ** 2;
+    sbb += (b[i]! - mb) ** 2;
+  });
+  return saa > 0 && sbb > 0 ? sab / Math.sqrt(saa * sbb) : NaN;
+}
 
 function ece(conf: number[], correct: boolean[], bins = 10): number {
   let e = 0;
@@ -159,6 +193,10 @@ function measure(samples: Sample[]): Report {
   const binary = sides.filter((b) => b.answered);
   const times = samples.flatMap((s) => (s.outcome.ms === null ? [] : [s.outcome.ms]));
   const refused = (s: Sample) => 'error' in s.outcome && s.outcome.error === 'NO_TIRE_DETECTED';
+  const counted = tires.filter((s) => s.twiBars !== undefined && analysed(s));
+  const reported = counted.map((s) => analysed(s)!.twiConsensusCount);
+  const visible = counted.map((s) => s.twiBars!);
+  const noBar = visible.filter((v) => v === 0).length;
 
   return {
     images: samples.length,
@@ -183,6 +221,19 @@ function measure(samples: Sample[]): Report {
     meanConfidence: fiveClass.length ? mean(fiveClass.map((s) => analysed(s)!.confidence)) : null,
     tiresRefused: tires.length ? mean(tires.map((s) => (refused(s) ? 1 : 0))) : null,
     nonTiresRefused: nonTires.length ? mean(nonTires.map((s) => (refused(s) ? 1 : 0))) : null,
+    twi: counted.length
+      ? {
+          n: counted.length,
+          meanReported: mean(reported),
+          meanTrue: mean(visible),
+          exact: mean(reported.map((r, i) => (r === visible[i] ? 1 : 0))),
+          withinOne: mean(reported.map((r, i) => (Math.abs(r - visible[i]!) <= 1 ? 1 : 0))),
+          correlation: correlation(reported, visible),
+          anyWithBar: visible.some((v) => v > 0) ? mean(reported.filter((_, i) => visible[i]! > 0).map((r) => (r > 0 ? 1 : 0))) : null,
+          withoutBar: noBar,
+          anyWithoutBar: mean(reported.filter((_, i) => visible[i] === 0).map((r) => (r > 0 ? 1 : 0))),
+        }
+      : null,
     errors,
     msPerImage: { median: quantile(times, 0.5), p95: quantile(times, 0.95), mean: mean(times) },
   };
@@ -238,6 +289,16 @@ export function formatReport(r: Report, modelVersion: string): string {
   }
   if (r.tiresRefused !== null) lines.push(`tires refused       ${pct(r.tiresRefused)}`);
   if (r.nonTiresRefused !== null) lines.push(`non-tires refused   ${pct(r.nonTiresRefused)}`);
+  if (r.twi) {
+    const t = r.twi;
+    const corr = Number.isFinite(t.correlation) ? t.correlation.toFixed(2) : 'n/a';
+    const withBar = t.anyWithBar === null ? 'no photo with a bar in sight' : `above 0 in ${pct(t.anyWithBar)} of photos with a bar in sight`;
+    const without = t.withoutBar ? `, ${pct(t.anyWithoutBar)} of the ${t.withoutBar} without one` : '';
+    lines.push(
+      `TWI bars            reported ${t.meanReported.toFixed(1)} vs ${t.meanTrue.toFixed(1)} visible on average over ${t.n}; exact ${pct(t.exact)}, within 1 ${pct(t.withinOne)}, correlation ${corr}`,
+      `                    ${withBar}${without}`,
+    );
+  }
   if (Object.keys(r.errors).length) lines.push(`errors              ${JSON.stringify(r.errors)}`);
   if (Number.isFinite(r.msPerImage.median)) {
     lines.push(`time per image      median ${r.msPerImage.median.toFixed(1)} ms, p95 ${r.msPerImage.p95.toFixed(1)} ms`);

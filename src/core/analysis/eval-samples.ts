@@ -65,14 +65,15 @@ function cells(line: string): string[] {
  * labels.csv: a header naming `file` and `depthMm` and/or `wear` (any order, any case), then one
  * row per image. `depthMm` is the gauge reading of the shallowest main groove in millimetres
  * (empty for a photo without a tire); `wear` is one of new, good, medium, worn, critical, notire,
- * or the binary usable / bad, and defaults to the band of `depthMm`. Blank lines and lines starting
- * with `#` are skipped.
+ * or the binary usable / bad, and defaults to the band of `depthMm`. An optional `twiBars` column
+ * gives the tread wear indicator bars visible in the photo (a whole number; empty: not counted), for
+ * the twiConsensusCount figures. Blank lines and lines starting with `#` are skipped.
  */
 export function parseLabelsCsv(text: string, dir: string): Labelled[] {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/).map((l, i) => ({ n: i + 1, l })).filter(({ l }) => l.trim() && !l.trim().startsWith('#'));
   if (!lines.length) throw new LabelsError(['labels.csv is empty: expected a header "file,depthMm,wear" and one row per image.']);
   const header = cells(lines[0]!.l).map((h) => h.toLowerCase());
-  const col = { file: header.indexOf('file'), depth: header.indexOf('depthmm'), wear: header.indexOf('wear') };
+  const col = { file: header.indexOf('file'), depth: header.indexOf('depthmm'), wear: header.indexOf('wear'), twi: header.indexOf('twibars') };
   if (col.file < 0 || (col.depth < 0 && col.wear < 0)) {
     throw new LabelsError([`labels.csv line ${lines[0]!.n}: the header must name "file" and "depthMm" and/or "wear" (found "${lines[0]!.l.trim()}").`]);
   }
@@ -121,7 +122,17 @@ export function parseLabelsCsv(text: string, dir: string): Labelled[] {
       problems.push(`${at}: "${file}" is labelled notire but has a depth.`);
       continue;
     }
-    samples.push({ file: path.join(dir, file), depthMm, truth });
+    const twiText = col.twi >= 0 ? (row[col.twi] ?? '') : '';
+    let twiBars: number | null = null;
+    if (twiText !== '') {
+      const b = Number(twiText);
+      if (!Number.isInteger(b) || b < 0 || b > 100) {
+        problems.push(`${at}: twiBars "${twiText}" is not a count of bars (a whole number from 0 to 100).`);
+        continue;
+      }
+      twiBars = b;
+    }
+    samples.push({ file: path.join(dir, file), depthMm, truth, ...(twiBars === null ? {} : { twiBars }) });
   }
   if (problems.length) throw new LabelsError(problems);
   return samples;
