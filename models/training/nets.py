@@ -219,3 +219,46 @@ class SegNetExport(nn.Module):
         c, d = self.net(torch.cat([x, torch.flip(x, dims=[3])], 0))
         p = torch.softmax(c, 1)
         return (p[:n] + torch.flip(p[n:], dims=[3])) * 0.5, (d[:n] + torch.flip(d[n:], dims=[2])) * 0.5
+
+
+class TwiNet(nn.Module):
+    """The TWI detector of the 2026-11-24 experiment (twi_dataset.py / train_twi.py; not shipped,
+    models/README.md "A TWI detector on the tread crop"): a small encoder-decoder trained from scratch on the tread crop at 256 x 256, two logits per cell of a
+    64 x 64 grid: a TWI bar, and a main groove (bars included; the geometry the bars are checked
+    against). Strides 2, 4, 8, 16; back up to 4."""
+
+    def __init__(self):
+        super().__init__()
+        self.e1 = cbr(3, 16, 2)  # 128
+        self.e2 = nn.Sequential(cbr(16, 24, 2), cbr(24, 24))  # 64
+        self.e3 = nn.Sequential(cbr(24, 48, 2), cbr(48, 48))  # 32
+        self.e4 = nn.Sequential(cbr(48, 64, 2), cbr(64, 64))  # 16
+        self.d3 = nn.Sequential(pw(64 + 48, 48), dw(48))
+        self.d2 = nn.Sequential(pw(48 + 24, 32), dw(32), dw(32))
+        self.out = nn.Conv2d(32, 2, 1)
+
+    def forward(self, x):
+        e2 = self.e2(self.e1(x))
+        e3 = self.e3(e2)
+        e4 = self.e4(e3)
+        up = lambda a, b: F.interpolate(a, size=b.shape[-2:], mode="bilinear", align_corners=False)
+        d3 = self.d3(torch.cat([up(e4, e3), e3], 1))
+        d2 = self.d2(torch.cat([up(d3, e2), e2], 1))
+        return self.out(d2)
+
+
+class TwiNetExport(nn.Module):
+    """ONNX wrapper: probabilities N x 2 x 64 x 64 (TWI bar, main groove); with tta, averaged over
+    the crop and its mirror image (mirrored back)."""
+
+    def __init__(self, net: TwiNet, tta: bool = True):
+        super().__init__()
+        self.net = net
+        self.tta = tta
+
+    def forward(self, x):
+        if not self.tta:
+            return torch.sigmoid(self.net(x))
+        n = x.shape[0]
+        p = torch.sigmoid(self.net(torch.cat([x, torch.flip(x, dims=[3])], 0)))
+        return (p[:n] + torch.flip(p[n:], dims=[3])) * 0.5
