@@ -81,8 +81,8 @@ def lr_factor(frac: float) -> float:
     return 0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * frac))
 
 
-def export(net, path: str):
-    torch.onnx.export(nets.TwiNetExport(net.eval()), torch.zeros(1, 3, TWI_INPUT, TWI_INPUT), path, opset_version=17,
+def export(net, path: str, size: int = TWI_INPUT):
+    torch.onnx.export(nets.TwiNetExport(net.eval()), torch.zeros(1, 3, size, size), path, opset_version=17,
                       input_names=["input"], output_names=["twi"], dynamic_axes={"input": {0: "n"}, "twi": {0: "n"}},
                       dynamo=False)
 
@@ -193,7 +193,7 @@ def report(probs: np.ndarray, d: dict, rule: dict = TWI_RULE) -> dict:
 def heldout(folder: str, seed_base: int, onnx: str, seg: str, rule: dict, threads: int) -> dict:
     """The count as the app would have made it on a held-out folder (make_dataset.py --split heldout):
     the shipped segmenter on the photo's frame, its box around the tread (preprocess.tread_box),
-    the detector on that crop at TWI_INPUT; against the bars visible in the whole render (the
+    the detector on that crop at its input side; against the bars visible in the whole render (the
     labels' twiBars, re-rendered from the seeds when the labels lack them)."""
     import csv
     import io
@@ -206,7 +206,9 @@ def heldout(folder: str, seed_base: int, onnx: str, seg: str, rule: dict, thread
                       for r in rows])
     jpegs = [open(os.path.join(folder, r["file"]), "rb").read() for r in rows]
     probs, _ = run(seg, np.stack([pp.to_input_u8(pp.app_frame(j)) for j in jpegs]))
-    x, boxed = crop_inputs(jpegs, probs, pp.CROP, TWI_INPUT)
+    import onnxruntime as ort
+    side = ort.InferenceSession(onnx, providers=["CPUExecutionProvider"]).get_inputs()[0].shape[2]  # the detector's own input
+    x, boxed = crop_inputs(jpegs, probs, pp.CROP, int(side) if isinstance(side, int) else TWI_INPUT)
     maps = predict(onnx, x, threads)
     counts = np.array([sum(b["confirmed"] for b in count_bars(m, rule)) if ok else 0 for m, ok in zip(maps, boxed)])
     r = lambda v: round(float(v), 3)  # noqa: E731
@@ -288,7 +290,7 @@ def main():
     json.dump(log, open(os.path.join(a.out, "log.json"), "w"), indent=1)
     net.load_state_dict(torch.load(os.path.join(a.out, "best.pt")))
     path = os.path.join(a.out, "twi.onnx")
-    export(net, path)
+    export(net, path, tr["x"].shape[1])
     print(json.dumps(report(predict(path, va["x"], a.threads), va, rule), indent=1), flush=True)
 
 

@@ -37,26 +37,28 @@ TWI_COVER = 0.2
 bar_count = md.bar_count
 
 
-def grid(mask: np.ndarray) -> np.ndarray:
-    return (cv2.resize(mask.astype(np.float32), (TWI_OUT, TWI_OUT), interpolation=cv2.INTER_AREA) >= TWI_COVER).astype(np.uint8)
+def grid(mask: np.ndarray, side: int = TWI_OUT) -> np.ndarray:
+    return (cv2.resize(mask.astype(np.float32), (side, side), interpolation=cv2.INTER_AREA) >= TWI_COVER).astype(np.uint8)
 
 
-def one(seed: int):
-    img, cls, dmap, lab = md.sample(seed, md.photo_sizes(1.0))
+def one(seed: int, scale: float = 1.0, size: int = TWI_INPUT):
+    """One render at `scale` times the calibration photo size, its crop at size x size, the maps at
+    size / 4 (the network's stride)."""
+    img, cls, dmap, lab = md.sample(seed, md.photo_sizes(scale))
     img = md.as_photo(img)
     img, cls, _ = md.tread_crop(img, cls, dmap)
-    x = pp.to_input_u8(Image.fromarray(img), TWI_INPUT)
+    x = pp.to_input_u8(Image.fromarray(img), size)
     twi = cls == tr.BG_TWI
     groove = (cls == tr.BG_GROOVE) | twi
-    return x, grid(twi), grid(groove), bar_count(twi), bool(lab["is_tire"]), float(lab["min_depth"])
+    return x, grid(twi, size // 4), grid(groove, size // 4), bar_count(twi), bool(lab["is_tire"]), float(lab["min_depth"])
 
 
 def shard(args):
-    start, n, seed_base, out = args
+    start, n, seed_base, out, scale, size = args
     path = os.path.join(out, f"twi_{start:06d}.npz")
     if os.path.exists(path):
         return path
-    rows = [one(seed_base + i) for i in range(start, start + n)]
+    rows = [one(seed_base + i, scale, size) for i in range(start, start + n)]
     tmp = os.path.join(out, f".partial-twi_{start:06d}.npz")
     np.savez(tmp, x=np.stack([r[0] for r in rows]), twi=np.stack([r[1] for r in rows]),
              groove=np.stack([r[2] for r in rows]), bars=np.array([r[3] for r in rows], np.int16),
@@ -72,9 +74,14 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--shard", type=int, default=500)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--photo-scale", type=float, default=1.0,
+                    help="render the photos this many times larger (bars with more pixels; with --input to keep them)")
+    ap.add_argument("--input", type=int, default=TWI_INPUT, help="the crop's side (a multiple of 16; the maps are a quarter of it)")
     a = ap.parse_args()
+    if a.input % 16:
+        ap.error("--input must be a multiple of 16")
     os.makedirs(a.out, exist_ok=True)
-    jobs = [(s, min(a.shard, a.count - s), a.seed_base, a.out) for s in range(0, a.count, a.shard)]
+    jobs = [(s, min(a.shard, a.count - s), a.seed_base, a.out, a.photo_scale, a.input) for s in range(0, a.count, a.shard)]
     with Pool(a.workers) as pool:
         for p in pool.imap_unordered(shard, jobs):
             print(p, flush=True)

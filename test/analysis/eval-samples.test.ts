@@ -116,10 +116,12 @@ test('an optional twiBars column: a count of bars per photo, empty when not coun
     { file: path.join('/x', 'b.jpg'), depthMm: 5, truth: 'good' },
     { file: path.join('/x', 'c.jpg'), depthMm: null, truth: 'notire', twiBars: 0 },
   ]);
-  expect(problems(() => parseLabelsCsv('file,depthMm,twiBars\na.jpg,2,2.5\nb.jpg,2,-1\nc.jpg,2,six\nd.jpg,2,101\n', '/x'))).toEqual([
+  expect(problems(() => parseLabelsCsv('file,depthMm,twiBars\na.jpg,2,2.5\nb.jpg,2,-1\nc.jpg,2,six\nd.jpg,2,101\ne.jpg,2,0x4\nf.jpg,2,1e1\n', '/x'))).toEqual([
     'labels.csv line 2: twiBars "2.5" is not a count of bars (a whole number from 0 to 100).',
     'labels.csv line 3: twiBars "-1" is not a count of bars (a whole number from 0 to 100).',
     'labels.csv line 4: twiBars "six" is not a count of bars (a whole number from 0 to 100).',
     'labels.csv line 5: twiBars "101" is not a count of bars (a whole number from 0 to 100).',
+    'labels.csv line 6: twiBars "0x4" is not a count of bars (a whole number from 0 to 100).',
+    'labels.csv line 7: twiBars "1e1" is not a count of bars (a whole number from 0 to 100).',
   ]);
 });

@@ -125,8 +125,8 @@ export function parseLabelsCsv(text: string, dir: string): Labelled[] {
     const twiText = col.twi >= 0 ? (row[col.twi] ?? '') : '';
     let twiBars: number | null = null;
     if (twiText !== '') {
-      const b = Number(twiText);
-      if (!Number.isInteger(b) || b < 0 || b > 100) {
+      const b = /^\d{1,3}$/.test(twiText) ? Number(twiText) : NaN; // digits only: no 0x10, 1e1 or 4.0
+      if (!(b >= 0 && b <= 100)) {
         problems.push(`${at}: twiBars "${twiText}" is not a count of bars (a whole number from 0 to 100).`);
         continue;
       }
