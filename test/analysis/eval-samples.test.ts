@@ -51,9 +51,13 @@ test('every bad row is named by line, and nothing is measured on a partial set',
     '/etc/passwd,3.0,', // 10
     'ok.jpg,5.5,', // 11 duplicate
     'nt.jpg,4.0,notire', // 12
+    'hex.jpg,0x5,', // 13: Number() would read 5
+    'exp.jpg,1e1,', // 14: and 10
   ].join('\n');
   const p = problems(() => parseLabelsCsv(text, '/x'));
-  expect(p).toHaveLength(10);
+  expect(p).toHaveLength(12);
+  expect(p[10]).toMatch(/line 13: depthMm "0x5" is not a tread depth/);
+  expect(p[11]).toMatch(/line 14: depthMm "1e1" is not a tread depth/);
   expect(p[0]).toMatch(/line 3: depthMm "5.5in"/);
   expect(p[1]).toMatch(/line 4: depthMm "250"/);
   expect(p[2]).toMatch(/line 5: depthMm "-1"/);

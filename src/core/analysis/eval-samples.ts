@@ -98,7 +98,9 @@ export function parseLabelsCsv(text: string, dir: string): Labelled[] {
     seen.add(file);
     let depthMm: number | null = null;
     if (depthText !== '') {
-      const d = Number(depthText.replace(/\s*mm$/i, ''));
+      const plain = depthText.replace(/\s*mm$/i, '');
+      // a decimal number only: Number() alone would read 0x5 as 5 mm and 1e1 as 10
+      const d = /^(\d+(\.\d*)?|\.\d+)$/.test(plain) ? Number(plain) : NaN;
       if (!Number.isFinite(d) || d < 0 || d > MAX_TREAD_DEPTH_MM) {
         problems.push(`${at}: depthMm "${depthText}" is not a tread depth in millimetres (0–${MAX_TREAD_DEPTH_MM}).`);
         continue;
