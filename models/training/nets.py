@@ -223,9 +223,10 @@ class SegNetExport(nn.Module):
 
 class TwiNet(nn.Module):
     """The TWI detector of the 2026-11-24 experiment (twi_dataset.py / train_twi.py; not shipped,
-    models/README.md "A TWI detector on the tread crop"): a small encoder-decoder trained from scratch on the tread crop at 256 x 256, two logits per cell of a
-    64 x 64 grid: a TWI bar, and a main groove (bars included; the geometry the bars are checked
-    against). Strides 2, 4, 8, 16; back up to 4."""
+    models/README.md "A TWI detector on the tread crop"): a small encoder-decoder trained from
+    scratch on the tread crop at 256 x 256, two logits per cell of a 64 x 64 grid: a TWI bar, and a
+    main groove (bars included; the geometry the bars are checked against). Strides 2, 4, 8, 16;
+    back up to 4."""
 
     def __init__(self):
         super().__init__()
@@ -248,17 +249,14 @@ class TwiNet(nn.Module):
 
 
 class TwiNetExport(nn.Module):
-    """ONNX wrapper: probabilities N x 2 x 64 x 64 (TWI bar, main groove); with tta, averaged over
-    the crop and its mirror image (mirrored back)."""
+    """ONNX wrapper: probabilities N x 2 x 64 x 64 (TWI bar, main groove), averaged over the crop and
+    its mirror image (mirrored back)."""
 
-    def __init__(self, net: TwiNet, tta: bool = True):
+    def __init__(self, net: TwiNet):
         super().__init__()
         self.net = net
-        self.tta = tta
 
     def forward(self, x):
-        if not self.tta:
-            return torch.sigmoid(self.net(x))
         n = x.shape[0]
         p = torch.sigmoid(self.net(torch.cat([x, torch.flip(x, dims=[3])], 0)))
         return (p[:n] + torch.flip(p[n:], dims=[3])) * 0.5

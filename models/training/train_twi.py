@@ -6,7 +6,7 @@ on the tread crop". Not part of train_all.sh; reproduced by
     python twi_dataset.py --count 16000 --seed-base 8000000 --out data/twi
     python train_twi.py --data data/twi --val data/twival --threads 2 --minutes 55 --out runs/twi
     python train_twi.py --report runs/twi/twi.onnx --val data/twival [--rule '{"threshold": 0.9, ...}']
-    python train_twi.py --report runs/twi/twi.onnx --val data/twival --heldout data/heldoutS --seed-base 9100000
+    python train_twi.py --report runs/twi/twi.onnx --val data/twival --heldout data/heldoutS
 
 Loss: binary cross-entropy per cell, bars weighted TWI_POS_WEIGHT (about 0.5 % of the cells are
 bars), the main-groove channel at GROOVE_WEIGHT. Flips (both axes) and brightness / contrast
@@ -87,11 +87,15 @@ def export(net, path: str, size: int = TWI_INPUT):
                       dynamo=False)
 
 
-def predict(path: str, x_u8: np.ndarray, threads: int = 2) -> np.ndarray:
+def session(path: str, threads: int = 2):
     import onnxruntime as ort
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
-    s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def predict(s, x_u8: np.ndarray) -> np.ndarray:
+    """The detector's maps of uint8 crops (N x side x side x 3), 64 at a time, with session `s`."""
     return np.concatenate([s.run(None, {"input": pp.normalise(x_u8[i:i + 64])})[0] for i in range(0, len(x_u8), 64)])
 
 
@@ -190,26 +194,20 @@ def report(probs: np.ndarray, d: dict, rule: dict = TWI_RULE) -> dict:
     }
 
 
-def heldout(folder: str, seed_base: int, onnx: str, seg: str, rule: dict, threads: int) -> dict:
-    """The count as the app would have made it on a held-out folder (make_dataset.py --split heldout):
-    the shipped segmenter on the photo's frame, its box around the tread (preprocess.tread_box),
-    the detector on that crop at its input side; against the bars visible in the whole render (the
-    labels' twiBars, re-rendered from the seeds when the labels lack them)."""
+def heldout(folder: str, onnx: str, seg: str, rule: dict, threads: int) -> dict:
+    """The count as the app would have made it on a held-out folder (make_dataset.py --split heldout,
+    whose labels.csv counts the bars visible in each render, twiBars): the shipped segmenter on the
+    photo's frame, its box around the tread (preprocess.tread_box), the detector on that crop at its
+    own input side."""
     import csv
-    import io
     from finalize import crop_inputs, run
-    import make_dataset as md
-    import tread_render as tr
     rows = [r for r in csv.DictReader(open(os.path.join(folder, "labels.csv"))) if r["wear"] != "notire"]
-    truth = np.array([int(r["twiBars"]) if r.get("twiBars") else
-                      md.bar_count(md.sample(seed_base + int(r["file"][4:8]), md.photo_sizes(1.0))[1] == tr.BG_TWI)
-                      for r in rows])
+    truth = np.array([int(r["twiBars"]) for r in rows])
     jpegs = [open(os.path.join(folder, r["file"]), "rb").read() for r in rows]
     probs, _ = run(seg, np.stack([pp.to_input_u8(pp.app_frame(j)) for j in jpegs]))
-    import onnxruntime as ort
-    side = ort.InferenceSession(onnx, providers=["CPUExecutionProvider"]).get_inputs()[0].shape[2]  # the detector's own input
-    x, boxed = crop_inputs(jpegs, probs, pp.CROP, int(side) if isinstance(side, int) else TWI_INPUT)
-    maps = predict(onnx, x, threads)
+    s = session(onnx, threads)
+    x, boxed = crop_inputs(jpegs, probs, pp.CROP, s.get_inputs()[0].shape[2])
+    maps = predict(s, x)
     counts = np.array([sum(b["confirmed"] for b in count_bars(m, rule)) if ok else 0 for m, ok in zip(maps, boxed)])
     r = lambda v: round(float(v), 3)  # noqa: E731
     return {"tires": int(len(truth)), "rule": rule, "true_bars_mean": r(truth.mean()), "confirmed_mean": r(counts.mean()),
@@ -233,17 +231,16 @@ def main():
     ap.add_argument("--report", default=None, help="only report on --val with this twi.onnx")
     ap.add_argument("--rule", default=None, help="the reading rule as JSON (default TWI_RULE)")
     ap.add_argument("--heldout", default=None, help="with --report: a held-out folder read through the app's path instead")
-    ap.add_argument("--seed-base", type=int, default=9100000, help="with --heldout: the folder's first seed")
     ap.add_argument("--seg", default=os.path.join(os.path.dirname(__file__), "..", "seg.onnx"), help="with --heldout")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     rule = json.loads(a.rule) if a.rule else TWI_RULE
     if a.report and a.heldout:
-        print(json.dumps(heldout(a.heldout, a.seed_base, a.report, a.seg, rule, a.threads), indent=1))
+        print(json.dumps(heldout(a.heldout, a.report, a.seg, rule, a.threads), indent=1))
         return
     va = load(a.val)
     if a.report:
-        print(json.dumps(report(predict(a.report, va["x"], a.threads), va, rule), indent=1))
+        print(json.dumps(report(predict(session(a.report, a.threads), va["x"]), va, rule), indent=1))
         return
     torch.manual_seed(a.seed)
     np.random.seed(a.seed)
@@ -291,7 +288,7 @@ def main():
     net.load_state_dict(torch.load(os.path.join(a.out, "best.pt")))
     path = os.path.join(a.out, "twi.onnx")
     export(net, path, tr["x"].shape[1])
-    print(json.dumps(report(predict(path, va["x"], a.threads), va, rule), indent=1), flush=True)
+    print(json.dumps(report(predict(session(path, a.threads), va["x"]), va, rule), indent=1), flush=True)
 
 
 if __name__ == "__main__":

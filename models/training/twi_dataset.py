@@ -1,19 +1,20 @@
 """Shards for the TWI detector experiment (train_twi.py; 2026-11-24, not shipped: models/README.md,
 "A TWI detector on the tread crop"): the tread crop at TWI_INPUT px and its TWI bars.
 
-    python twi_dataset.py --count 12000 --seed-base 8000000 --out data/twi
+    python twi_dataset.py --count 16000 --seed-base 8000000 --out data/twi
     python twi_dataset.py --count 1000 --seed-base 8100000 --out data/twival
 
 The segmenter reads the whole frame at 160 x 160, where a bar is a few pixels and its TWI class
 never became a detector (models/README.md, TWI). The detector reads the crop of the tread the app
 already cuts for the crop reader (preprocess.tread_box on the 80 x 80 tread mask, here the
 render's own), at TWI_INPUT x TWI_INPUT, close to the photo's own resolution, and marks the bars on
-a TWI_OUT x TWI_OUT grid. Renders are drawn like the calibration photos (make_dataset.sample at
+a TWI_INPUT / 4 grid. Renders are drawn like the calibration photos (make_dataset.sample at
 PHOTO_SIZES, JPEG q80 round trip), non-tires included (the crop is then the whole frame).
 
-Shards (npz): x uint8 N x TWI_INPUT x TWI_INPUT x 3; twi uint8 N x TWI_OUT x TWI_OUT (a cell is a
+Shards (npz): x uint8 N x TWI_INPUT x TWI_INPUT x 3; twi uint8 N x TWI_INPUT / 4 x TWI_INPUT / 4 (a cell is a
 bar where bars cover at least TWI_COVER of it); groove uint8 (main groove or bar, the same rule);
-bars int16 (the bars visible in the crop: make_dataset.bar_count); is_tire, min_depth. Image i uses seed seed_base + i.
+bars int16 (the bars visible in the crop: make_dataset.bar_count); is_tire, min_depth. Image i
+uses seed seed_base + i.
 """
 from __future__ import annotations
 
@@ -31,13 +32,11 @@ import make_dataset as md  # noqa: E402
 import preprocess as pp  # noqa: E402
 import tread_render as tr  # noqa: E402
 
-TWI_INPUT = 256
-TWI_OUT = 64
+TWI_INPUT = 256  # the crop's side; the maps are a quarter of it (TWI_INPUT // 4 = 64)
 TWI_COVER = 0.2
-bar_count = md.bar_count
 
 
-def grid(mask: np.ndarray, side: int = TWI_OUT) -> np.ndarray:
+def grid(mask: np.ndarray, side: int) -> np.ndarray:
     return (cv2.resize(mask.astype(np.float32), (side, side), interpolation=cv2.INTER_AREA) >= TWI_COVER).astype(np.uint8)
 
 
@@ -50,7 +49,7 @@ def one(seed: int, scale: float = 1.0, size: int = TWI_INPUT):
     x = pp.to_input_u8(Image.fromarray(img), size)
     twi = cls == tr.BG_TWI
     groove = (cls == tr.BG_GROOVE) | twi
-    return x, grid(twi, size // 4), grid(groove, size // 4), bar_count(twi), bool(lab["is_tire"]), float(lab["min_depth"])
+    return x, grid(twi, size // 4), grid(groove, size // 4), md.bar_count(twi), bool(lab["is_tire"]), float(lab["min_depth"])
 
 
 def shard(args):
