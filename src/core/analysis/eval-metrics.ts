@@ -80,7 +80,7 @@ const CI_FIGURES: Record<CiFigure, (r: Report) => number | null | undefined> = {
 };
 
 /** A small seeded generator (mulberry32), so the intervals printed for one folder never change. */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -7,14 +7,13 @@
  * depthMm when absent) or class folders: new/ good/ medium/ worn/ critical/, notire/, or the
  * binary pair usable/ (alias good/ when no five-class folders exist) and bad/ (= worn or critical).
  */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createOnnxAnalyzer } from '../analysis/index.js';
 import { isAppError } from '../errors.js';
-import { evaluate, formatReport, type Sample } from '../analysis/eval-metrics.js';
+import { evaluate, formatReport } from '../analysis/eval-metrics.js';
+import { analyzeLabelled } from '../analysis/eval-run.js';
 import { LabelsError, loadSamples, type LoadedSamples } from '../analysis/eval-samples.js';
-import { inspectImage } from '../images/inspect.js';
 import { parseCli, usageError } from './args.js';
 
 const DEFAULT_MODELS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../models');
@@ -48,28 +47,7 @@ async function main(): Promise<void> {
     process.stderr.write(`eval: ${error.code}: ${error.message}\n`);
     process.exit(1);
   });
-  const results: Sample[] = [];
-  for (const s of samples) {
-    const started = process.hrtime.bigint();
-    const image = await readFile(s.file).catch((error: NodeJS.ErrnoException) => {
-      // removed or unreadable since the labels were checked: counted, not fatal
-      process.stderr.write(`eval: cannot read ${s.file} (${error.code ?? error.message})\n`);
-      return null;
-    });
-    if (!image) {
-      results.push({ ...s, outcome: { error: 'FILE_UNREADABLE', ms: null } });
-      continue;
-    }
-    try {
-      // The service's path: upload checks, one decode to the frame, the analysis on that frame.
-      const { frame } = await inspectImage(image);
-      const { analysis } = await analyzer.analyze({ image, verbose: false, frame });
-      results.push({ ...s, outcome: { analysis, ms: Number(process.hrtime.bigint() - started) / 1e6 } });
-    } catch (error) {
-      if (!isAppError(error)) throw error;
-      results.push({ ...s, outcome: { error: error.code, ms: Number(process.hrtime.bigint() - started) / 1e6 } });
-    }
-  }
+  const results = await analyzeLabelled(analyzer, samples, (line) => process.stderr.write(`eval: ${line}\n`));
   await analyzer.close();
   const report = evaluate(results, { bootstrap });
   process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report, analyzer.modelVersion));
