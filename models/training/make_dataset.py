@@ -23,6 +23,12 @@ photos"; a cal split at another scale goes into its own --out folder):
 
     python make_dataset.py --split heldout --count 600 --seed-base 9100000 --photo-scale 5.6 --out data/heldoutHR
 
+`--tone P` gives a share P of a crop split's renders a phone-like tone mapping (`tone_vary`; the
+experiment of 2026-11-24, twentieth session, models/README.md "Phone-like tone mapping for the crop
+reader"; the renders themselves are those of --tone 0):
+
+    python make_dataset.py --split cropH --tone 0.5 --count 10000 --seed-base 7600000 --out data
+
 Held-out folders get a labels.csv of file, depthMm, wear and twiBars (the TWI bars visible in the
 render, `bar_count`; empty for a photo without a tire), which `npm run eval` reads.
 
@@ -64,7 +70,11 @@ NEG_SHARE = 0.15
 # 2026-11-23 (not shipped), written with --frames
 # cropL / cropvalL: the crop reader at a larger input (--input 224), the experiment of 2026-11-23
 # (fifteenth session, models/README.md)
-CROP_SPLITS = ("crop", "crop2", "crop3", "cropval", "cropL", "cropvalL")
+# cropH / cropvalH: crops with phone-like tone mapping (--tone), the experiment of 2026-11-24
+# (twentieth session, models/README.md)
+CROP_SPLITS = ("crop", "crop2", "crop3", "cropval", "cropL", "cropvalL", "cropH", "cropvalH")
+# --tone draws from its own stream of each image's seed, so the render itself is the one without it
+TONE_STREAM = 0x70E
 
 _photos: list[np.ndarray] | None = None
 
@@ -196,6 +206,22 @@ def as_photo(img: np.ndarray) -> np.ndarray:
     return decode(photo_jpeg(img))
 
 
+def tone_vary(rng: np.random.Generator, img: np.ndarray) -> np.ndarray:
+    """A phone's tone mapping, which the renderer's camera lacks (it has exposure, white balance and
+    a gamma): often the local contrast compressed as HDR pipelines do (the blurred log-luminance
+    pulled toward its bright end, the detail kept), then a global curve lifting the shadows."""
+    x = img.astype(np.float32) / 255
+    if rng.random() < 0.6:
+        lum = x.mean(-1) + 1e-3
+        log = np.log(lum)
+        base = cv2.GaussianBlur(log, (0, 0), max(img.shape[:2]) * rng.uniform(0.03, 0.12))
+        anchor = np.percentile(base, 90)
+        squeezed = anchor + rng.uniform(0.35, 0.9) * (base - anchor) + (log - base)
+        x = x * np.exp(squeezed - log)[..., None]
+    x = np.clip(x, 0, 1) ** rng.uniform(0.45, 1.0)
+    return (x * 255 + 0.5).astype(np.uint8)
+
+
 def photo_path(out_dir: str, split: str, start: int) -> str:
     """The photos of a cal shard, as the JPEG bytes the service would receive (finalize.py crops the
     tread out of them at their own resolution). Not matched by the f"{split}_*.npz" shard glob."""
@@ -240,7 +266,7 @@ def photo_sizes(scale: float) -> list[tuple[int, int]]:
 
 
 def shard(args):
-    split, start, n, seed_base, out_dir, frames, size, scale = args
+    split, start, n, seed_base, out_dir, frames, size, scale, tone = args
     photo = split == "cal"
     crop = split in CROP_SPLITS
     xs, cs, ds, labs, jpegs = [], [], [], [], []
@@ -250,6 +276,8 @@ def shard(args):
         if photo:
             jpegs.append(photo_jpeg(img))
             img = decode(jpegs[-1])
+        if tone and np.random.default_rng([seed_base + i, TONE_STREAM]).random() < tone:
+            img = tone_vary(np.random.default_rng([seed_base + i, TONE_STREAM, 1]), img)
         if crop:
             img = as_photo(img)
             if frames:
@@ -345,7 +373,14 @@ def main():
     ap.add_argument("--photo-scale", type=float, default=1.0,
                     help="heldout and cal: render the photos this many times larger than PHOTO_SIZES "
                          "(large photos, as a phone takes them)")
+    ap.add_argument("--tone", type=float, default=0.0,
+                    help="crop splits: the share of renders given a phone-like tone mapping (tone_vary), "
+                         "each decided by its own seed")
     a = ap.parse_args()
+    if a.tone and a.split not in CROP_SPLITS:
+        ap.error("--tone is for crop splits")
+    if not 0 <= a.tone <= 1:
+        ap.error("--tone is a share from 0 to 1")
     if a.photo_scale != 1.0 and a.split not in ("heldout", "cal"):
         ap.error("--photo-scale is for the heldout and cal splits")
     if not 0.5 <= a.photo_scale <= 12:
@@ -363,7 +398,7 @@ def main():
         heldout(a.count, a.seed_base, a.out, a.workers, a.photo_scale)
         return
     os.makedirs(a.out, exist_ok=True)
-    jobs = [(a.split, s, min(a.shard, a.count - s), a.seed_base, a.out, a.frames, a.input, a.photo_scale)
+    jobs = [(a.split, s, min(a.shard, a.count - s), a.seed_base, a.out, a.frames, a.input, a.photo_scale, a.tone)
             for s in range(0, a.count, a.shard)]
     jobs = [j for j in jobs if not complete(os.path.join(a.out, f"{j[0]}_{j[1]:06d}.npz"), j[2], a.split == "cal", a.input,
                                             a.photo_scale)
