@@ -42,7 +42,7 @@ describe('the least-absolute-error line', () => {
     const points = shop(300, (d) => 0.8 * d - 0.4, { noise: 0.3 }).map((p, i) => (i % 10 === 0 ? { ...p, gaugeMm: p.gaugeMm + 4 } : p));
     const { intercept, slope } = fitLine(points);
     expect(slope).toBeCloseTo(1.25, 1);
-    expect(intercept).toBeCloseTo(0.5, 0);
+    expect(Math.abs(intercept - 0.5)).toBeLessThan(0.15); // least squares gives ≈ 0.95 here (the outliers add 0.4 mm on average)
     // least squares would be pulled by the 30 readings 4 mm off; the median line is not
     const residuals = points.filter((_, i) => i % 10 !== 0).map((p) => p.gaugeMm - (intercept + slope * p.estimateMm));
     expect(Math.abs(residuals.reduce((s, v) => s + v, 0) / residuals.length)).toBeLessThan(0.1);
