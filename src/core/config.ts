@@ -80,6 +80,11 @@ const SERVER_SETTING_KEYS = [
  * Server keys feed Config; `ui` and `keepApiRunningInTray` are kept for the renderer and the shell.
  */
 export type FileSettings = Partial<Pick<Config, (typeof SERVER_SETTING_KEYS)[number]>> & {
+  /**
+   * The models to load instead of the shipped ones (a folder `npm run calibrate` wrote); relative
+   * to the data folder. TIREWEAR_MODELS_DIR still wins. The desktop's way to a shop calibration.
+   */
+  modelsDir?: string;
   keepApiRunningInTray?: boolean;
   ui?: { units?: 'mm' | '32nds'; legalMinimum?: '1.6mm' | '2/32in'; shopName?: string };
 };
@@ -153,6 +158,12 @@ export function loadConfig(env: Env, argv: readonly string[] = [], base: Config 
   const dataDir = path.resolve(vars.TIREWEAR_DATA_DIR ?? base.dataDir);
   const file = readSettingsFile(dataDir);
   const config: Config = { ...base, ...serverSettings(file), dataDir, imagesDir: path.join(dataDir, 'images') };
+  if (file.modelsDir !== undefined) {
+    if (typeof file.modelsDir !== 'string' || !file.modelsDir.trim()) {
+      throw new ConfigError(`${path.join(dataDir, 'settings.json')}: modelsDir must be a folder path`);
+    }
+    config.modelsDir = path.resolve(dataDir, file.modelsDir);
+  }
 
   if (vars.TIREWEAR_HOST) config.host = vars.TIREWEAR_HOST;
   if (vars.TIREWEAR_PORT) config.port = int('TIREWEAR_PORT', vars.TIREWEAR_PORT, 0, 65535);

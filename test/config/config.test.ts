@@ -62,6 +62,19 @@ describe('loadConfig', () => {
     expect(() => loadConfig(env({ TIREWEAR_REGISTRATIONS_PER_HOUR: '0' }))).toThrow(/TIREWEAR_REGISTRATIONS_PER_HOUR/);
   });
 
+  it('loads the models settings.json names (a shop calibration), relative to the data folder; the environment still wins', () => {
+    expect(loadConfig(env()).modelsDir).toBe(defaultConfig().modelsDir);
+    writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({ modelsDir: 'models-shop' }));
+    expect(loadConfig(env()).modelsDir).toBe(path.join(dir, 'models-shop'));
+    writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({ modelsDir: '/srv/tirewear/models-shop' }));
+    expect(loadConfig(env()).modelsDir).toBe('/srv/tirewear/models-shop');
+    expect(loadConfig(env({ TIREWEAR_MODELS_DIR: '/opt/models' })).modelsDir).toBe('/opt/models');
+    for (const bad of ['', '  ', 42, null]) {
+      writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({ modelsDir: bad }));
+      expect(() => loadConfig(env()), JSON.stringify(bad)).toThrow(/settings\.json: modelsDir must be a folder path/);
+    }
+  });
+
   it('refuses a broken settings file instead of ignoring it', () => {
     writeFileSync(path.join(dir, 'settings.json'), '{ not json');
     expect(() => loadConfig(env())).toThrow(/settings\.json/);

@@ -112,7 +112,8 @@ async function main(): Promise<void> {
   await check.close();
   process.stdout.write(
     `Wrote ${outDir}: model ${String(out.version)}.\n` +
-      `Serve with it: TIREWEAR_MODELS_DIR=${outDir} npm run serve. Measure it on photos it was not fitted on: npm run eval -- OTHER_DIR --models ${outDir}\n`,
+      `Serve with it: TIREWEAR_MODELS_DIR=${outDir} npm run serve, or "modelsDir": ${JSON.stringify(path.resolve(outDir))} in the data folder's settings.json (the desktop app).\n` +
+      `Measure it on photos it was not fitted on: npm run eval -- OTHER_DIR --models ${outDir}\n`,
   );
 }
 
