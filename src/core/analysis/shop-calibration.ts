@@ -12,9 +12,10 @@
  * others), and each is kept only when it helps there: the depth correction when it lowers the mean
  * error by at least MIN_GAIN_MM, the interval factor when the interval's coverage is outside 75–85 % by
  * more than chance (two binomial standard errors of 80 % on that many tires) and the factor brings
- * it nearer 80 %. Since the correction is linear it folds into the manifest's
- * stack (every weight times the slope, the intercept mapped too) and interval constant, so the
- * networks, the app's code and every other figure of a result stay what they were.
+ * it nearer 80 %. Since the correction is linear it folds into the manifest's stack (every weight
+ * times the slope, the intercept mapped too) and interval constant (times the slope and the
+ * factor), so the networks and the app's code stay what they were, and the rest of a result (wear
+ * class, confidence, tread health, agreement) follows from the corrected depth as it always does.
  *
  * The networks themselves are not retrained: a correction cannot teach them what they do not see
  * (models/README.md, Known limits), it removes a shop's systematic offset.
