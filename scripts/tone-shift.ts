@@ -12,6 +12,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
+import { csvCells } from '../src/core/analysis/eval-samples.js';
 import { parseCli, usageError } from '../src/core/cli/args.js';
 
 const USAGE = 'usage: npx tsx scripts/tone-shift.ts SRC DST [--rows FROM-TO] [--gamma G]';
@@ -24,13 +25,13 @@ const lines = (await readFile(path.join(src, 'labels.csv'), 'utf8')).trim().spli
 const range = /^(\d+)-(\d+)$/.exec(values.rows ?? `1-${lines.length - 1}`);
 if (!range) usageError('tone-shift', USAGE, '--rows takes FROM-TO, e.g. 1-300.');
 const rows = lines.slice(Number(range![1]), Number(range![2]) + 1);
-const fileColumn = lines[0]!.split(',').findIndex((c) => c.trim().toLowerCase() === 'file');
+const fileColumn = csvCells(lines[0]!).findIndex((c) => c.toLowerCase() === 'file');
 if (fileColumn < 0) usageError('tone-shift', USAGE, `${src}/labels.csv has no file column.`);
 
 const lut = Buffer.from(Array.from({ length: 256 }, (_, i) => Math.round(255 * (i / 255) ** gamma)));
 await mkdir(dst, { recursive: true });
 for (const row of rows) {
-  const file = row.split(',')[fileColumn]!;
+  const file = csvCells(row)[fileColumn]!;
   const { data, info } = await sharp(path.join(src, file)).raw().toBuffer({ resolveWithObject: true });
   for (let i = 0; i < data.length; i++) data[i] = lut[data[i]!]!;
   await sharp(data, { raw: info }).jpeg({ quality: 90 }).toFile(path.join(dst, file));

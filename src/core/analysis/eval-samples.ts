@@ -39,7 +39,7 @@ const TRUTHS: Record<string, Truth> = {
 };
 
 /** One CSV line split on commas; double quotes may wrap a cell (`""` is a quote inside one). */
-function cells(line: string): string[] {
+export function csvCells(line: string): string[] {
   const out: string[] = [];
   let cell = '';
   let quoted = false;
@@ -72,7 +72,7 @@ function cells(line: string): string[] {
 export function parseLabelsCsv(text: string, dir: string): Labelled[] {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/).map((l, i) => ({ n: i + 1, l })).filter(({ l }) => l.trim() && !l.trim().startsWith('#'));
   if (!lines.length) throw new LabelsError(['labels.csv is empty: expected a header "file,depthMm,wear" and one row per image.']);
-  const header = cells(lines[0]!.l).map((h) => h.toLowerCase());
+  const header = csvCells(lines[0]!.l).map((h) => h.toLowerCase());
   const col = { file: header.indexOf('file'), depth: header.indexOf('depthmm'), wear: header.indexOf('wear'), twi: header.indexOf('twibars') };
   if (col.file < 0 || (col.depth < 0 && col.wear < 0)) {
     throw new LabelsError([`labels.csv line ${lines[0]!.n}: the header must name "file" and "depthMm" and/or "wear" (found "${lines[0]!.l.trim()}").`]);
@@ -81,7 +81,7 @@ export function parseLabelsCsv(text: string, dir: string): Labelled[] {
   const samples: Labelled[] = [];
   const seen = new Set<string>();
   for (const { n, l } of lines.slice(1)) {
-    const row = cells(l);
+    const row = csvCells(l);
     const file = row[col.file] ?? '';
     const depthText = col.depth >= 0 ? (row[col.depth] ?? '') : '';
     const wearText = col.wear >= 0 ? (row[col.wear] ?? '').toLowerCase() : '';

@@ -191,7 +191,7 @@ export function fitShopCalibration(points: ShopPoint[]): ShopFit {
         : `interval left as it is: its coverage ${pct(base.coverage)} is within 75–85 % or within chance of 80 % on ${points.length} tires`,
   );
   const fitted = fit(points, true);
-  const chosen = fit(points, depthApplied);
+  const chosen = depthApplied ? fitted : fit(points, false);
   const correction: Correction = {
     intercept: depthApplied ? chosen.intercept : 0,
     slope: depthApplied ? chosen.slope : 1,

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createOnnxAnalyzer } from '../analysis/index.js';
 import { analyzeLabelled } from '../analysis/eval-run.js';
+import { loadManifest, readVerifiedModels } from '../analysis/manifest.js';
 import { LabelsError, loadSamples, type LoadedSamples } from '../analysis/eval-samples.js';
 import { calibratedManifest, fitShopCalibration, formatFit, MIN_TIRES, pointFrom, type ShopPoint } from '../analysis/shop-calibration.js';
 import { isAppError } from '../errors.js';
@@ -107,9 +108,10 @@ async function main(): Promise<void> {
   const tmp = path.join(outDir, `.manifest.${process.pid}.tmp`);
   await writeFile(tmp, `${JSON.stringify(out, null, 2)}\n`);
   await rename(tmp, path.join(outDir, 'manifest.json'));
-  // the models must load from there exactly as the server will load them
-  const check = await createOnnxAnalyzer({ modelsDir: outDir, threads: 1 }).catch((error: unknown) => fail(1, `the written models do not load: ${String(error)}`));
-  await check.close();
+  // the checks the server makes at load (manifest parsed and in range, every file's sha256)
+  await loadManifest(outDir)
+    .then((written) => readVerifiedModels(outDir, written))
+    .catch((error: unknown) => fail(1, `the written models do not load: ${isAppError(error) ? error.message : String(error)}`));
   process.stdout.write(
     `Wrote ${outDir}: model ${String(out.version)}.\n` +
       `Serve with it: TIREWEAR_MODELS_DIR=${outDir} npm run serve, or "modelsDir": ${JSON.stringify(path.resolve(outDir))} in the data folder's settings.json (the desktop app).\n` +
