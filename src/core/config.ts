@@ -18,7 +18,15 @@ export interface Config {
   databaseUrl: string | null;
   /** PEM of the trusted Ed25519 license public key. */
   licensePublicKeyPem: string;
+  /** The models the analyzer loads. */
   modelsDir: string;
+  /**
+   * The models that came with the app (the packaged resources in the desktop), whatever
+   * settings.json or TIREWEAR_MODELS_DIR say: a shop calibration is made from these.
+   */
+  shippedModelsDir: string;
+  /** Who chose modelsDir: the app's default, the data folder's settings.json, or TIREWEAR_MODELS_DIR / --models-dir. */
+  modelsDirSource: 'shipped' | 'settings' | 'env';
   /** Built renderer served at `/` when present. */
   rendererDir: string | null;
   /** Allow callers from the LAN; they then need an API key. */
@@ -53,6 +61,8 @@ export function defaultConfig(root = ROOT): Config {
     databaseUrl: null,
     licensePublicKeyPem: '',
     modelsDir: path.join(root, 'models'),
+    shippedModelsDir: path.join(root, 'models'),
+    modelsDirSource: 'shipped',
     rendererDir: path.join(root, 'out', 'renderer'),
     lanAccess: false,
     allowedHosts: [],
@@ -157,19 +167,30 @@ export function loadConfig(env: Env, argv: readonly string[] = [], base: Config 
   const vars = { ...env, ...parseArgs(argv) };
   const dataDir = path.resolve(vars.TIREWEAR_DATA_DIR ?? base.dataDir);
   const file = readSettingsFile(dataDir);
-  const config: Config = { ...base, ...serverSettings(file), dataDir, imagesDir: path.join(dataDir, 'images') };
+  const config: Config = {
+    ...base,
+    ...serverSettings(file),
+    dataDir,
+    imagesDir: path.join(dataDir, 'images'),
+    shippedModelsDir: base.modelsDir,
+    modelsDirSource: 'shipped',
+  };
   if (file.modelsDir !== undefined) {
     if (typeof file.modelsDir !== 'string' || !file.modelsDir.trim()) {
       throw new ConfigError(`${path.join(dataDir, 'settings.json')}: modelsDir must be a folder path`);
     }
     config.modelsDir = path.resolve(dataDir, file.modelsDir);
+    config.modelsDirSource = 'settings';
   }
 
   if (vars.TIREWEAR_HOST) config.host = vars.TIREWEAR_HOST;
   if (vars.TIREWEAR_PORT) config.port = int('TIREWEAR_PORT', vars.TIREWEAR_PORT, 0, 65535);
   if (vars.TIREWEAR_IMAGES_DIR) config.imagesDir = path.resolve(vars.TIREWEAR_IMAGES_DIR);
   if (vars.TIREWEAR_DATABASE_URL) config.databaseUrl = vars.TIREWEAR_DATABASE_URL;
-  if (vars.TIREWEAR_MODELS_DIR) config.modelsDir = path.resolve(vars.TIREWEAR_MODELS_DIR);
+  if (vars.TIREWEAR_MODELS_DIR) {
+    config.modelsDir = path.resolve(vars.TIREWEAR_MODELS_DIR);
+    config.modelsDirSource = 'env';
+  }
   if (vars.TIREWEAR_RENDERER_DIR !== undefined) {
     config.rendererDir = vars.TIREWEAR_RENDERER_DIR ? path.resolve(vars.TIREWEAR_RENDERER_DIR) : null;
   }

@@ -5,10 +5,12 @@
  */
 import sharp from 'sharp';
 import type { Analyzer } from './analysis/analyzer.js';
+import { SwappableAnalyzer } from './analysis/swappable.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { AppError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
+import { createCalibrationService, type CalibrationService } from './services/calibration.js';
 import { LoginThrottle } from './services/login-throttle.js';
 import { RegistrationThrottle } from './services/registration-throttle.js';
 import { IDEMPOTENCY_TTL_MS } from './services/idempotency.js';
@@ -24,8 +26,11 @@ export interface Core {
   clock: Clock;
   store: Store;
   images: ImageStore;
-  analyzer: Analyzer;
+  /** Serves every analysis; a shop calibration swaps the models in it while the server runs. */
+  analyzer: SwappableAnalyzer;
   services: Services;
+  /** The shop calibration run from the Settings screen (swaps the models in `analyzer`). */
+  calibration: CalibrationService;
   logger: Logger;
   /** Stops housekeeping, closes the analyzer and the store. Idempotent. */
   close(): Promise<void>;
@@ -60,7 +65,7 @@ export async function housekeeping(
  * Models that fail to load do not stop the server: history, accounts and licenses keep working
  * and every analysis answers MODEL_UNAVAILABLE (SPEC §3) while the log says why.
  */
-async function loadOnnxAnalyzer(modelsDir: string, logger: Logger): Promise<Analyzer> {
+export async function loadOnnxAnalyzer(modelsDir: string, logger: Logger): Promise<Analyzer> {
   try {
     const { createOnnxAnalyzer } = await import('./analysis/index.js');
     return await createOnnxAnalyzer({ modelsDir, logger });
@@ -86,7 +91,7 @@ export async function createCore(config: Config, overrides: CoreOverrides = {}):
   const store = overrides.store ?? (await openStore(config, clock));
   try {
     const images = overrides.images ?? createFileImageStore(config.imagesDir);
-    const analyzer = overrides.analyzer ?? (await loadOnnxAnalyzer(config.modelsDir, logger));
+    const analyzer = new SwappableAnalyzer(overrides.analyzer ?? (await loadOnnxAnalyzer(config.modelsDir, logger)));
     const loginThrottle = new LoginThrottle();
     const registrationThrottle = new RegistrationThrottle(config.registrationsPerHour);
     const services = createServices({
@@ -101,6 +106,8 @@ export async function createCore(config: Config, overrides: CoreOverrides = {}):
       loginThrottle,
       registrationThrottle,
     });
+
+    const calibration = createCalibrationService({ config, store, images, analyzer, clock, logger });
 
     const timer = setInterval(() => {
       housekeeping({ store, clock }, loginThrottle, registrationThrottle).catch((error: unknown) =>
@@ -117,11 +124,13 @@ export async function createCore(config: Config, overrides: CoreOverrides = {}):
       images,
       analyzer,
       services,
+      calibration,
       logger,
       close() {
         closing ??= (async () => {
           clearInterval(timer);
           try {
+            await calibration.close();
             await analyzer.close();
           } finally {
             await store.close();

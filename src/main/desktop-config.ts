@@ -18,11 +18,13 @@ export interface DesktopPaths {
 export function desktopBaseConfig(paths: DesktopPaths): Config {
   const base = defaultConfig(paths.appPath);
   const dataDir = path.join(paths.userDataPath, 'data');
+  const modelsDir = paths.isPackaged ? path.join(paths.resourcesPath, 'models') : base.modelsDir;
   return {
     ...base,
     dataDir,
     imagesDir: path.join(dataDir, 'images'),
-    modelsDir: paths.isPackaged ? path.join(paths.resourcesPath, 'models') : base.modelsDir,
+    modelsDir,
+    shippedModelsDir: modelsDir,
     rendererDir: path.join(paths.appPath, 'out', 'renderer'),
     // A path, not PEM text: readPem reads it (from inside the asar when packaged).
     licensePublicKeyPem: path.join(paths.appPath, 'resources', 'license-public.pem'),

@@ -148,6 +148,60 @@ export interface SettingsData {
   restartRequired: boolean;
 }
 
+/** Cross-validated figures of a shop calibration (each photo read with a correction fitted without it). */
+export interface CalibrationFigures {
+  mae: number;
+  within1mm: number;
+  coverage: number;
+  wearAccuracy: number;
+}
+
+/** What a calibration fitted and what cross-validation measured. */
+export interface CalibrationFit {
+  tires: number;
+  /** gauge ≈ intercept + slope × estimate; the 80 % interval × intervalScale. */
+  correction: { intercept: number; slope: number; intervalScale: number };
+  depthApplied: boolean;
+  intervalApplied: boolean;
+  before: CalibrationFigures;
+  after: CalibrationFigures;
+  reasons: string[];
+}
+
+/** GET /calibration → data: the models in use and the Settings screen's calibration job. */
+export interface CalibrationStatus {
+  /** The model version analyses answer with now. */
+  modelVersion: string;
+  /** The shop calibration in use, or null for the models as they came with the app. */
+  active: {
+    version: string;
+    base: string;
+    created: string;
+    tires: number;
+    correction: CalibrationFit['correction'];
+    crossValidated: { before: CalibrationFigures; after: CalibrationFigures };
+  } | null;
+  /** This account's scans with a gauge reading, and how many a calibration needs. */
+  measuredScans: number;
+  minimumScans: number;
+  /** Why a calibration cannot start here (models set by TIREWEAR_MODELS_DIR), or null. */
+  blockedBy: string | null;
+  /** The last calibration started since the server started, or null. */
+  job:
+    | { state: 'running'; startedAt: string; done: number; total: number }
+    | {
+        state: 'applied' | 'unchanged' | 'failed';
+        startedAt: string;
+        finishedAt: string;
+        message: string;
+        /** Present once the photos were read and a fit made. */
+        fit: CalibrationFit | null;
+        /** Photos that could not be read (removed, or no tire found), by error code. */
+        skipped: Record<string, number>;
+      }
+    | null;
+}
+
 /** GET /sync/status → data (desktop side) */
 export interface SyncStatus {
   linked: boolean;

@@ -63,12 +63,13 @@ describe('loadConfig', () => {
   });
 
   it('loads the models settings.json names (a shop calibration), relative to the data folder; the environment still wins', () => {
-    expect(loadConfig(env()).modelsDir).toBe(defaultConfig().modelsDir);
+    const shipped = defaultConfig().modelsDir;
+    expect(loadConfig(env())).toMatchObject({ modelsDir: shipped, shippedModelsDir: shipped, modelsDirSource: 'shipped' });
     writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({ modelsDir: 'models-shop' }));
-    expect(loadConfig(env()).modelsDir).toBe(path.join(dir, 'models-shop'));
+    expect(loadConfig(env())).toMatchObject({ modelsDir: path.join(dir, 'models-shop'), shippedModelsDir: shipped, modelsDirSource: 'settings' });
     writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({ modelsDir: '/srv/tirewear/models-shop' }));
     expect(loadConfig(env()).modelsDir).toBe('/srv/tirewear/models-shop');
-    expect(loadConfig(env({ TIREWEAR_MODELS_DIR: '/opt/models' })).modelsDir).toBe('/opt/models');
+    expect(loadConfig(env({ TIREWEAR_MODELS_DIR: '/opt/models' }))).toMatchObject({ modelsDir: '/opt/models', shippedModelsDir: shipped, modelsDirSource: 'env' });
     for (const bad of ['', '  ', 42, null]) {
       writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({ modelsDir: bad }));
       expect(() => loadConfig(env()), JSON.stringify(bad)).toThrow(/settings\.json: modelsDir must be a folder path/);

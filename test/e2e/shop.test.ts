@@ -10,6 +10,7 @@ import { startApp, type RunningApp } from './support/app.js';
 import { launchChromium, openPage } from './support/browser.js';
 import { saveScreenshot, tirePhotos } from './support/files.js';
 import { waitForResults } from './support/results.js';
+import { heldoutLabels } from '../analysis/helpers.js';
 
 const PLATE = 'AB-123-CD';
 
@@ -239,6 +240,41 @@ describe('shop account in the browser', () => {
     await shot('settings');
     await page.getByRole('link', { name: 'Scan' }).click();
     await expect(page.locator('.depth-main').first().textContent()).resolves.toMatch(/^\d+\/32″ \(\d+\.\d mm\)$/);
+  });
+
+  it("calibrates to the shop's gauge from Settings, applied at once, and goes back to the shipped models", async () => {
+    // 36 more scans with gauge readings, through the same API as the page (its cookie): a gauge that reads
+    // 1.3 × the truth + 0.4 mm, i.e. photos this shop's models read too shallow
+    const origin = new URL(app.url).origin;
+    for (const tire of heldoutLabels().filter((l) => l.depthMm !== null).slice(0, 36)) {
+      const res = await page.request.post(`${origin}/api/v1/analyze`, {
+        headers: { origin },
+        multipart: { image: { name: 'tire.jpg', mimeType: 'image/jpeg', buffer: await readFile(tire.file) } },
+      });
+      expect(res.status(), await res.text()).toBe(200);
+      const { scanId } = (await res.json()).data;
+      const gauge = Math.round((1.3 * tire.depthMm! + 0.4) * 10) / 10;
+      const put = await page.request.put(`${origin}/api/v1/scans/${scanId}/measurement`, { headers: { origin }, data: { measurementMm: gauge } });
+      expect(put.status(), await put.text()).toBe(200);
+    }
+    await page.getByRole('link', { name: 'Settings' }).click();
+    const panel = page.getByRole('region', { name: 'Calibrate to your tire gauge' });
+    const shipped = (await panel.getByTestId('calibration-model').textContent())!;
+    expect(shipped).toMatch(/^tread-[\d.]+$/);
+    // the 36 and the reading entered at the counter, unless that scan was the one deleted above
+    const measured = Number(await panel.getByTestId('calibration-measured').textContent());
+    expect([36, 37]).toContain(measured);
+    await panel.getByRole('button', { name: 'Calibrate now' }).click();
+    await panel.getByText(new RegExp(`^Calibrated on ${measured} photos: analyses now answer with`)).waitFor({ timeout: 60_000 });
+    await expect(panel.getByTestId('calibration-model').textContent()).resolves.toMatch(new RegExp(`^${shipped.replace(/\./g, '\\.')}\\+shop\\.`));
+    await expect(panel.getByRole('row', { name: /Mean error against the gauge/ }).textContent()).resolves.toMatch(/\d\.\d\d mm.*\d\.\d\d mm/);
+    await panel.getByText(new RegExp(`^Made .* on ${measured} tires: mean error`)).waitFor();
+    await shot('calibration', panel);
+    await panel.getByRole('button', { name: 'Back to the models as shipped' }).click();
+    await panel.getByRole('button', { name: 'Calibrate now' }).waitFor();
+    await expect(panel.getByTestId('calibration-model').textContent()).resolves.toBe(shipped);
+    await expect(panel.getByRole('button', { name: 'Back to the models as shipped' }).count()).resolves.toBe(0);
+    expect(errors).toEqual([]);
   });
 
   it('signs out and back in', async () => {

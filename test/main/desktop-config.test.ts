@@ -35,6 +35,7 @@ describe('desktop config', () => {
     expect(config.dataDir).toBe(path.join(paths.userDataPath, 'data'));
     expect(config.imagesDir).toBe(path.join(paths.userDataPath, 'data', 'images'));
     expect(config.modelsDir).toBe(path.join(paths.resourcesPath, 'models'));
+    expect(config.shippedModelsDir).toBe(config.modelsDir); // what a shop calibration starts from
     expect(config.rendererDir).toBe(path.join(paths.appPath, 'out', 'renderer'));
     expect(config.licensePublicKeyPem).toBe(PEM);
     expect(config.host).toBe('127.0.0.1');

@@ -222,6 +222,11 @@ export interface ShopCalibrationRecord {
   reasons: string[];
 }
 
+/** The version of a calibration of `base` made at `created`: `tread-2026.11.12+shop.20261124T0530`. */
+export function shopVersion(base: string, created: Date): string {
+  return `${base}+shop.${created.toISOString().replace(/[-:]/g, '').slice(0, 13)}`;
+}
+
 /**
  * The shipped manifest (as parsed JSON, unknown fields kept) with the correction folded into its
  * stacks and interval: `estimate' = intercept + slope · estimate` for any photo, and the interval's
@@ -232,7 +237,6 @@ export function calibratedManifest(base: Json, fitResult: ShopFit, meta: { creat
   if (base.shopCalibration !== undefined) throw new TypeError('manifest is already a shop calibration');
   const cal = base.calibration as Json;
   const c = fitResult.correction;
-  const stamp = meta.created.toISOString().replace(/[-:]/g, '').slice(0, 13); // 20261124T0530
   const record: ShopCalibrationRecord = {
     base: base.version,
     created: meta.created.toISOString(),
@@ -244,7 +248,7 @@ export function calibratedManifest(base: Json, fitResult: ShopFit, meta: { creat
   };
   return {
     ...base,
-    version: `${base.version}+shop.${stamp}`,
+    version: shopVersion(base.version, meta.created),
     created: meta.created.toISOString(),
     calibration: {
       ...cal,

@@ -10,14 +10,14 @@
  * too few photos answered; 2: usage, labels or folder mistakes.
  */
 import { createHash } from 'node:crypto';
-import { copyFile, mkdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createOnnxAnalyzer } from '../analysis/index.js';
 import { analyzeLabelled } from '../analysis/eval-run.js';
-import { loadManifest, readVerifiedModels } from '../analysis/manifest.js';
+import { readManifestJson, writeCalibratedModels } from '../analysis/calibration-files.js';
 import { LabelsError, loadSamples, type LoadedSamples } from '../analysis/eval-samples.js';
-import { calibratedManifest, fitShopCalibration, formatFit, MIN_TIRES, pointFrom, type ShopPoint } from '../analysis/shop-calibration.js';
+import { fitShopCalibration, formatFit, MIN_TIRES, pointFrom, type ShopPoint } from '../analysis/shop-calibration.js';
 import { isAppError } from '../errors.js';
 import { parseCli, usageError } from './args.js';
 
@@ -28,16 +28,6 @@ const fail = (code: number, message: string): never => {
   process.stderr.write(`calibrate: ${message}\n`);
   process.exit(code);
 };
-
-async function readJson(file: string): Promise<Record<string, unknown> | null> {
-  try {
-    const value: unknown = JSON.parse(await readFile(file, 'utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    return {};
-  }
-}
 
 async function resolved(dir: string): Promise<string> {
   return realpath(dir).catch(() => path.resolve(dir));
@@ -64,11 +54,11 @@ async function main(): Promise<void> {
     fail(2, `${measured.length} photo(s) in ${dir} have a gauge reading (labels.csv depthMm); at least ${MIN_TIRES} are needed, and a few hundred give a steadier calibration.`);
   }
   if ((await resolved(outDir)) === (await resolved(modelsDir))) fail(2, '--out must be another folder than the models it starts from (they are never written over).');
-  const base = await readJson(path.join(modelsDir, 'manifest.json'));
+  const base = await readManifestJson(modelsDir);
   if (base?.shopCalibration !== undefined) {
     fail(2, `${modelsDir} already holds a shop calibration (${String(base.version)}); calibrate from the models it was made from (${JSON.stringify((base.shopCalibration as { base?: unknown }).base)}).`);
   }
-  const existing = await readJson(path.join(outDir, 'manifest.json'));
+  const existing = await readManifestJson(outDir);
   if (existing !== null && existing.shopCalibration === undefined) {
     fail(2, `${outDir} holds other models (a manifest without a shop calibration); choose an empty or new folder.`);
   }
@@ -95,23 +85,15 @@ async function main(): Promise<void> {
     process.stdout.write(`No calibration written: on these photos ${analyzer.modelVersion} needs no correction that cross-validation confirms.\n`);
     return;
   }
-  const manifest = base ?? {};
   const labels = await readFile(path.join(dir, 'labels.csv')).catch(() => null);
-  const out = calibratedManifest(manifest, fitted, {
+  const out = await writeCalibratedModels({
+    baseDir: modelsDir,
+    base: base ?? {},
+    fit: fitted,
+    outDir,
     created: new Date(),
     labelsSha256: labels ? createHash('sha256').update(labels).digest('hex') : null,
-  });
-  await mkdir(outDir, { recursive: true });
-  const models = out.models as Record<string, { file: string }>;
-  for (const entry of Object.values(models)) await copyFile(path.join(modelsDir, entry.file), path.join(outDir, entry.file));
-  // the manifest last, through a rename: a folder is never seen with new files and no manifest, or half a manifest
-  const tmp = path.join(outDir, `.manifest.${process.pid}.tmp`);
-  await writeFile(tmp, `${JSON.stringify(out, null, 2)}\n`);
-  await rename(tmp, path.join(outDir, 'manifest.json'));
-  // the checks the server makes at load (manifest parsed and in range, every file's sha256)
-  await loadManifest(outDir)
-    .then((written) => readVerifiedModels(outDir, written))
-    .catch((error: unknown) => fail(1, `the written models do not load: ${isAppError(error) ? error.message : String(error)}`));
+  }).catch((error: unknown) => fail(1, `the written models do not load: ${isAppError(error) ? error.message : String(error)}`));
   process.stdout.write(
     `Wrote ${outDir}: model ${String(out.version)}.\n` +
       `Serve with it: TIREWEAR_MODELS_DIR=${outDir} npm run serve, or "modelsDir": ${JSON.stringify(path.resolve(outDir))} in the data folder's settings.json (the desktop app).\n` +

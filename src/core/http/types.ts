@@ -3,6 +3,7 @@ import type { Analyzer } from '../analysis/analyzer.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
+import type { CalibrationService } from '../services/calibration.js';
 import type { Services } from '../services/ports.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
@@ -17,6 +18,7 @@ export interface HttpCore {
   analyzer: Pick<Analyzer, 'modelVersion'>;
   store: Store;
   images: ImageStore;
+  calibration: CalibrationService;
 }
 
 /**

@@ -100,6 +100,8 @@ export interface ScanFilter {
   to?: Date;
   /** Only scans that came through this API key: on a hub, the scans one shop pushed. */
   apiKeyId?: string;
+  /** Only scans with a gauge reading (measurementMm set): what a shop calibration fits on. */
+  measured?: boolean;
   /** Opaque cursor from a previous page; a malformed one is AppError VALIDATION_ERROR. */
   cursor?: string;
   limit: number;

@@ -143,5 +143,23 @@ export function scanListConformance(store: GetStore): void {
       expect(all.map((s) => s.id)).toEqual(scans.filter((_, i) => i % 2).reverse().map((s) => s.id));
       expect(all[0]).toEqual(scans[11]);
     });
+
+    it('filters to the scans with a gauge reading (a cleared reading drops out)', async () => {
+      const read = await add(store(), { createdAt: new Date(BASE + HOUR) });
+      const cleared = await add(store(), { createdAt: new Date(BASE + 2 * HOUR) });
+      await add(store(), { createdAt: new Date(BASE + 3 * HOUR) });
+      const gone = await add(store(), { createdAt: new Date(BASE + 4 * HOUR) });
+      await add(store(), { accountId: 'someone-else', measurementMm: 5, measuredAt: new Date(BASE) });
+      await store().scans.setMeasurement(read.id, 4.2, new Date(BASE + 5 * HOUR));
+      await store().scans.setMeasurement(cleared.id, 3, new Date(BASE + 5 * HOUR));
+      await store().scans.setMeasurement(cleared.id, null, new Date(BASE + 6 * HOUR));
+      await store().scans.setMeasurement(gone.id, 6, new Date(BASE + 5 * HOUR));
+      await store().scans.markDeleted(gone.id, new Date(BASE + 6 * HOUR));
+      const all = await store().scans.all({ accountId: 'acct-list', measured: true });
+      expect(all.map((s) => [s.id, s.measurementMm])).toEqual([[read.id, 4.2]]);
+      const page = await store().scans.list({ accountId: 'acct-list', measured: true, limit: 10 });
+      expect(page.items.map((s) => s.id)).toEqual([read.id]);
+      expect((await store().scans.all({ accountId: 'acct-list' })).length).toBe(3);
+    });
   });
 }

@@ -7,6 +7,7 @@ import { registerAuth } from '../auth.js';
 import { accountRoutes } from './account.js';
 import { analyzeRoutes } from './analyze.js';
 import { authRoutes } from './auth.js';
+import { calibrationRoutes } from './calibration.js';
 import { healthRoutes } from './health.js';
 import { keyRoutes } from './keys.js';
 import { licenseRoutes } from './licenses.js';
@@ -30,5 +31,6 @@ export const apiRoutes: FastifyPluginAsyncTypebox<ApiOptions> = async (app, { ve
   await app.register(analyzeRoutes);
   await app.register(scanRoutes);
   await app.register(settingsRoutes);
+  await app.register(calibrationRoutes);
   await app.register(syncRoutes);
 };

@@ -129,6 +129,7 @@ function where(filter: Omit<ScanFilter, 'cursor' | 'limit'>, params: unknown[]):
     params.push(filter.apiKeyId);
     clauses.push(`api_key_id = $${params.length}`);
   }
+  if (filter.measured) clauses.push('measurement_mm IS NOT NULL');
   if (filter.from) {
     params.push(filter.from);
     clauses.push(`created_at >= $${params.length}`);

@@ -33,6 +33,7 @@ function whereOf(filter: Filter): { sql: string; params: unknown[] } {
     clauses.push('api_key_id = ?');
     params.push(filter.apiKeyId);
   }
+  if (filter.measured) clauses.push('measurement_mm IS NOT NULL');
   if (filter.from !== undefined) {
     clauses.push('created_at >= ?');
     params.push(toMs(filter.from));

@@ -5,6 +5,7 @@
 import type {
   AccountData,
   AnalyzeData,
+  CalibrationStatus,
   CreatedApiKey,
   Envelope,
   HealthData,
@@ -194,6 +195,9 @@ export const api = {
     `${API_BASE}/scans/${encodeURIComponent(id)}/image${variant === 'thumbnail' ? '?variant=thumbnail' : ''}`,
   getSettings: () => request<SettingsData>('GET', '/settings'),
   putSettings: (patch: Partial<Omit<SettingsData, 'restartRequired'>>) => request<SettingsData>('PUT', '/settings', patch),
+  calibration: () => request<CalibrationStatus>('GET', '/calibration'),
+  startCalibration: () => request<CalibrationStatus>('POST', '/calibration', {}),
+  revertCalibration: () => request<CalibrationStatus>('DELETE', '/calibration'),
   syncStatus: () => request<SyncStatus>('GET', '/sync/status'),
   linkHub: (hubUrl: string, hubApiKey: string) => request<SyncStatus>('PUT', '/sync/link', { hubUrl, hubApiKey }),
   unlinkHub: () => request<SyncStatus>('DELETE', '/sync/link'),

@@ -3,6 +3,7 @@ import { useEffect, useId, useState, type FormEvent } from 'react';
 import type { SettingsData } from '../../../shared/api';
 import { api } from '../api/client';
 import { AboutPanel } from '../components/AboutPanel';
+import { CalibrationPanel } from '../components/CalibrationPanel';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { SyncPanel } from '../components/SyncPanel';
 import { useSession } from '../hooks/useSession';
@@ -131,6 +132,7 @@ export function SettingsPage() {
         </div>
       </form>
       <SyncPanel />
+      <CalibrationPanel />
       <AboutPanel />
     </section>
   );

@@ -1,0 +1,63 @@
+/**
+ * The analyzer the running core serves with, replaceable while it runs: a shop calibration made
+ * from the Settings screen (services/calibration.ts) takes effect without a restart. Analyses
+ * already running finish on the models they started with; the old analyzer is closed when the
+ * last of them is done, never under one.
+ */
+import type { AnalyzeOutcome, AnalyzeRequest, Analyzer } from './analyzer.js';
+
+export class SwappableAnalyzer implements Analyzer {
+  #current: Analyzer;
+  readonly #running = new Map<Analyzer, number>();
+  readonly #retired = new Set<Analyzer>();
+  readonly #closing: Array<Promise<void>> = [];
+
+  constructor(initial: Analyzer) {
+    this.#current = initial;
+  }
+
+  get modelVersion(): string {
+    return this.#current.modelVersion;
+  }
+
+  /** The analyzer new analyses go to (for tests and the calibration service). */
+  get current(): Analyzer {
+    return this.#current;
+  }
+
+  async analyze(request: AnalyzeRequest): Promise<AnalyzeOutcome> {
+    const analyzer = this.#current;
+    this.#running.set(analyzer, (this.#running.get(analyzer) ?? 0) + 1);
+    try {
+      return await analyzer.analyze(request);
+    } finally {
+      const left = (this.#running.get(analyzer) ?? 1) - 1;
+      if (left > 0) this.#running.set(analyzer, left);
+      else {
+        this.#running.delete(analyzer);
+        if (this.#retired.delete(analyzer)) this.#close(analyzer);
+      }
+    }
+  }
+
+  /** New analyses go to `next` from now on; the previous analyzer closes once idle. */
+  swap(next: Analyzer): void {
+    const previous = this.#current;
+    if (previous === next) return;
+    this.#current = next;
+    if (this.#running.has(previous)) this.#retired.add(previous);
+    else this.#close(previous);
+  }
+
+  #close(analyzer: Analyzer): void {
+    // a failing close is the old models' problem, not the caller's: it must not fail an analysis
+    this.#closing.push(analyzer.close().catch(() => undefined));
+  }
+
+  /** Closes the current analyzer and any retired one (in-flight analyses are the caller's to drain). */
+  async close(): Promise<void> {
+    const all = [this.#current, ...this.#retired];
+    this.#retired.clear();
+    await Promise.all([...this.#closing, ...all.map((a) => a.close())]);
+  }
+}

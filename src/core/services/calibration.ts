@@ -1,0 +1,277 @@
+/**
+ * The shop calibration from the Settings screen: the models that came with the app read again
+ * every scan of the account that has a gauge reading, the same fit as `npm run calibrate`
+ * (analysis/shop-calibration.ts: a depth line and an interval width, each kept only when 5-fold
+ * cross-validation confirms it), and, when something is kept, the calibrated models written to
+ * `<dataDir>/calibrations/<version>`, named in settings.json (`modelsDir`, so the next start loads
+ * them too) and swapped into the running server: no restart. Reverting removes the setting and
+ * swaps the shipped models back; calibration folders are never deleted.
+ *
+ * The models a server runs with are the server's, not one account's: on a desktop that is the
+ * shop. So the job is reached from the desk only (signed in at this computer), one at a time.
+ * A server whose models are set by TIREWEAR_MODELS_DIR keeps them: calibrate with the CLI there.
+ */
+import { createHash } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { CalibrationFit, CalibrationStatus } from '../../shared/api.js';
+import type { Analyzer } from '../analysis/analyzer.js';
+import { readManifestJson, writeCalibratedModels } from '../analysis/calibration-files.js';
+import { fitShopCalibration, MIN_TIRES, pointFrom, shopVersion, type ShopCalibrationRecord, type ShopFit, type ShopPoint } from '../analysis/shop-calibration.js';
+import type { SwappableAnalyzer } from '../analysis/swappable.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { AppError, isAppError } from '../errors.js';
+import { inspectImage } from '../images/inspect.js';
+import type { Logger } from '../logger.js';
+import { updateSettingsFile } from '../settings-file.js';
+import type { ImageStore } from '../storage/images.js';
+import type { Store } from '../storage/store.js';
+
+export interface CalibrationDeps {
+  config: Pick<Config, 'dataDir' | 'modelsDir' | 'shippedModelsDir' | 'modelsDirSource'>;
+  store: Store;
+  images: ImageStore;
+  analyzer: SwappableAnalyzer;
+  clock: Clock;
+  logger: Logger;
+  /** Loads models from a folder; throws (AppError MODEL_UNAVAILABLE) when they do not load. */
+  loadAnalyzer?: (modelsDir: string) => Promise<Analyzer>;
+}
+
+export interface CalibrationService {
+  status(accountId: string): Promise<CalibrationStatus>;
+  /**
+   * Checks, then starts the job in the background and returns at once. AppError CONFLICT (one is
+   * running; models set by TIREWEAR_MODELS_DIR; the shipped models are a calibration themselves),
+   * VALIDATION_ERROR (fewer than MIN_TIRES measured scans), MODEL_UNAVAILABLE (no shipped manifest).
+   */
+  start(accountId: string): Promise<CalibrationStatus>;
+  /** Back to the shipped models. CONFLICT while a job runs; nothing to do is not an error. */
+  revert(accountId: string): Promise<CalibrationStatus>;
+  /** Resolves when the running job (if any) has finished: for tests. */
+  idle(): Promise<void>;
+  /** Stops a running job between two photos (nothing changed) and waits for it: for shutdown. */
+  close(): Promise<void>;
+}
+
+type Job = NonNullable<CalibrationStatus['job']>;
+type Finished = Exclude<Job, { state: 'running' }>;
+
+const CALIBRATIONS = 'calibrations';
+
+function wireFit(fit: ShopFit): CalibrationFit {
+  return {
+    tires: fit.tires,
+    correction: fit.fitted,
+    depthApplied: fit.depthApplied,
+    intervalApplied: fit.intervalApplied,
+    before: fit.before,
+    after: fit.after,
+    reasons: fit.reasons,
+  };
+}
+
+async function defaultLoader(modelsDir: string): Promise<Analyzer> {
+  const { createOnnxAnalyzer } = await import('../analysis/index.js');
+  return createOnnxAnalyzer({ modelsDir });
+}
+
+/** A folder name for a version (`tread-2026.11.12+shop.20261124T0730` → `tread-2026.11.12_shop.20261124T0730`), not taken yet. */
+async function freshFolder(root: string, version: string): Promise<string> {
+  const name = version.replace(/[^A-Za-z0-9._-]/g, '_');
+  for (let i = 1; ; i++) {
+    const dir = path.join(root, i === 1 ? name : `${name}-${i}`);
+    if (!(await stat(dir).catch(() => null))) return dir;
+  }
+}
+
+export function createCalibrationService(deps: CalibrationDeps): CalibrationService {
+  const { config, store, images, analyzer, clock, logger } = deps;
+  const load = deps.loadAnalyzer ?? defaultLoader;
+  /** The folder the served models came from: config's at start, then each swap's. */
+  let servedDir = config.modelsDir;
+  /** Whether settings.json's modelsDir chose them (and a revert has something to undo). */
+  let fromSettings = config.modelsDirSource === 'settings';
+  let job: Job | null = null;
+  let running: Promise<void> | null = null;
+  let closing = false;
+  /** Set while start() checks, so two clicks at once cannot both pass the checks. */
+  let starting = false;
+
+  const measured = (accountId: string) => store.scans.all({ accountId, measured: true });
+
+  async function active(): Promise<CalibrationStatus['active']> {
+    const manifest = await readManifestJson(servedDir);
+    const record = manifest?.shopCalibration as ShopCalibrationRecord | undefined;
+    if (!record || typeof manifest?.version !== 'string') return null;
+    return {
+      version: manifest.version,
+      base: record.base,
+      created: record.created,
+      tires: record.tires,
+      correction: record.correction,
+      crossValidated: record.crossValidated,
+    };
+  }
+
+  const blockedBy = (): string | null =>
+    config.modelsDirSource === 'env'
+      ? `This server's models are set by TIREWEAR_MODELS_DIR (${config.modelsDir}) and stay as set; calibrate with npm run calibrate there.`
+      : null;
+
+  async function status(accountId: string): Promise<CalibrationStatus> {
+    return {
+      modelVersion: analyzer.modelVersion,
+      active: await active(),
+      measuredScans: (await measured(accountId)).length,
+      minimumScans: MIN_TIRES,
+      blockedBy: blockedBy(),
+      job,
+    };
+  }
+
+  function finish(startedAt: string, state: Finished['state'], message: string, fit: CalibrationFit | null = null, skipped: Record<string, number> = {}): void {
+    job = { state, startedAt, finishedAt: clock.now().toISOString(), message, fit, skipped };
+  }
+
+  /** The photos read, the fit, and (when something is kept) the new models written and swapped in. */
+  async function run(accountId: string, startedAt: string): Promise<void> {
+    const scans = await measured(accountId);
+    const progress = { state: 'running' as const, startedAt, done: 0, total: scans.length };
+    job = progress;
+    const base = (await readManifestJson(config.shippedModelsDir)) ?? {};
+    const reader = await load(config.shippedModelsDir);
+    const points: ShopPoint[] = [];
+    const skipped: Record<string, number> = {};
+    try {
+      for (const scan of scans) {
+        if (closing) throw new AppError('SERVER_BUSY', 'the server is shutting down');
+        try {
+          const image = await images.get(scan.image.originalKey);
+          const { frame } = await inspectImage(image);
+          const { analysis } = await reader.analyze({ image, verbose: false, frame });
+          points.push(pointFrom(scan.measurementMm!, analysis));
+        } catch (error) {
+          if (!isAppError(error)) throw error;
+          const code = error.code === 'NOT_FOUND' ? 'PHOTO_MISSING' : error.code;
+          skipped[code] = (skipped[code] ?? 0) + 1;
+        }
+        progress.done += 1;
+        // inference is synchronous in onnxruntime-node: let waiting requests in between photos
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      await reader.close();
+    }
+    if (points.length < MIN_TIRES) {
+      const message = `Only ${points.length} of ${scans.length} photos could be read again; at least ${MIN_TIRES} are needed. Nothing was changed.`;
+      finish(startedAt, 'failed', message, null, skipped);
+      return;
+    }
+    const fit = fitShopCalibration(points);
+    if (!fit.depthApplied && !fit.intervalApplied) {
+      const message = `On these ${fit.tires} photos the models as shipped need no correction that cross-validation confirms. Nothing was changed.`;
+      finish(startedAt, 'unchanged', message, wireFit(fit), skipped);
+      return;
+    }
+    const labels = scans
+      .filter((s) => s.measurementMm !== null)
+      .map((s) => `${s.id},${s.measurementMm}\n`)
+      .join('');
+    const created = clock.now();
+    const outDir = await freshFolder(path.join(config.dataDir, CALIBRATIONS), shopVersion(String(base.version), created));
+    const written = await writeCalibratedModels({
+      baseDir: config.shippedModelsDir,
+      base,
+      fit,
+      outDir,
+      created,
+      labelsSha256: createHash('sha256').update(labels).digest('hex'),
+    });
+    const next = await load(outDir);
+    try {
+      if (closing) throw new AppError('SERVER_BUSY', 'the server is shutting down');
+      await updateSettingsFile(config.dataDir, (file) => ({ ...file, modelsDir: path.relative(config.dataDir, outDir) }));
+    } catch (error) {
+      await next.close();
+      throw error;
+    }
+    analyzer.swap(next);
+    servedDir = outDir;
+    fromSettings = true;
+    logger.info({ modelVersion: next.modelVersion, modelsDir: outDir, tires: fit.tires }, 'shop calibration applied');
+    finish(startedAt, 'applied', `Calibrated on ${fit.tires} photos: analyses now answer with ${String(written.version)}.`, wireFit(fit), skipped);
+  }
+
+  /** start() past the running check: the rest of the checks, then the job in the background. */
+  async function begin(accountId: string): Promise<CalibrationStatus> {
+    const blocked = blockedBy();
+    if (blocked) throw new AppError('CONFLICT', blocked);
+    const count = (await measured(accountId)).length;
+    if (count < MIN_TIRES) {
+      throw new AppError(
+        'VALIDATION_ERROR',
+        `${count} scan(s) have a gauge reading; a calibration needs at least ${MIN_TIRES} (a few hundred give a steadier one). Enter the gauge reading on a scan's page after measuring the tire.`,
+      );
+    }
+    const base = await readManifestJson(config.shippedModelsDir);
+    if (base === null) throw new AppError('MODEL_UNAVAILABLE', `The models that came with the app are missing (${config.shippedModelsDir}).`);
+    if (base.shopCalibration !== undefined) throw new AppError('CONFLICT', `The models at ${config.shippedModelsDir} are a shop calibration already; start from the models as shipped.`);
+    const startedAt = clock.now().toISOString();
+    job = { state: 'running', startedAt, done: 0, total: count };
+    running = run(accountId, startedAt)
+      .catch((error: unknown) => {
+        logger.error({ err: error }, 'shop calibration failed');
+        finish(startedAt, 'failed', `The calibration failed and nothing was changed: ${isAppError(error) ? error.message : 'see the server log'}.`);
+      })
+      .finally(() => {
+        running = null;
+      });
+    return status(accountId);
+  }
+
+  return {
+    status,
+
+    async start(accountId) {
+      if (job?.state === 'running' || starting) throw new AppError('CONFLICT', 'A calibration is already running; wait for it to finish.');
+      if (closing) throw new AppError('SERVER_BUSY', 'The server is shutting down.');
+      starting = true;
+      try {
+        return await begin(accountId);
+      } finally {
+        starting = false;
+      }
+    },
+
+    async revert(accountId) {
+      if (job?.state === 'running') throw new AppError('CONFLICT', 'A calibration is running; revert once it has finished.');
+      const blocked = blockedBy();
+      if (blocked) throw new AppError('CONFLICT', blocked);
+      if (fromSettings) {
+        const shipped = await load(config.shippedModelsDir);
+        try {
+          await updateSettingsFile(config.dataDir, ({ modelsDir: _dropped, ...file }) => file);
+        } catch (error) {
+          await shipped.close();
+          throw error;
+        }
+        analyzer.swap(shipped);
+        logger.info({ modelVersion: shipped.modelVersion, from: servedDir }, 'back to the shipped models');
+        servedDir = config.shippedModelsDir;
+        fromSettings = false;
+      }
+      return status(accountId);
+    },
+
+    async idle() {
+      await running;
+    },
+
+    async close() {
+      closing = true;
+      await running;
+    },
+  };
+}

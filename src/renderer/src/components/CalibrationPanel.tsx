@@ -1,0 +1,173 @@
+/**
+ * Settings → calibrate the tread models to this shop's tire gauge (GET/POST/DELETE /calibration):
+ * how many scans carry a gauge reading, a button that fits a correction on them (read again
+ * every second while it runs), what cross-validation measured, and the way back to the models
+ * as shipped. Applied at once: no restart.
+ */
+import { useEffect, useState } from 'react';
+import type { CalibrationFigures, CalibrationStatus } from '../../../shared/api';
+import { api } from '../api/client';
+import { formatDate } from '../lib/format';
+import { ErrorMessage } from './ErrorMessage';
+
+export const CALIBRATION_POLL_MS = 1000;
+
+const pct = (x: number) => `${Math.round(x * 100)} %`;
+const mm = (x: number) => `${x.toFixed(2)} mm`;
+
+function FiguresTable({ before, after }: { before: CalibrationFigures; after: CalibrationFigures }) {
+  const rows: Array<[string, (f: CalibrationFigures) => string]> = [
+    ['Mean error against the gauge', (f) => mm(f.mae)],
+    ['Within 1 mm of the gauge', (f) => pct(f.within1mm)],
+    ['Wear class right', (f) => pct(f.wearAccuracy)],
+    ['Gauge inside the 80 % range', (f) => pct(f.coverage)],
+  ];
+  return (
+    <table className="calibration-figures">
+      <caption className="muted small">On your photos, each read with a correction fitted without it (5-fold cross-validation)</caption>
+      <thead>
+        <tr>
+          <th scope="col" />
+          <th scope="col">As shipped</th>
+          <th scope="col">Calibrated</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map(([label, show]) => (
+          <tr key={label}>
+            <th scope="row">{label}</th>
+            <td>{show(before)}</td>
+            <td>{show(after)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function CalibrationPanel() {
+  const [status, setStatus] = useState<CalibrationStatus | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState<'start' | 'revert' | null>(null);
+  const running = status?.job?.state === 'running';
+
+  useEffect(() => {
+    let stopped = false;
+    api.calibration().then(
+      (s) => !stopped && setStatus(s),
+      (err) => !stopped && setError(err),
+    );
+    return () => {
+      stopped = true;
+    };
+  }, []);
+
+  // while a calibration runs: read the status again each second, until it has finished
+  useEffect(() => {
+    if (!running) return;
+    const timer = window.setTimeout(() => {
+      api.calibration().then(setStatus, setError);
+    }, CALIBRATION_POLL_MS);
+    return () => window.clearTimeout(timer);
+  }, [running, status]);
+
+  async function act(kind: 'start' | 'revert', action: () => Promise<CalibrationStatus>) {
+    setBusy(kind);
+    setError(null);
+    try {
+      setStatus(await action());
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  if (!status) {
+    return (
+      <div className="panel sync-panel" role="region" aria-labelledby="calibration-title">
+        <h3 id="calibration-title">Calibrate to your tire gauge</h3>
+        {error ? <ErrorMessage error={error} /> : <p>Loading…</p>}
+      </div>
+    );
+  }
+
+  const { job, active } = status;
+  const enough = status.measuredScans >= status.minimumScans;
+  return (
+    <div className="panel sync-panel" role="region" aria-labelledby="calibration-title">
+      <h3 id="calibration-title">Calibrate to your tire gauge</h3>
+      <p className="muted small">
+        Measure tires with your depth gauge and enter the reading on the scan's page. With {status.minimumScans} or more readings (a few
+        hundred give a steadier result), TireWear can correct its estimates to your photos and your gauge. A correction is kept only when
+        it proves better on photos it was not fitted on.
+      </p>
+      <dl>
+        <dt>Tread model in use</dt>
+        <dd data-testid="calibration-model">{status.modelVersion}</dd>
+        <dt>Scans with a gauge reading</dt>
+        <dd data-testid="calibration-measured">
+          {status.measuredScans}
+          {!enough && ` (${status.minimumScans - status.measuredScans} more needed)`}
+        </dd>
+        {active && (
+          <>
+            <dt>Calibration</dt>
+            <dd>
+              Made {formatDate(active.created)} on {active.tires} tires: mean error {mm(active.crossValidated.before.mae)} →{' '}
+              {mm(active.crossValidated.after.mae)}
+            </dd>
+          </>
+        )}
+      </dl>
+      {status.blockedBy && <p className="message message-warn">{status.blockedBy}</p>}
+      {job?.state === 'running' && (
+        <div role="status">
+          <p>
+            Reading photo {Math.min(job.done + 1, job.total)} of {job.total}…
+          </p>
+          <progress max={job.total} value={job.done} aria-label="Calibration progress" />
+        </div>
+      )}
+      {job && job.state !== 'running' && (
+        <div role="status">
+          <p className={`message ${job.state === 'failed' ? 'message-error' : job.state === 'applied' ? 'message-ok' : 'message-warn'}`}>
+            {job.message}
+            {Object.keys(job.skipped).length > 0 &&
+              ` ${Object.values(job.skipped).reduce((a, b) => a + b, 0)} photo(s) could not be read and were left out.`}
+          </p>
+          {job.fit && (
+            <>
+              <FiguresTable before={job.fit.before} after={job.fit.after} />
+              <ul className="muted small">
+                {job.fit.reasons.map((reason) => (
+                  <li key={reason}>{reason}</li>
+                ))}
+              </ul>
+            </>
+          )}
+        </div>
+      )}
+      <ErrorMessage error={error} />
+      <div className="row">
+        <button
+          type="button"
+          disabled={busy !== null || running || !enough || status.blockedBy !== null}
+          onClick={() => void act('start', api.startCalibration)}
+        >
+          {busy === 'start' || running ? 'Calibrating…' : active ? 'Calibrate again' : 'Calibrate now'}
+        </button>
+        {active && (
+          <button
+            type="button"
+            className="secondary"
+            disabled={busy !== null || running || status.blockedBy !== null}
+            onClick={() => void act('revert', api.revertCalibration)}
+          >
+            {busy === 'revert' ? 'Switching back…' : 'Back to the models as shipped'}
+          </button>
+        )}
+      </div>
+    </div>
+  );
+}

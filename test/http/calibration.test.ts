@@ -1,0 +1,92 @@
+/**
+ * /calibration through the API with the shipped ONNX models: a shop whose gauge reads deeper than
+ * the models calibrates from the desk, analyses answer with the calibrated models at once (no
+ * restart), the next start would load them (settings.json), and a revert brings back the
+ * shipped ones. The scans themselves are made with the test core's fake analyzer: the
+ * calibration reads their photos again with the shipped models.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { loadConfig } from '../../src/core/config.js';
+import { heldoutLabels, MODELS_DIR } from '../analysis/helpers.js';
+import { FAKE_MODEL_VERSION } from '../support/fake-analyzer.js';
+import { createKey, expectError, httpTest, imageForm, signIn, type HttpTest } from './helpers.js';
+
+let t: HttpTest;
+beforeAll(async () => {
+  t = await httpTest({ config: { shippedModelsDir: MODELS_DIR, modelsDir: MODELS_DIR } });
+});
+afterAll(async () => {
+  await t?.cleanup();
+});
+
+test('calibrate from the desk, served at once, reverted', async () => {
+  const shipped = JSON.parse(readFileSync(path.join(MODELS_DIR, 'manifest.json'), 'utf8')).version as string;
+  const { cookie } = await signIn(t.app);
+  const pro = t.issueCode({ kind: 'pro', expiresAt: '2099-01-01T00:00:00Z' });
+  expect((await t.app.inject({ method: 'POST', url: '/api/v1/licenses', headers: { cookie }, payload: { code: pro } })).statusCode).toBe(200);
+  const key = await createKey(t.app, cookie);
+  const get = () => t.app.inject({ method: 'GET', url: '/api/v1/calibration', headers: { cookie } });
+
+  // who may: the desk only
+  expectError(await t.app.inject({ method: 'GET', url: '/api/v1/calibration' }), 401, 'INVALID_SESSION');
+  expectError(await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { 'x-api-key': key }, payload: {} }), 403, 'FORBIDDEN');
+  expectError(await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie }, remoteAddress: '192.168.1.20', payload: {} }), 403, 'FORBIDDEN');
+  expectError(await t.app.inject({ method: 'DELETE', url: '/api/v1/calibration', headers: { 'x-api-key': key } }), 403, 'FORBIDDEN');
+  expectError(await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie }, payload: { force: true } }), 400, 'VALIDATION_ERROR');
+  expectError(await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie }, payload: {} }), 400, 'VALIDATION_ERROR');
+
+  const tires = heldoutLabels().filter((l) => l.depthMm !== null).slice(0, 40);
+  for (const tire of tires) {
+    const upload = imageForm(readFileSync(tire.file));
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', payload: upload.payload, headers: { ...upload.headers, 'x-api-key': key } });
+    expect(res.statusCode, res.body).toBe(200);
+    const gauge = Math.round((1.3 * tire.depthMm! + 0.4) * 10) / 10;
+    const put = await t.app.inject({ method: 'PUT', url: `/api/v1/scans/${res.json().data.scanId}/measurement`, headers: { cookie }, payload: { measurementMm: gauge } });
+    expect(put.statusCode, put.body).toBe(200);
+  }
+  expect((await get()).json().data).toEqual({ modelVersion: FAKE_MODEL_VERSION, active: null, measuredScans: 40, minimumScans: 30, blockedBy: null, job: null });
+
+  expectError(await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie } }), 400, 'VALIDATION_ERROR');
+  const started = await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie }, payload: {} });
+  expect(started.statusCode, started.body).toBe(202);
+  expect(started.json().data.job).toMatchObject({ state: 'running', done: 0, total: 40 });
+  expectError(await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie }, payload: {} }), 409, 'CONFLICT');
+  await t.core.calibration.idle();
+
+  const after = (await get()).json().data;
+  expect(after.job).toMatchObject({ state: 'applied', fit: { tires: 40, depthApplied: true }, skipped: {} });
+  expect(after.job.fit.after.mae).toBeLessThan(after.job.fit.before.mae - 0.05);
+  expect(after.active).toMatchObject({ base: shipped, tires: 40 });
+  expect(after.modelVersion).toBe(after.active.version);
+  expect(after.modelVersion.startsWith(`${shipped}+shop.`)).toBe(true);
+  const health = (await t.app.inject({ method: 'GET', url: '/api/v1/health' })).json().data;
+  expect(health.modelVersion).toBe(after.modelVersion);
+
+  // analyses answer with the calibrated models now, and deeper than the shipped ones read this photo
+  const photo = readFileSync(tires[0]!.file);
+  const upload = imageForm(photo);
+  const res = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', payload: upload.payload, headers: { ...upload.headers, 'x-api-key': key } });
+  expect(res.statusCode, res.body).toBe(200);
+  const calibrated = res.json().data.result;
+  expect(calibrated.modelVersion).toBe(after.modelVersion);
+
+  // the next start loads them too
+  const settings = JSON.parse(await readFile(path.join(t.dataDir, 'settings.json'), 'utf8'));
+  const next = loadConfig({ TIREWEAR_DATA_DIR: t.dataDir });
+  expect(next.modelsDir).toBe(path.join(t.dataDir, settings.modelsDir));
+  expect(JSON.parse(readFileSync(path.join(next.modelsDir, 'manifest.json'), 'utf8')).version).toBe(after.modelVersion);
+
+  const reverted = await t.app.inject({ method: 'DELETE', url: '/api/v1/calibration', headers: { cookie } });
+  expect(reverted.statusCode, reverted.body).toBe(200);
+  expect(reverted.json().data).toMatchObject({ modelVersion: shipped, active: null, job: { state: 'applied' } });
+  const again = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', payload: upload.payload, headers: { ...upload.headers, 'x-api-key': key } });
+  const plain = again.json().data.result;
+  expect(plain.modelVersion).toBe(shipped);
+  const { slope, intercept } = after.job.fit.correction;
+  expect(calibrated.estimatedDepthMm).toBeCloseTo(Math.min(Math.max(intercept + slope * plain.estimatedDepthMm, 0), 30), 0);
+  expect(loadConfig({ TIREWEAR_DATA_DIR: t.dataDir }).modelsDirSource).toBe('shipped');
+  expect(existsSync(next.modelsDir)).toBe(true); // the calibration folder is kept
+});

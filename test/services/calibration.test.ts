@@ -1,0 +1,251 @@
+/**
+ * The Settings screen's shop calibration as a service, on a real core with the FakeAnalyzer (its
+ * depth follows the photo's brightness, so photos read differently): the loader hands out fakes
+ * instead of ONNX models, the calibrated manifest is written from the shipped one for real.
+ * test/http/calibration.test.ts runs the same through the API with the shipped models.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SwappableAnalyzer } from '../../src/core/analysis/swappable.js';
+import { createCalibrationService } from '../../src/core/services/calibration.js';
+import { createLogger } from '../../src/core/logger.js';
+import { heldoutLabels, MODELS_DIR } from '../analysis/helpers.js';
+import { httpTest, imageForm, signIn, type HttpTest } from '../http/helpers.js';
+import { FakeAnalyzer, FAKE_MODEL_VERSION } from '../support/fake-analyzer.js';
+
+let t: HttpTest | null = null;
+afterEach(async () => {
+  await t?.cleanup();
+  t = null;
+});
+
+/** Scans through the API on a pro account, each given gauge(estimate) as its reading. */
+async function measuredScans(test: HttpTest, count: number, gauge: (estimateMm: number) => number | null) {
+  const { cookie } = await signIn(test.app);
+  const pro = test.issueCode({ kind: 'pro', expiresAt: '2099-01-01T00:00:00Z' });
+  expect((await test.app.inject({ method: 'POST', url: '/api/v1/licenses', headers: { cookie }, payload: { code: pro } })).statusCode).toBe(200);
+  const account = (await test.app.inject({ method: 'GET', url: '/api/v1/account', headers: { cookie } })).json().data.account.id as string;
+  const ids: string[] = [];
+  for (const tire of heldoutLabels().slice(0, count)) {
+    const upload = imageForm(readFileSync(tire.file));
+    const res = await test.app.inject({ method: 'POST', url: '/api/v1/analyze', payload: upload.payload, headers: { ...upload.headers, cookie } });
+    expect(res.statusCode, res.body).toBe(200);
+    const { scanId, result } = res.json().data;
+    ids.push(scanId);
+    const reading = gauge(result.estimatedDepthMm);
+    if (reading === null) continue;
+    const put = await test.app.inject({ method: 'PUT', url: `/api/v1/scans/${scanId}/measurement`, headers: { cookie }, payload: { measurementMm: reading } });
+    expect(put.statusCode, put.body).toBe(200);
+  }
+  return { account, cookie, ids };
+}
+
+const round1 = (x: number) => Math.round(x * 10) / 10;
+
+async function setUp(config: Record<string, unknown> = {}) {
+  t = await httpTest({ config: { shippedModelsDir: MODELS_DIR, modelsDir: MODELS_DIR, ...config } });
+  const loads: string[] = [];
+  const loaded: FakeAnalyzer[] = [];
+  const service = createCalibrationService({
+    config: t.core.config,
+    store: t.core.store,
+    images: t.core.images,
+    analyzer: t.core.analyzer,
+    clock: t.clock,
+    logger: createLogger({ level: 'silent' }),
+    loadAnalyzer: async (dir) => {
+      loads.push(dir);
+      const fake = new FakeAnalyzer();
+      loaded.push(fake);
+      return fake;
+    },
+  });
+  return { t, service, loads, loaded };
+}
+
+describe('shop calibration service', () => {
+  it('refuses fewer than 30 gauge readings, counting only measured live scans of the account', async () => {
+    const { t, service } = await setUp();
+    const { account } = await measuredScans(t, 31, (e) => e);
+    const other = await measuredScans(t, 3, (e) => e);
+    expect((await service.status(other.account)).measuredScans).toBe(3);
+    const scans = await t.core.store.scans.all({ accountId: account });
+    await t.core.store.scans.setMeasurement(scans[0]!.id, null, new Date());
+    await t.core.store.scans.markDeleted(scans[1]!.id, new Date());
+    const status = await service.status(account);
+    expect(status).toMatchObject({ measuredScans: 29, minimumScans: 30, active: null, job: null, blockedBy: null, modelVersion: FAKE_MODEL_VERSION });
+    await expect(service.start(account)).rejects.toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/^29 scan\(s\) have a gauge reading; .* at least 30/) });
+    expect((await service.status(account)).job).toBeNull();
+  });
+
+  it('writes nothing when the shipped models already read the gauge (cross-validation finds no gain)', async () => {
+    const { t, service, loads, loaded } = await setUp();
+    const { account } = await measuredScans(t, 32, (e) => e);
+    const started = await service.start(account);
+    expect(started.job).toMatchObject({ state: 'running', total: 32 });
+    await service.idle();
+    const { job, active, modelVersion } = await service.status(account);
+    expect(job).toMatchObject({ state: 'unchanged', message: expect.stringMatching(/On these 32 photos .* Nothing was changed/), fit: { tires: 32, depthApplied: false, intervalApplied: false }, skipped: {} });
+    expect(active).toBeNull();
+    expect(modelVersion).toBe(FAKE_MODEL_VERSION);
+    expect(loads).toEqual([MODELS_DIR]); // the reader only: no calibrated models loaded
+    expect(loaded[0]!.closed).toBe(true);
+    expect(existsSync(path.join(t.dataDir, 'calibrations'))).toBe(false);
+    expect(existsSync(path.join(t.dataDir, 'settings.json'))).toBe(false);
+  });
+
+  it('applies a correction: folder written, settings.json names it, the served models swapped; revert undoes it and keeps the folder', async () => {
+    const { t, service, loads, loaded } = await setUp();
+    await writeFile(path.join(t.dataDir, 'settings.json'), JSON.stringify({ ui: { shopName: 'Elm St Tyres' } }));
+    // this shop's gauge reads deeper than the models: 1.3 × estimate + 0.4
+    const { account } = await measuredScans(t, 40, (e) => round1(1.3 * e + 0.4));
+    await service.start(account);
+    await expect(service.start(account)).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(service.revert(account)).rejects.toMatchObject({ code: 'CONFLICT' });
+    await service.idle();
+    const status = await service.status(account);
+    expect(status.job).toMatchObject({ state: 'applied', fit: { tires: 40, depthApplied: true } });
+    const fit = status.job!.state === 'applied' ? status.job!.fit! : null;
+    expect(fit!.correction.slope).toBeCloseTo(1.3, 1);
+    expect(fit!.after.mae).toBeLessThan(fit!.before.mae);
+
+    const shipped = JSON.parse(await readFile(path.join(MODELS_DIR, 'manifest.json'), 'utf8'));
+    const [folder] = await readdir(path.join(t.dataDir, 'calibrations'));
+    const dir = path.join(t.dataDir, 'calibrations', folder!);
+    const written = JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8'));
+    expect(written.version).toMatch(new RegExp(`^${shipped.version.replace(/\./g, '\\.')}\\+shop\\.\\d{8}T\\d{4}$`));
+    expect(folder).toBe(written.version.replace('+', '_'));
+    expect(written.shopCalibration).toMatchObject({ base: shipped.version, tires: 40, labelsSha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(status.active).toMatchObject({ version: written.version, base: shipped.version, tires: 40 });
+    // settings.json: the other keys kept, modelsDir relative to the data folder
+    const settings = JSON.parse(await readFile(path.join(t.dataDir, 'settings.json'), 'utf8'));
+    expect(settings).toEqual({ ui: { shopName: 'Elm St Tyres' }, modelsDir: path.join('calibrations', folder!) });
+    expect(loads).toEqual([MODELS_DIR, dir]);
+    expect(t.core.analyzer.current).toBe(loaded[1]);
+    expect(t.analyzer.closed).toBe(true); // the models served before, closed once idle
+
+    const back = await service.revert(account);
+    expect(back.active).toBeNull();
+    expect(loads).toEqual([MODELS_DIR, dir, MODELS_DIR]);
+    expect(t.core.analyzer.current).toBe(loaded[2]);
+    expect(loaded[1]!.closed).toBe(true);
+    expect(JSON.parse(await readFile(path.join(t.dataDir, 'settings.json'), 'utf8'))).toEqual({ ui: { shopName: 'Elm St Tyres' } });
+    expect(existsSync(path.join(dir, 'manifest.json'))).toBe(true); // kept: a revert loses nothing
+    // nothing left to revert: no reload
+    await service.revert(account);
+    expect(loads).toHaveLength(3);
+
+    // a second calibration in the same minute gets a folder of its own
+    await service.start(account);
+    await service.idle();
+    expect((await service.status(account)).job).toMatchObject({ state: 'applied' });
+    expect((await readdir(path.join(t.dataDir, 'calibrations'))).sort()).toEqual([folder, `${folder}-2`]);
+  });
+
+  it('fails, changing nothing, when the photos are gone', async () => {
+    const { t, service } = await setUp();
+    const { account } = await measuredScans(t, 30, (e) => round1(1.3 * e + 0.4));
+    const scans = await t.core.store.scans.all({ accountId: account });
+    for (const scan of scans.slice(0, 5)) await t.core.images.delete(scan.image.originalKey);
+    await service.start(account);
+    await service.idle();
+    expect((await service.status(account)).job).toMatchObject({
+      state: 'failed',
+      message: 'Only 25 of 30 photos could be read again; at least 30 are needed. Nothing was changed.',
+      skipped: { PHOTO_MISSING: 5 },
+    });
+    expect(existsSync(path.join(t.dataDir, 'settings.json'))).toBe(false);
+    expect(t.core.analyzer.modelVersion).toBe(FAKE_MODEL_VERSION);
+  });
+
+  it('fails, changing nothing, when the models do not load', async () => {
+    const { t, service } = await setUp();
+    const { account } = await measuredScans(t, 30, (e) => e);
+    // the real loader, on a folder without models, then on one with a manifest the load checks refuse
+    const empty = createCalibrationService({
+      config: { ...t.core.config, shippedModelsDir: path.join(t.dataDir, 'no-models') },
+      store: t.core.store,
+      images: t.core.images,
+      analyzer: t.core.analyzer,
+      clock: t.clock,
+      logger: createLogger({ level: 'silent' }),
+    });
+    await expect(empty.start(account)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringMatching(/models that came with the app are missing/) });
+    await writeFile(path.join(t.dataDir, 'manifest.json'), '{"version": "x"}');
+    const bad = createCalibrationService({
+      config: { ...t.core.config, shippedModelsDir: t.dataDir },
+      store: t.core.store,
+      images: t.core.images,
+      analyzer: t.core.analyzer,
+      clock: t.clock,
+      logger: createLogger({ level: 'silent' }),
+    });
+    await bad.start(account);
+    await bad.idle();
+    expect((await bad.status(account)).job).toMatchObject({ state: 'failed', message: expect.stringMatching(/^The calibration failed and nothing was changed: Model manifest/) });
+    expect(t.core.analyzer.modelVersion).toBe(FAKE_MODEL_VERSION);
+    expect(existsSync(path.join(t.dataDir, 'settings.json'))).toBe(false);
+  });
+
+  it('keeps models set by TIREWEAR_MODELS_DIR: calibration and revert refused, and said so in the status', async () => {
+    const { t, service } = await setUp({ modelsDirSource: 'env' });
+    const { account } = await measuredScans(t, 30, (e) => e);
+    expect((await service.status(account)).blockedBy).toMatch(/TIREWEAR_MODELS_DIR/);
+    await expect(service.start(account)).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringMatching(/npm run calibrate/) });
+    await expect(service.revert(account)).rejects.toMatchObject({ code: 'CONFLICT' });
+  });
+
+  it('stops between two photos at shutdown, changing nothing', async () => {
+    const { t, service } = await setUp();
+    const { account } = await measuredScans(t, 30, (e) => round1(1.3 * e + 0.4));
+    await service.start(account);
+    await service.close();
+    expect((await service.status(account)).job).toMatchObject({ state: 'failed', message: expect.stringMatching(/shutting down/) });
+    expect(existsSync(path.join(t.dataDir, 'settings.json'))).toBe(false);
+    await expect(service.start(account)).rejects.toMatchObject({ code: 'SERVER_BUSY' });
+  });
+});
+
+class NextAnalyzer extends FakeAnalyzer {
+  override readonly modelVersion = 'next' as typeof FAKE_MODEL_VERSION;
+}
+
+describe('SwappableAnalyzer', () => {
+  it('finishes running analyses on the old models, closes them once idle, sends new ones to the new', async () => {
+    const old = new FakeAnalyzer();
+    const next = new NextAnalyzer();
+    const swappable = new SwappableAnalyzer(old);
+    const release = old.hold();
+    const image = readFileSync(heldoutLabels()[0]!.file);
+    const running = swappable.analyze({ image, verbose: false });
+    await old.started(1);
+    swappable.swap(next);
+    expect(swappable.modelVersion).toBe('next');
+    expect(old.closed).toBe(false); // one analysis still inside it
+    release();
+    expect((await running).analysis.modelVersion).toBe(FAKE_MODEL_VERSION);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(old.closed).toBe(true);
+  });
+
+  it('closes at once an analyzer nothing runs on, and everything on close()', async () => {
+    const a = new FakeAnalyzer();
+    const b = new FakeAnalyzer();
+    const c = new FakeAnalyzer();
+    const swappable = new SwappableAnalyzer(a);
+    swappable.swap(b);
+    expect(a.closed).toBe(true);
+    const release = b.hold();
+    const running = swappable.analyze({ image: readFileSync(heldoutLabels()[0]!.file), verbose: false });
+    await b.started(1);
+    swappable.swap(c);
+    const closing = swappable.close();
+    expect(c.closed).toBe(true);
+    release();
+    await running;
+    await closing;
+    expect(b.closed).toBe(true);
+  });
+});
