@@ -186,6 +186,11 @@ export interface CalibrationStatus {
   minimumScans: number;
   /** Why a calibration cannot start here (models set by TIREWEAR_MODELS_DIR), or null. */
   blockedBy: string | null;
+  /**
+   * The models in use were chosen by settings.json (a calibration, or a folder named by hand, even
+   * one that failed to load): DELETE /calibration goes back to the shipped ones.
+   */
+  canRevert: boolean;
   /** The last calibration started since the server started, or null. */
   job:
     | { state: 'running'; startedAt: string; done: number; total: number }

@@ -47,7 +47,7 @@ test('calibrate from the desk, served at once, reverted', async () => {
     const put = await t.app.inject({ method: 'PUT', url: `/api/v1/scans/${res.json().data.scanId}/measurement`, headers: { cookie }, payload: { measurementMm: gauge } });
     expect(put.statusCode, put.body).toBe(200);
   }
-  expect((await get()).json().data).toEqual({ modelVersion: FAKE_MODEL_VERSION, active: null, measuredScans: 40, minimumScans: 30, blockedBy: null, job: null });
+  expect((await get()).json().data).toEqual({ modelVersion: FAKE_MODEL_VERSION, active: null, measuredScans: 40, minimumScans: 30, blockedBy: null, canRevert: false, job: null });
 
   expectError(await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie } }), 400, 'VALIDATION_ERROR');
   const started = await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie }, payload: {} });
@@ -60,6 +60,7 @@ test('calibrate from the desk, served at once, reverted', async () => {
   expect(after.job).toMatchObject({ state: 'applied', fit: { tires: 40, depthApplied: true }, skipped: {} });
   expect(after.job.fit.after.mae).toBeLessThan(after.job.fit.before.mae - 0.05);
   expect(after.active).toMatchObject({ base: shipped, tires: 40 });
+  expect(after.canRevert).toBe(true);
   expect(after.modelVersion).toBe(after.active.version);
   expect(after.modelVersion.startsWith(`${shipped}+shop.`)).toBe(true);
   const health = (await t.app.inject({ method: 'GET', url: '/api/v1/health' })).json().data;
@@ -81,7 +82,7 @@ test('calibrate from the desk, served at once, reverted', async () => {
 
   const reverted = await t.app.inject({ method: 'DELETE', url: '/api/v1/calibration', headers: { cookie } });
   expect(reverted.statusCode, reverted.body).toBe(200);
-  expect(reverted.json().data).toMatchObject({ modelVersion: shipped, active: null, job: { state: 'applied' } });
+  expect(reverted.json().data).toMatchObject({ modelVersion: shipped, active: null, canRevert: false, job: { state: 'applied' } });
   const again = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', payload: upload.payload, headers: { ...upload.headers, 'x-api-key': key } });
   const plain = again.json().data.result;
   expect(plain.modelVersion).toBe(shipped);

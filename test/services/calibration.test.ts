@@ -189,10 +189,21 @@ describe('shop calibration service', () => {
     expect(existsSync(path.join(t.dataDir, 'settings.json'))).toBe(false);
   });
 
+  it('goes back to the shipped models from a settings.json folder that did not load (no calibration to show)', async () => {
+    const { t, service, loads } = await setUp({ modelsDirSource: 'settings', modelsDir: '/nonexistent/models-shop' });
+    await writeFile(path.join(t.dataDir, 'settings.json'), JSON.stringify({ modelsDir: '/nonexistent/models-shop', port: 9000 }));
+    const { account } = await measuredScans(t, 1, (e) => e);
+    expect(await service.status(account)).toMatchObject({ active: null, canRevert: true });
+    const back = await service.revert(account);
+    expect(back).toMatchObject({ active: null, canRevert: false });
+    expect(loads).toEqual([MODELS_DIR]);
+    expect(JSON.parse(await readFile(path.join(t.dataDir, 'settings.json'), 'utf8'))).toEqual({ port: 9000 });
+  });
+
   it('keeps models set by TIREWEAR_MODELS_DIR: calibration and revert refused, and said so in the status', async () => {
     const { t, service } = await setUp({ modelsDirSource: 'env' });
     const { account } = await measuredScans(t, 30, (e) => e);
-    expect((await service.status(account)).blockedBy).toMatch(/TIREWEAR_MODELS_DIR/);
+    expect(await service.status(account)).toMatchObject({ blockedBy: expect.stringMatching(/TIREWEAR_MODELS_DIR/), canRevert: false });
     await expect(service.start(account)).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringMatching(/npm run calibrate/) });
     await expect(service.revert(account)).rejects.toMatchObject({ code: 'CONFLICT' });
   });

@@ -127,6 +127,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
       measuredScans: (await measured(accountId)).length,
       minimumScans: MIN_TIRES,
       blockedBy: blockedBy(),
+      canRevert: fromSettings && blockedBy() === null,
       job,
     };
   }

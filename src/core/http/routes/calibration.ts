@@ -48,6 +48,7 @@ const CalibrationStatus = Type.Object({
   measuredScans: Type.Integer({ description: "This account's scans with a gauge reading" }),
   minimumScans: Type.Integer(),
   blockedBy: Type.Union([Type.String(), Type.Null()]),
+  canRevert: Type.Boolean({ description: 'The models in use were chosen by settings.json: DELETE goes back to the shipped ones' }),
   job: Type.Union([Running, Finished, Type.Null()]),
 });
 

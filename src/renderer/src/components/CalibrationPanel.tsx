@@ -121,6 +121,12 @@ export function CalibrationPanel() {
         )}
       </dl>
       {status.blockedBy && <p className="message message-warn">{status.blockedBy}</p>}
+      {status.canRevert && !active && (
+        <p className="message message-warn">
+          The models in use are not the ones that came with the app{status.modelVersion === 'unavailable' ? ' and did not load' : ''}: they are
+          named by modelsDir in the data folder's settings.json.
+        </p>
+      )}
       {job?.state === 'running' && (
         <div role="status">
           <p>
@@ -157,7 +163,7 @@ export function CalibrationPanel() {
         >
           {busy === 'start' || running ? 'Calibrating…' : active ? 'Calibrate again' : 'Calibrate now'}
         </button>
-        {active && (
+        {status.canRevert && (
           <button
             type="button"
             className="secondary"
