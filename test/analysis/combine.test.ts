@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { combine, denseEstimate, photoSizeFeature, type TreadOutput } from '../../src/core/analysis/combine.js';
+import { combine, denseEstimate, photoSizeFeature, voteFor, type TreadOutput } from '../../src/core/analysis/combine.js';
+import { WEAR_CLASSES } from '../../src/core/analysis/analyzer.js';
 import type { Calibration } from '../../src/core/analysis/manifest.js';
 import { findTwiBars, MASK_GROOVE, MASK_TREAD, MASK_TWI, type MaskMaps } from '../../src/core/analysis/mask.js';
 
@@ -127,5 +128,23 @@ describe('combining the estimators', () => {
     const m = maps(6);
     for (let i = 0; i < 100; i++) m.depth[i] = 2;
     expect(denseEstimate(m, cal)).toBeCloseTo(2, 5);
+  });
+
+  it('reads the classifier’s vote on a shop calibration’s corrected depths, and as given without one', () => {
+    const probs = [0.1, 0.2, 0.4, 0.25, 0.05]; // new … critical
+    for (const [i, wear] of WEAR_CLASSES.entries()) {
+      expect(voteFor(wear, probs, undefined)).toBe(probs[i]);
+      expect(voteFor(wear, probs, { intercept: 0, slope: 1 })).toBeCloseTo(probs[i]!, 12);
+    }
+    // gauge = 0.5 + 1.2 × estimate: "medium" (3–5 mm) now stands for 4.1–6.5 mm, "worn" (1.6–3) for 2.42–4.1, ...
+    const map = { intercept: 0.5, slope: 1.2 };
+    // medium band 3–5 mm: 0.4 of medium's span 4.1–6.5 (0.9 / 2.4 mm) and worn's 2.42–4.1 above 3 (1.1 / 1.68 mm)
+    expect(voteFor('medium', probs, map)).toBeCloseTo((0.4 * 0.9) / 2.4 + (0.25 * 1.1) / 1.68, 12);
+    // new band ≥ 7 mm: all of new's 8.9–12.5, good's 6.5–8.9 above 7 (1.9 / 2.4)
+    expect(voteFor('new', probs, map)).toBeCloseTo(0.1 + (0.2 * 1.9) / 2.4, 12);
+    // every class's vote is shared out among the bands: they still sum to 1
+    for (const m of [map, { intercept: -0.8, slope: 0.7 }, { intercept: 2, slope: 1.9 }]) {
+      expect(WEAR_CLASSES.reduce((sum, wear) => sum + voteFor(wear, probs, m), 0)).toBeCloseTo(1, 12);
+    }
   });
 });

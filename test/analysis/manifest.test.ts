@@ -166,6 +166,16 @@ describe('model manifest', () => {
     await expect(loadManifest(dir)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('input.size') });
   });
 
+  it('reads a shop calibration’s vote map, and refuses one that is not a rising line', async () => {
+    const m = await loadManifest(await copyModelsWith((x) => (x.calibration.voteMap = { intercept: 0.15, slope: 1.14 })));
+    expect(m.calibration.voteMap).toEqual({ intercept: 0.15, slope: 1.14 });
+    expect((await loadManifest(await copyModelsWith(() => {}))).calibration.voteMap).toBeUndefined();
+    for (const bad of [{ intercept: 0, slope: 0 }, { intercept: 0, slope: -1 }, { intercept: '0', slope: 1 }, { slope: 1 }, 7]) {
+      const dir = await copyModelsWith((x) => (x.calibration.voteMap = bad));
+      await expect(loadManifest(dir), JSON.stringify(bad)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('calibration.voteMap') });
+    }
+  });
+
   describe('the photo-size term', () => {
     const sized = (size: number, more: (m: any) => void = () => {}) => (m: any) => {
       m.calibration.photoSize = { reference: 400, cap: 3 };

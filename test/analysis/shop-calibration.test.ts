@@ -148,7 +148,10 @@ describe('folding the correction into the manifest', () => {
       for (const k of ['regressor', 'dense', 'classifier', 'crop', 'size'] as const) expect(s1[k]).toBeCloseTo(slope * s0[k], 12);
     }
     expect(shopped.calibration.intervalK).toBeCloseTo(base.calibration.intervalK * slope * intervalScale, 12);
-    expect({ ...shopped.calibration, stack: 0, stackWithoutDense: 0, intervalK: 0 }).toEqual({ ...base.calibration, stack: 0, stackWithoutDense: 0, intervalK: 0 });
+    // the classifier's vote is read on the corrected depths (combine.ts, voteFor); nothing else changes
+    expect(shopped.calibration.voteMap).toEqual({ intercept, slope });
+    expect(base.calibration.voteMap).toBeUndefined();
+    expect({ ...shopped.calibration, stack: 0, stackWithoutDense: 0, intervalK: 0, voteMap: 0 }).toEqual({ ...base.calibration, stack: 0, stackWithoutDense: 0, intervalK: 0, voteMap: 0 });
     expect(shopped.version).toBe(`${base.version}+shop.20261124T0530`);
     expect(shopped.models).toEqual(base.models); // the same files, the same checksums
     expect(out.shopCalibration).toMatchObject({ base: base.version, tires: 100, labelsSha256: 'ab'.repeat(32), correction: fitted.correction });

@@ -28,6 +28,33 @@ const BAND_LIMITS: Record<Wear, [number, number]> = {
   critical: [-Infinity, 1.6],
 };
 
+/** The depths each class of the classifier's vote stands for (new … critical), taken as uniform within. */
+const VOTE_BANDS: Array<[number, number]> = [
+  [7.0, 10.0],
+  [5.0, 7.0],
+  [3.0, 5.0],
+  [1.6, 3.0],
+  [0.0, 1.6],
+];
+
+/**
+ * The classifier's probability that the depth is in `wear`'s band. Without a map that is the
+ * class's own probability. With a shop calibration's line, class i stands for the depths
+ * intercept + slope × VOTE_BANDS[i], and each class gives the share of its (uniform) span that
+ * falls in the band: the vote then speaks of the same depths as the corrected estimate.
+ */
+export function voteFor(wear: Wear, probs: number[], map: Calibration['voteMap']): number {
+  const own = probs[WEAR_CLASSES.indexOf(wear)] ?? 0;
+  if (!map) return own;
+  const [lo, hi] = BAND_LIMITS[wear];
+  return probs.reduce((sum, p, i) => {
+    const [from, to] = VOTE_BANDS[i]!;
+    const a = map.intercept + map.slope * from;
+    const b = map.intercept + map.slope * to;
+    return sum + (p * Math.max(0, Math.min(hi, b) - Math.max(lo, a))) / (b - a);
+  }, 0);
+}
+
 function erf(x: number): number {
   const t = 1 / (1 + 0.3275911 * Math.abs(x));
   const y = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
@@ -115,7 +142,7 @@ export function combine(
   const max = Math.max(estimate, Math.ceil((raw + half) * 10) / 10);
   const wear = wearForDepth(estimate);
 
-  const pVote = probs[WEAR_CLASSES.indexOf(wear)] ?? 0;
+  const pVote = voteFor(wear, probs, cal.voteMap);
   const sd = Math.max(half / Z80, 1e-3);
   const [bandLo, bandHi] = BAND_LIMITS[wear];
   const pDepth = normalCdf((bandHi - raw) / sd) - normalCdf((bandLo - raw) / sd);

@@ -49,6 +49,12 @@ export interface Calibration {
   intervalK: number;
   wearTemperature: number;
   confidencePlatt: { a: number; b: number };
+  /**
+   * A shop calibration's depth line (gauge = intercept + slope × estimate) applied to the wear
+   * classifier's vote too, so that the vote speaks of the same depths as the corrected estimate
+   * (combine.ts, voteFor). Absent: the vote as the networks give it.
+   */
+  voteMap?: { intercept: number; slope: number };
   /** Where the regressor takes its second look; absent: no second look (manifests before tread-2026.11.9). */
   crop?: CropSpec;
   /**
@@ -131,6 +137,12 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
     }
     return spec;
   };
+  const voteMap = (v: unknown): { intercept: number; slope: number } => {
+    const o = isRecord(v) ? v : {};
+    const map = { intercept: num(o.intercept, 'calibration.voteMap.intercept'), slope: num(o.slope, 'calibration.voteMap.slope') };
+    if (!(map.slope > 0)) throw unavailable('Model manifest: calibration.voteMap.slope must be above 0.');
+    return map;
+  };
   const sized = c.photoSize !== undefined;
   const stack = (v: unknown, where: string): Stack => {
     const o = isRecord(v) ? v : {};
@@ -202,6 +214,7 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
       ...(c.crop === undefined ? {} : { crop: crop(c.crop) }),
       ...(c.treadMirror === undefined ? {} : { treadMirror: flag(c.treadMirror, 'calibration.treadMirror') }),
       ...(sized ? { photoSize: photoSize(c.photoSize) } : {}),
+      ...(c.voteMap === undefined ? {} : { voteMap: voteMap(c.voteMap) }),
     },
   };
 }

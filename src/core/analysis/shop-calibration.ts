@@ -255,6 +255,8 @@ export function calibratedManifest(base: Json, fitResult: ShopFit, meta: { creat
       stack: correctedStack(cal.stack, c, 'stack'),
       stackWithoutDense: correctedStack(cal.stackWithoutDense, c, 'stackWithoutDense'),
       intervalK: Number(cal.intervalK) * c.slope * c.intervalScale,
+      // the classifier's vote, read on the same corrected depths (combine.ts, voteFor)
+      ...(fitResult.depthApplied ? { voteMap: { intercept: c.intercept, slope: c.slope } } : {}),
     },
     shopCalibration: record,
   };
