@@ -225,6 +225,8 @@ def main():
     ap.add_argument("--size-term", action="store_true",
                     help="a photo-size term in the stack (log2 of the photo's long side over 400 px, capped at the "
                          "largest calibration photo): needs --extra-cal with larger photos")
+    ap.add_argument("--dump-features", help="also save the stack's inputs (features, truths, wear logits, sigma) to this "
+                                            ".npz, for experiments with the stack")
     a = ap.parse_args()
     if (a.extra_cal or a.size_term) and a.split != "cal":
         ap.error("--extra-cal and --size-term need --split cal (photos)")
@@ -323,6 +325,9 @@ def main():
         size_cap = float(np.log2(long_side.max() / pp.SIZE_REFERENCE))
         cols.append(pp.size_feature(long_side, size_cap))
     feats = np.stack(cols, 1)
+    if a.dump_features:
+        np.savez(a.dump_features, feats=feats, y=y, has=m, dense_ok=np.isfinite(q), logits=logits, T0=T0, sigma=sig,
+                 wear=va["wear"])
     half = np.arange(len(y)) % 2 == 0
     cross = []
     for fit_on in (half, ~half):
