@@ -183,6 +183,11 @@ export interface CalibrationStatus {
   } | null;
   /** This account's scans with a gauge reading, and how many a calibration needs. */
   measuredScans: number;
+  /**
+   * How each model version read those scans, from the results stored with them (the estimate
+   * against the gauge): the models measured on the shop's own photos. Most scans first.
+   */
+  byModel: Array<{ modelVersion: string; scans: number; mae: number; within1mm: number; wearAccuracy: number }>;
   minimumScans: number;
   /** Why a calibration cannot start here (models set by TIREWEAR_MODELS_DIR), or null. */
   blockedBy: string | null;

@@ -9,7 +9,9 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SwappableAnalyzer } from '../../src/core/analysis/swappable.js';
-import { createCalibrationService } from '../../src/core/services/calibration.js';
+import { byModel, createCalibrationService } from '../../src/core/services/calibration.js';
+import { wearForDepth } from '../../src/core/analysis/analyzer.js';
+import { makeScan } from '../support/store.js';
 import { createLogger } from '../../src/core/logger.js';
 import { heldoutLabels, MODELS_DIR } from '../analysis/helpers.js';
 import { httpTest, imageForm, signIn, type HttpTest } from '../http/helpers.js';
@@ -76,6 +78,8 @@ describe('shop calibration service', () => {
     await t.core.store.scans.markDeleted(scans[1]!.id, new Date());
     const status = await service.status(account);
     expect(status).toMatchObject({ measuredScans: 29, minimumScans: 30, active: null, job: null, blockedBy: null, modelVersion: FAKE_MODEL_VERSION });
+    // the stored estimates against the gauge: this shop's gauge agrees with every one
+    expect(status.byModel).toEqual([{ modelVersion: FAKE_MODEL_VERSION, scans: 29, mae: 0, within1mm: 1, wearAccuracy: 1 }]);
     await expect(service.start(account)).rejects.toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/^29 scan\(s\) have a gauge reading; .* at least 30/) });
     expect((await service.status(account)).job).toBeNull();
   });
@@ -222,6 +226,26 @@ describe('shop calibration service', () => {
 class NextAnalyzer extends FakeAnalyzer {
   override readonly modelVersion = 'next' as typeof FAKE_MODEL_VERSION;
 }
+
+describe('how each model read the measured scans', () => {
+  const scan = (modelVersion: string, estimate: number, gauge: number | null) =>
+    makeScan({ measurementMm: gauge, result: { ...makeScan().result, modelVersion, estimatedDepthMm: estimate, wear: wearForDepth(estimate) } });
+
+  it('groups by model version, most scans first, from the stored estimate against the gauge', () => {
+    const rows = byModel([
+      scan('a', 4.0, 4.5), // 0.5, same band
+      scan('a', 6.0, 7.6), // 1.6, good vs new
+      scan('a', 2.0, 2.9), // 0.9, worn both
+      scan('b', 8.0, 8.0),
+      scan('b', 1.0, null), // not measured: left out
+    ]);
+    expect(rows).toEqual([
+      { modelVersion: 'a', scans: 3, mae: 1, within1mm: 2 / 3, wearAccuracy: 2 / 3 },
+      { modelVersion: 'b', scans: 1, mae: 0, within1mm: 1, wearAccuracy: 1 },
+    ]);
+    expect(byModel([])).toEqual([]);
+  });
+});
 
 describe('SwappableAnalyzer', () => {
   it('finishes running analyses on the old models, closes them once idle, sends new ones to the new', async () => {

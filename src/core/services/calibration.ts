@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { CalibrationFit, CalibrationStatus } from '../../shared/api.js';
-import type { Analyzer } from '../analysis/analyzer.js';
+import { wearForDepth, type Analyzer } from '../analysis/analyzer.js';
 import { readManifestJson, writeCalibratedModels } from '../analysis/calibration-files.js';
 import { fitShopCalibration, MIN_TIRES, pointFrom, shopVersion, type ShopCalibrationRecord, type ShopFit, type ShopPoint } from '../analysis/shop-calibration.js';
 import type { SwappableAnalyzer } from '../analysis/swappable.js';
@@ -27,6 +27,7 @@ import type { Logger } from '../logger.js';
 import { updateSettingsFile } from '../settings-file.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
+import type { ScanRecord } from '../types.js';
 
 export interface CalibrationDeps {
   config: Pick<Config, 'dataDir' | 'modelsDir' | 'shippedModelsDir' | 'modelsDirSource'>;
@@ -86,6 +87,29 @@ async function freshFolder(root: string, version: string): Promise<string> {
   }
 }
 
+/** Each model version's stored estimates against the gauge readings, most scans first. */
+export function byModel(scans: ScanRecord[]): CalibrationStatus['byModel'] {
+  const groups = new Map<string, ScanRecord[]>();
+  for (const scan of scans) {
+    if (scan.measurementMm === null) continue;
+    const group = groups.get(scan.result.modelVersion);
+    if (group) group.push(scan);
+    else groups.set(scan.result.modelVersion, [scan]);
+  }
+  return [...groups.entries()]
+    .map(([modelVersion, group]) => {
+      const errors = group.map((s) => Math.abs(s.result.estimatedDepthMm - s.measurementMm!));
+      return {
+        modelVersion,
+        scans: group.length,
+        mae: Math.round((errors.reduce((a, b) => a + b, 0) / group.length) * 1000) / 1000,
+        within1mm: errors.filter((e) => e <= 1 + 1e-9).length / group.length,
+        wearAccuracy: group.filter((s) => s.result.wear === wearForDepth(s.measurementMm!)).length / group.length,
+      };
+    })
+    .sort((a, b) => b.scans - a.scans || a.modelVersion.localeCompare(b.modelVersion));
+}
+
 export function createCalibrationService(deps: CalibrationDeps): CalibrationService {
   const { config, store, images, analyzer, clock, logger } = deps;
   const load = deps.loadAnalyzer ?? defaultLoader;
@@ -121,10 +145,12 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
       : null;
 
   async function status(accountId: string): Promise<CalibrationStatus> {
+    const scans = await measured(accountId);
     return {
       modelVersion: analyzer.modelVersion,
       active: await active(),
-      measuredScans: (await measured(accountId)).length,
+      measuredScans: scans.length,
+      byModel: byModel(scans),
       minimumScans: MIN_TIRES,
       blockedBy: blockedBy(),
       canRevert: fromSettings && blockedBy() === null,

@@ -46,6 +46,16 @@ const CalibrationStatus = Type.Object({
     Type.Null(),
   ]),
   measuredScans: Type.Integer({ description: "This account's scans with a gauge reading" }),
+  byModel: Type.Array(
+    Type.Object({
+      modelVersion: Type.String(),
+      scans: Type.Integer(),
+      mae: Type.Number(),
+      within1mm: Type.Number(),
+      wearAccuracy: Type.Number(),
+    }),
+    { description: "Each model version's stored estimates of those scans against the gauge, most scans first" },
+  ),
   minimumScans: Type.Integer(),
   blockedBy: Type.Union([Type.String(), Type.Null()]),
   canRevert: Type.Boolean({ description: 'The models in use were chosen by settings.json: DELETE goes back to the shipped ones' }),

@@ -120,6 +120,31 @@ export function CalibrationPanel() {
           </>
         )}
       </dl>
+      {status.byModel.length > 0 && (
+        <table className="calibration-figures" aria-label="How the models read your tires">
+          <caption className="muted small">How the models read your tires: each scan's estimate against its gauge reading</caption>
+          <thead>
+            <tr>
+              <th scope="col">Model</th>
+              <th scope="col">Tires</th>
+              <th scope="col">Mean error</th>
+              <th scope="col">Within 1 mm</th>
+              <th scope="col">Wear class right</th>
+            </tr>
+          </thead>
+          <tbody>
+            {status.byModel.map((m) => (
+              <tr key={m.modelVersion}>
+                <th scope="row">{m.modelVersion}</th>
+                <td>{m.scans}</td>
+                <td>{mm(m.mae)}</td>
+                <td>{pct(m.within1mm)}</td>
+                <td>{pct(m.wearAccuracy)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
       {status.blockedBy && <p className="message message-warn">{status.blockedBy}</p>}
       {status.canRevert && !active && (
         <p className="message message-warn">
