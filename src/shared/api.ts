@@ -159,7 +159,10 @@ export interface CalibrationFigures {
 /** What a calibration fitted and what cross-validation measured. */
 export interface CalibrationFit {
   tires: number;
-  /** gauge ≈ intercept + slope × estimate; the 80 % interval × intervalScale. */
+  /**
+   * The fit over all tires: gauge ≈ intercept + slope × estimate, the 80 % interval × intervalScale.
+   * Written only where depthApplied / intervalApplied say (the rest stays as shipped).
+   */
   correction: { intercept: number; slope: number; intervalScale: number };
   depthApplied: boolean;
   intervalApplied: boolean;

@@ -13,6 +13,7 @@ import { byModel, createCalibrationService } from '../../src/core/services/calib
 import { wearForDepth } from '../../src/core/analysis/analyzer.js';
 import { makeScan } from '../support/store.js';
 import { createLogger } from '../../src/core/logger.js';
+import { AppError } from '../../src/core/errors.js';
 import { heldoutLabels, MODELS_DIR } from '../analysis/helpers.js';
 import { httpTest, imageForm, signIn, type HttpTest } from '../http/helpers.js';
 import { FakeAnalyzer, FAKE_MODEL_VERSION } from '../support/fake-analyzer.js';
@@ -202,6 +203,32 @@ describe('shop calibration service', () => {
     expect(back).toMatchObject({ active: null, canRevert: false });
     expect(loads).toEqual([MODELS_DIR]);
     expect(JSON.parse(await readFile(path.join(t.dataDir, 'settings.json'), 'utf8'))).toEqual({ port: 9000 });
+  });
+
+  it('fails, leaving no folder behind, when the calibrated models it wrote do not load', async () => {
+    const { t } = await setUp();
+    const { account } = await measuredScans(t, 30, (e) => round1(1.3 * e + 0.4));
+    const service = createCalibrationService({
+      config: t.core.config,
+      store: t.core.store,
+      images: t.core.images,
+      analyzer: t.core.analyzer,
+      clock: t.clock,
+      logger: createLogger({ level: 'silent' }),
+      loadAnalyzer: async (dir) => {
+        if (dir !== MODELS_DIR) throw new AppError('MODEL_UNAVAILABLE', 'Model manifest: the disk is full.');
+        return new FakeAnalyzer();
+      },
+    });
+    await service.start(account);
+    await service.idle();
+    expect((await service.status(account)).job).toMatchObject({
+      state: 'failed',
+      message: 'The calibration failed and nothing was changed: Model manifest: the disk is full.',
+    });
+    expect(await readdir(path.join(t.dataDir, 'calibrations'))).toEqual([]);
+    expect(existsSync(path.join(t.dataDir, 'settings.json'))).toBe(false);
+    expect(t.core.analyzer.modelVersion).toBe(FAKE_MODEL_VERSION);
   });
 
   it('keeps models set by TIREWEAR_MODELS_DIR: calibration and revert refused, and said so in the status', async () => {

@@ -12,7 +12,7 @@
  * A server whose models are set by TIREWEAR_MODELS_DIR keeps them: calibrate with the CLI there.
  */
 import { createHash } from 'node:crypto';
-import { stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { CalibrationFit, CalibrationStatus } from '../../shared/api.js';
 import { wearForDepth, type Analyzer } from '../analysis/analyzer.js';
@@ -208,20 +208,24 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
       .join('');
     const created = clock.now();
     const outDir = await freshFolder(path.join(config.dataDir, CALIBRATIONS), shopVersion(String(base.version), created));
-    const written = await writeCalibratedModels({
-      baseDir: config.shippedModelsDir,
-      base,
-      fit,
-      outDir,
-      created,
-      labelsSha256: createHash('sha256').update(labels).digest('hex'),
-    });
-    const next = await load(outDir);
+    let written: Record<string, unknown>;
+    let next: Analyzer | null = null;
     try {
+      written = await writeCalibratedModels({
+        baseDir: config.shippedModelsDir,
+        base,
+        fit,
+        outDir,
+        created,
+        labelsSha256: createHash('sha256').update(labels).digest('hex'),
+      });
+      next = await load(outDir);
       if (closing) throw new AppError('SERVER_BUSY', 'the server is shutting down');
       await updateSettingsFile(config.dataDir, (file) => ({ ...file, modelsDir: path.relative(config.dataDir, outDir) }));
     } catch (error) {
-      await next.close();
+      // nothing is left behind: the folder was new (freshFolder) and nothing names it yet
+      await next?.close();
+      await rm(outDir, { recursive: true, force: true }).catch(() => undefined);
       throw error;
     }
     analyzer.swap(next);
@@ -250,7 +254,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     running = run(accountId, startedAt)
       .catch((error: unknown) => {
         logger.error({ err: error }, 'shop calibration failed');
-        finish(startedAt, 'failed', `The calibration failed and nothing was changed: ${isAppError(error) ? error.message : 'see the server log'}.`);
+        finish(startedAt, 'failed', `The calibration failed and nothing was changed: ${isAppError(error) ? error.message.replace(/\.$/, '') : 'see the server log'}.`);
       })
       .finally(() => {
         running = null;
@@ -273,7 +277,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     },
 
     async revert(accountId) {
-      if (job?.state === 'running') throw new AppError('CONFLICT', 'A calibration is running; revert once it has finished.');
+      if (job?.state === 'running' || starting) throw new AppError('CONFLICT', 'A calibration is running; revert once it has finished.');
       const blocked = blockedBy();
       if (blocked) throw new AppError('CONFLICT', blocked);
       if (fromSettings) {
