@@ -47,17 +47,24 @@ async function measuredScans(test: HttpTest, count: number, gauge: (estimateMm: 
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
 
+/** A calibration service on the test core's store, images and served analyzer. */
+function serviceOn(test: HttpTest, more: Partial<Parameters<typeof createCalibrationService>[0]> = {}) {
+  return createCalibrationService({
+    config: test.core.config,
+    store: test.core.store,
+    images: test.core.images,
+    analyzer: test.core.analyzer,
+    clock: test.clock,
+    logger: createLogger({ level: 'silent' }),
+    ...more,
+  });
+}
+
 async function setUp(config: Record<string, unknown> = {}) {
   t = await httpTest({ config: { shippedModelsDir: MODELS_DIR, modelsDir: MODELS_DIR, ...config } });
   const loads: string[] = [];
   const loaded: FakeAnalyzer[] = [];
-  const service = createCalibrationService({
-    config: t.core.config,
-    store: t.core.store,
-    images: t.core.images,
-    analyzer: t.core.analyzer,
-    clock: t.clock,
-    logger: createLogger({ level: 'silent' }),
+  const service = serviceOn(t, {
     loadAnalyzer: async (dir) => {
       loads.push(dir);
       const fake = new FakeAnalyzer();
@@ -169,24 +176,10 @@ describe('shop calibration service', () => {
     const { t, service } = await setUp();
     const { account } = await measuredScans(t, 30, (e) => e);
     // the real loader, on a folder without models, then on one with a manifest the load checks refuse
-    const empty = createCalibrationService({
-      config: { ...t.core.config, shippedModelsDir: path.join(t.dataDir, 'no-models') },
-      store: t.core.store,
-      images: t.core.images,
-      analyzer: t.core.analyzer,
-      clock: t.clock,
-      logger: createLogger({ level: 'silent' }),
-    });
+    const empty = serviceOn(t, { config: { ...t.core.config, shippedModelsDir: path.join(t.dataDir, 'no-models') } });
     await expect(empty.start(account)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringMatching(/models that came with the app are missing/) });
     await writeFile(path.join(t.dataDir, 'manifest.json'), '{"version": "x"}');
-    const bad = createCalibrationService({
-      config: { ...t.core.config, shippedModelsDir: t.dataDir },
-      store: t.core.store,
-      images: t.core.images,
-      analyzer: t.core.analyzer,
-      clock: t.clock,
-      logger: createLogger({ level: 'silent' }),
-    });
+    const bad = serviceOn(t, { config: { ...t.core.config, shippedModelsDir: t.dataDir } });
     await bad.start(account);
     await bad.idle();
     expect((await bad.status(account)).job).toMatchObject({ state: 'failed', message: expect.stringMatching(/^The calibration failed and nothing was changed: Model manifest/) });
@@ -208,13 +201,7 @@ describe('shop calibration service', () => {
   it('fails, leaving no folder behind, when the calibrated models it wrote do not load', async () => {
     const { t } = await setUp();
     const { account } = await measuredScans(t, 30, (e) => round1(1.3 * e + 0.4));
-    const service = createCalibrationService({
-      config: t.core.config,
-      store: t.core.store,
-      images: t.core.images,
-      analyzer: t.core.analyzer,
-      clock: t.clock,
-      logger: createLogger({ level: 'silent' }),
+    const service = serviceOn(t, {
       loadAnalyzer: async (dir) => {
         if (dir !== MODELS_DIR) throw new AppError('MODEL_UNAVAILABLE', 'Model manifest: the disk is full.');
         return new FakeAnalyzer();
