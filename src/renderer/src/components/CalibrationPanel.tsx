@@ -62,14 +62,26 @@ export function CalibrationPanel() {
     };
   }, []);
 
+  /** Bumped when a read fails, so a passing network hiccup does not stop the polling. */
+  const [retries, setRetries] = useState(0);
+
   // while a calibration runs: read the status again each second, until it has finished
   useEffect(() => {
     if (!running) return;
     const timer = window.setTimeout(() => {
-      api.calibration().then(setStatus, setError);
+      api.calibration().then(
+        (next) => {
+          setStatus(next);
+          setError(null);
+        },
+        (err) => {
+          setError(err);
+          setRetries((n) => n + 1);
+        },
+      );
     }, CALIBRATION_POLL_MS);
     return () => window.clearTimeout(timer);
-  }, [running, status]);
+  }, [running, status, retries]);
 
   async function act(kind: 'start' | 'revert', action: () => Promise<CalibrationStatus>) {
     setBusy(kind);
