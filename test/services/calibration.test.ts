@@ -5,7 +5,7 @@
  * test/http/calibration.test.ts runs the same through the API with the shipped models.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SwappableAnalyzer } from '../../src/core/analysis/swappable.js';
@@ -99,7 +99,12 @@ describe('shop calibration service', () => {
     expect(started.job).toMatchObject({ state: 'running', total: 32 });
     await service.idle();
     const { job, active, modelVersion } = await service.status(account);
-    expect(job).toMatchObject({ state: 'unchanged', message: expect.stringMatching(/On these 32 photos .* Nothing was changed/), fit: { tires: 32, depthApplied: false, intervalApplied: false }, skipped: {} });
+    expect(job).toMatchObject({
+      state: 'unchanged',
+      message: expect.stringMatching(/On these 32 photos .* Nothing was changed/),
+      fit: { tires: 32, depthApplied: false, intervalApplied: false, correction: { intercept: 0, slope: 1, intervalScale: 1 } },
+      skipped: {},
+    });
     expect(active).toBeNull();
     expect(modelVersion).toBe(FAKE_MODEL_VERSION);
     expect(loads).toEqual([MODELS_DIR]); // the reader only: no calibrated models loaded
@@ -153,7 +158,12 @@ describe('shop calibration service', () => {
     await service.start(account);
     await service.idle();
     expect((await service.status(account)).job).toMatchObject({ state: 'applied' });
-    expect((await readdir(path.join(t.dataDir, 'calibrations'))).sort()).toEqual([folder, `${folder}-2`]);
+    // no two calibrations share a version, even in the same minute (the test clock stands still)
+    expect((await readdir(path.join(t.dataDir, 'calibrations'))).sort()).toEqual([folder, `${folder}.2`]);
+    expect(t.core.analyzer.modelVersion).toBe(FAKE_MODEL_VERSION); // the fakes' own version; the manifest's:
+    const second = JSON.parse(await readFile(path.join(t.dataDir, 'calibrations', `${folder}.2`, 'manifest.json'), 'utf8'));
+    expect(second.version).toBe(`${written.version}.2`);
+    expect((await service.status(account)).active).toMatchObject({ version: `${written.version}.2` });
   });
 
   it('fails, changing nothing, when the photos are gone', async () => {
@@ -218,6 +228,30 @@ describe('shop calibration service', () => {
     expect(t.core.analyzer.modelVersion).toBe(FAKE_MODEL_VERSION);
   });
 
+  it('fails, leaving no folder behind, when settings.json cannot be written after the models were', async () => {
+    const { t, service } = await setUp();
+    const { account } = await measuredScans(t, 30, (e) => round1(1.3 * e + 0.4));
+    await mkdir(path.join(t.dataDir, 'settings.json')); // a folder where the file should be: every write fails
+    await service.start(account);
+    await service.idle();
+    expect((await service.status(account)).job).toMatchObject({ state: 'failed', message: expect.stringMatching(/^The calibration failed and nothing was changed/) });
+    expect(await readdir(path.join(t.dataDir, 'calibrations'))).toEqual([]);
+    expect(t.core.analyzer.modelVersion).toBe(FAKE_MODEL_VERSION);
+  });
+
+  it('reverts once for two clicks at once, and not after shutdown', async () => {
+    const { t, service, loads } = await setUp();
+    const { account } = await measuredScans(t, 30, (e) => round1(1.3 * e + 0.4));
+    await service.start(account);
+    await service.idle();
+    expect(loads).toHaveLength(2);
+    const [a, b] = await Promise.all([service.revert(account), service.revert(account)]);
+    expect(loads).toHaveLength(3); // the shipped models loaded once
+    expect([a.active, b.active]).toEqual([null, null]);
+    await service.close();
+    await expect(service.revert(account)).rejects.toMatchObject({ code: 'SERVER_BUSY' });
+  });
+
   it('keeps models set by TIREWEAR_MODELS_DIR: calibration and revert refused, and said so in the status', async () => {
     const { t, service } = await setUp({ modelsDirSource: 'env' });
     const { account } = await measuredScans(t, 30, (e) => e);
@@ -277,6 +311,15 @@ describe('SwappableAnalyzer', () => {
     expect((await running).analysis.modelVersion).toBe(FAKE_MODEL_VERSION);
     await new Promise((resolve) => setImmediate(resolve));
     expect(old.closed).toBe(true);
+  });
+
+  it('closes an analyzer swapped in after close() instead of serving it', async () => {
+    const swappable = new SwappableAnalyzer(new FakeAnalyzer());
+    await swappable.close();
+    const late = new FakeAnalyzer();
+    swappable.swap(late);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(late.closed).toBe(true);
   });
 
   it('closes at once an analyzer nothing runs on, and everything on close()', async () => {

@@ -37,9 +37,12 @@ export async function writeCalibratedModels(options: {
   outDir: string;
   created: Date;
   labelsSha256: string | null;
+  /** Instead of the version calibratedManifest derives from the base's and the time. */
+  version?: string;
 }): Promise<Json> {
   const { baseDir, outDir } = options;
-  const out = calibratedManifest(options.base, options.fit, { created: options.created, labelsSha256: options.labelsSha256 });
+  const made = calibratedManifest(options.base, options.fit, { created: options.created, labelsSha256: options.labelsSha256 });
+  const out = options.version === undefined ? made : { ...made, version: options.version };
   await mkdir(outDir, { recursive: true });
   const models = out.models as Record<string, { file: string }>;
   for (const entry of Object.values(models)) await copyFile(path.join(baseDir, entry.file), path.join(outDir, entry.file));

@@ -11,6 +11,7 @@ export class SwappableAnalyzer implements Analyzer {
   readonly #running = new Map<Analyzer, number>();
   readonly #retired = new Set<Analyzer>();
   readonly #closing: Array<Promise<void>> = [];
+  #closed = false;
 
   constructor(initial: Analyzer) {
     this.#current = initial;
@@ -40,10 +41,14 @@ export class SwappableAnalyzer implements Analyzer {
     }
   }
 
-  /** New analyses go to `next` from now on; the previous analyzer closes once idle. */
+  /** New analyses go to `next` from now on; the previous analyzer closes once idle. After close(), `next` is closed at once. */
   swap(next: Analyzer): void {
     const previous = this.#current;
     if (previous === next) return;
+    if (this.#closed) {
+      this.#close(next);
+      return;
+    }
     this.#current = next;
     if (this.#running.has(previous)) this.#retired.add(previous);
     else this.#close(previous);
@@ -56,6 +61,7 @@ export class SwappableAnalyzer implements Analyzer {
 
   /** Closes the current analyzer and any retired one (in-flight analyses are the caller's to drain). */
   async close(): Promise<void> {
+    this.#closed = true;
     const all = [this.#current, ...this.#retired];
     this.#retired.clear();
     await Promise.all([...this.#closing, ...all.map((a) => a.close())]);

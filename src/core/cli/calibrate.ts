@@ -93,7 +93,7 @@ async function main(): Promise<void> {
     outDir,
     created: new Date(),
     labelsSha256: labels ? createHash('sha256').update(labels).digest('hex') : null,
-  }).catch((error: unknown) => fail(1, `the written models do not load: ${isAppError(error) ? error.message : String(error)}`));
+  }).catch((error: unknown) => fail(1, `writing the calibrated models to ${outDir} failed: ${isAppError(error) ? error.message : String(error)}`));
   process.stdout.write(
     `Wrote ${outDir}: model ${String(out.version)}.\n` +
       `Serve with it: TIREWEAR_MODELS_DIR=${outDir} npm run serve, or "modelsDir": ${JSON.stringify(path.resolve(outDir))} in the data folder's settings.json (the desktop app).\n` +

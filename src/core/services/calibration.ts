@@ -12,7 +12,7 @@
  * A server whose models are set by TIREWEAR_MODELS_DIR keeps them: calibrate with the CLI there.
  */
 import { createHash } from 'node:crypto';
-import { rm, stat } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { CalibrationFit, CalibrationStatus } from '../../shared/api.js';
 import { wearForDepth, type Analyzer } from '../analysis/analyzer.js';
@@ -64,7 +64,7 @@ const CALIBRATIONS = 'calibrations';
 function wireFit(fit: ShopFit): CalibrationFit {
   return {
     tires: fit.tires,
-    correction: fit.fitted,
+    correction: fit.correction,
     depthApplied: fit.depthApplied,
     intervalApplied: fit.intervalApplied,
     before: fit.before,
@@ -73,17 +73,22 @@ function wireFit(fit: ShopFit): CalibrationFit {
   };
 }
 
-async function defaultLoader(modelsDir: string): Promise<Analyzer> {
-  const { createOnnxAnalyzer } = await import('../analysis/index.js');
-  return createOnnxAnalyzer({ modelsDir });
-}
-
-/** A folder name for a version (`tread-2026.11.12+shop.20261124T0730` → `tread-2026.11.12_shop.20261124T0730`), not taken yet. */
-async function freshFolder(root: string, version: string): Promise<string> {
-  const name = version.replace(/[^A-Za-z0-9._-]/g, '_');
+/**
+ * A version and a folder of its own for a new calibration, the folder created here (a plain mkdir
+ * claims it: nothing else can have made it in between). A second calibration in the same minute
+ * gets `…+shop.20261124T0730.2` in `…_shop.20261124T0730.2`: no two calibrations share a version.
+ */
+async function claimFolder(root: string, version: string): Promise<{ version: string; dir: string }> {
+  await mkdir(root, { recursive: true });
   for (let i = 1; ; i++) {
-    const dir = path.join(root, i === 1 ? name : `${name}-${i}`);
-    if (!(await stat(dir).catch(() => null))) return dir;
+    const candidate = i === 1 ? version : `${version}.${i}`;
+    const dir = path.join(root, candidate.replace(/[^A-Za-z0-9._-]/g, '_'));
+    try {
+      await mkdir(dir);
+      return { version: candidate, dir };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
   }
 }
 
@@ -112,7 +117,12 @@ export function byModel(scans: ScanRecord[]): CalibrationStatus['byModel'] {
 
 export function createCalibrationService(deps: CalibrationDeps): CalibrationService {
   const { config, store, images, analyzer, clock, logger } = deps;
-  const load = deps.loadAnalyzer ?? defaultLoader;
+  const load =
+    deps.loadAnalyzer ??
+    (async (modelsDir: string): Promise<Analyzer> => {
+      const { createOnnxAnalyzer } = await import('../analysis/index.js');
+      return createOnnxAnalyzer({ modelsDir, logger });
+    });
   /** The folder the served models came from: config's at start, then each swap's. */
   let servedDir = config.modelsDir;
   /** Whether settings.json's modelsDir chose them (and a revert has something to undo). */
@@ -122,6 +132,8 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
   let closing = false;
   /** Set while start() checks, so two clicks at once cannot both pass the checks. */
   let starting = false;
+  /** The revert under way, if any: a second one waits for it; shutdown waits for it too. */
+  let reverting: Promise<void> | null = null;
 
   const measured = (accountId: string) => store.scans.all({ accountId, measured: true });
 
@@ -170,6 +182,8 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     const base = (await readManifestJson(config.shippedModelsDir)) ?? {};
     const reader = await load(config.shippedModelsDir);
     const points: ShopPoint[] = [];
+    /** The readings the fit used, one line per scan read, for the record's labelsSha256. */
+    let labels = '';
     const skipped: Record<string, number> = {};
     try {
       for (const scan of scans) {
@@ -179,6 +193,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
           const { frame } = await inspectImage(image);
           const { analysis } = await reader.analyze({ image, verbose: false, frame });
           points.push(pointFrom(scan.measurementMm!, analysis));
+          labels += `${scan.id},${scan.measurementMm}\n`;
         } catch (error) {
           if (!isAppError(error)) throw error;
           const code = error.code === 'NOT_FOUND' ? 'PHOTO_MISSING' : error.code;
@@ -202,12 +217,9 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
       finish(startedAt, 'unchanged', message, wireFit(fit), skipped);
       return;
     }
-    const labels = scans
-      .filter((s) => s.measurementMm !== null)
-      .map((s) => `${s.id},${s.measurementMm}\n`)
-      .join('');
     const created = clock.now();
-    const outDir = await freshFolder(path.join(config.dataDir, CALIBRATIONS), shopVersion(String(base.version), created));
+    if (closing) throw new AppError('SERVER_BUSY', 'the server is shutting down');
+    const { version, dir: outDir } = await claimFolder(path.join(config.dataDir, CALIBRATIONS), shopVersion(String(base.version), created));
     let written: Record<string, unknown>;
     let next: Analyzer | null = null;
     try {
@@ -217,13 +229,15 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
         fit,
         outDir,
         created,
+        version,
         labelsSha256: createHash('sha256').update(labels).digest('hex'),
       });
+      if (closing) throw new AppError('SERVER_BUSY', 'the server is shutting down');
       next = await load(outDir);
       if (closing) throw new AppError('SERVER_BUSY', 'the server is shutting down');
       await updateSettingsFile(config.dataDir, (file) => ({ ...file, modelsDir: path.relative(config.dataDir, outDir) }));
     } catch (error) {
-      // nothing is left behind: the folder was new (freshFolder) and nothing names it yet
+      // nothing is left behind: the folder was new (claimFolder) and nothing names it yet
       await next?.close();
       await rm(outDir, { recursive: true, force: true }).catch(() => undefined);
       throw error;
@@ -233,6 +247,24 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     fromSettings = true;
     logger.info({ modelVersion: next.modelVersion, modelsDir: outDir, tires: fit.tires }, 'shop calibration applied');
     finish(startedAt, 'applied', `Calibrated on ${fit.tires} photos: analyses now answer with ${String(written.version)}.`, wireFit(fit), skipped);
+  }
+
+  /** settings.json's modelsDir removed and the shipped models swapped in; the last job's result no longer describes them. */
+  async function backToShipped(): Promise<void> {
+    if (!fromSettings) return;
+    const shipped = await load(config.shippedModelsDir);
+    try {
+      if (closing) throw new AppError('SERVER_BUSY', 'The server is shutting down.');
+      await updateSettingsFile(config.dataDir, ({ modelsDir: _dropped, ...file }) => file);
+    } catch (error) {
+      await shipped.close();
+      throw error;
+    }
+    analyzer.swap(shipped);
+    logger.info({ modelVersion: shipped.modelVersion, from: servedDir }, 'back to the shipped models');
+    servedDir = config.shippedModelsDir;
+    fromSettings = false;
+    if (job?.state === 'applied') job = null;
   }
 
   /** start() past the running check: the rest of the checks, then the job in the background. */
@@ -267,6 +299,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
 
     async start(accountId) {
       if (job?.state === 'running' || starting) throw new AppError('CONFLICT', 'A calibration is already running; wait for it to finish.');
+      if (reverting) throw new AppError('CONFLICT', 'The shipped models are being put back; start again in a moment.');
       if (closing) throw new AppError('SERVER_BUSY', 'The server is shutting down.');
       starting = true;
       try {
@@ -278,21 +311,13 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
 
     async revert(accountId) {
       if (job?.state === 'running' || starting) throw new AppError('CONFLICT', 'A calibration is running; revert once it has finished.');
+      if (closing) throw new AppError('SERVER_BUSY', 'The server is shutting down.');
       const blocked = blockedBy();
       if (blocked) throw new AppError('CONFLICT', blocked);
-      if (fromSettings) {
-        const shipped = await load(config.shippedModelsDir);
-        try {
-          await updateSettingsFile(config.dataDir, ({ modelsDir: _dropped, ...file }) => file);
-        } catch (error) {
-          await shipped.close();
-          throw error;
-        }
-        analyzer.swap(shipped);
-        logger.info({ modelVersion: shipped.modelVersion, from: servedDir }, 'back to the shipped models');
-        servedDir = config.shippedModelsDir;
-        fromSettings = false;
-      }
+      reverting ??= backToShipped().finally(() => {
+        reverting = null;
+      });
+      await reverting;
       return status(accountId);
     },
 
@@ -302,7 +327,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
 
     async close() {
       closing = true;
-      await running;
+      await Promise.all([running, reverting?.catch(() => undefined)]);
     },
   };
 }

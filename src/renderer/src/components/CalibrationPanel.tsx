@@ -51,16 +51,22 @@ export function CalibrationPanel() {
   const [busy, setBusy] = useState<'start' | 'revert' | null>(null);
   const running = status?.job?.state === 'running';
 
+  /** Bumped by "Try again" after the first read failed. */
+  const [attempt, setAttempt] = useState(0);
   useEffect(() => {
     let stopped = false;
     api.calibration().then(
-      (s) => !stopped && setStatus(s),
+      (s) => {
+        if (stopped) return;
+        setStatus(s);
+        setError(null);
+      },
       (err) => !stopped && setError(err),
     );
     return () => {
       stopped = true;
     };
-  }, []);
+  }, [attempt]);
 
   /** Bumped when a read fails, so a passing network hiccup does not stop the polling. */
   const [retries, setRetries] = useState(0);
@@ -90,6 +96,8 @@ export function CalibrationPanel() {
       setStatus(await action());
     } catch (err) {
       setError(err);
+      // e.g. CONFLICT because a calibration was started elsewhere: show (and follow) what runs now
+      api.calibration().then(setStatus, () => undefined);
     } finally {
       setBusy(null);
     }
@@ -99,7 +107,16 @@ export function CalibrationPanel() {
     return (
       <div className="panel sync-panel" role="region" aria-labelledby="calibration-title">
         <h3 id="calibration-title">Calibrate to your tire gauge</h3>
-        {error ? <ErrorMessage error={error} /> : <p>Loading…</p>}
+        {error ? (
+          <>
+            <ErrorMessage error={error} />
+            <button type="button" className="secondary" onClick={() => setAttempt((n) => n + 1)}>
+              Try again
+            </button>
+          </>
+        ) : (
+          <p>Loading…</p>
+        )}
       </div>
     );
   }
@@ -158,7 +175,7 @@ export function CalibrationPanel() {
         </table>
       )}
       {status.blockedBy && <p className="message message-warn">{status.blockedBy}</p>}
-      {status.canRevert && !active && (
+      {status.canRevert && (!active || status.modelVersion === 'unavailable') && (
         <p className="message message-warn">
           The models in use are not the ones that came with the app{status.modelVersion === 'unavailable' ? ' and did not load' : ''}: they are
           named by modelsDir in the data folder's settings.json.
