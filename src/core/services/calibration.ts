@@ -22,7 +22,7 @@ import type { SwappableAnalyzer } from '../analysis/swappable.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError, isAppError } from '../errors.js';
-import { inspectImage } from '../images/inspect.js';
+import { checkImageHeader, decodeFrame } from '../images/inspect.js';
 import type { Logger } from '../logger.js';
 import { updateSettingsFile } from '../settings-file.js';
 import type { ImageStore } from '../storage/images.js';
@@ -190,7 +190,8 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
         if (closing) throw new AppError('SERVER_BUSY', 'the server is shutting down');
         try {
           const image = await images.get(scan.image.originalKey);
-          const { frame } = await inspectImage(image);
+          // the service's own checks and decode, without the thumbnail a scan keeps
+          const frame = await decodeFrame(image, await checkImageHeader(image));
           const { analysis } = await reader.analyze({ image, verbose: false, frame });
           points.push(pointFrom(scan.measurementMm!, analysis));
           labels += `${scan.id},${scan.measurementMm}\n`;
