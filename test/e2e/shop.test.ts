@@ -267,7 +267,8 @@ describe('shop account in the browser', () => {
     await panel.getByRole('button', { name: 'Calibrate now' }).click();
     await panel.getByText(new RegExp(`^Calibrated on ${measured} photos: analyses now answer with`)).waitFor({ timeout: 60_000 });
     await expect(panel.getByTestId('calibration-model').textContent()).resolves.toMatch(new RegExp(`^${shipped.replace(/\./g, '\\.')}\\+shop\\.`));
-    await expect(panel.getByRole('row', { name: /Mean error against the gauge/ }).textContent()).resolves.toMatch(/\d\.\d\d mm.*\d\.\d\d mm/);
+    // the shop chose 32nds above: errors in tenths of a 32nd, millimetres beside them
+    await expect(panel.getByRole('row', { name: /Mean error against the gauge/ }).textContent()).resolves.toMatch(/\d\.\d\/32″ \(\d\.\d\d mm\).*\d\.\d\/32″ \(\d\.\d\d mm\)/);
     await panel.getByText(new RegExp(`^Made .* on ${measured} tires: mean error`)).waitFor();
     await shot('calibration', panel);
     await panel.getByRole('button', { name: 'Back to the models as shipped' }).click();

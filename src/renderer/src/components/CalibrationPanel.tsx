@@ -7,17 +7,17 @@
 import { useEffect, useState } from 'react';
 import type { CalibrationFigures, CalibrationStatus } from '../../../shared/api';
 import { api } from '../api/client';
-import { formatDate } from '../lib/format';
+import { useSession } from '../hooks/useSession';
+import { formatDate, formatError, type Units } from '../lib/format';
 import { ErrorMessage } from './ErrorMessage';
 
 export const CALIBRATION_POLL_MS = 1000;
 
 const pct = (x: number) => `${Math.round(x * 100)} %`;
-const mm = (x: number) => `${x.toFixed(2)} mm`;
 
-function FiguresTable({ before, after }: { before: CalibrationFigures; after: CalibrationFigures }) {
+function FiguresTable({ before, after, units }: { before: CalibrationFigures; after: CalibrationFigures; units: Units }) {
   const rows: Array<[string, (f: CalibrationFigures) => string]> = [
-    ['Mean error against the gauge', (f) => mm(f.mae)],
+    ['Mean error against the gauge', (f) => formatError(f.mae, units)],
     ['Within 1 mm of the gauge', (f) => pct(f.within1mm)],
     ['Wear class right', (f) => pct(f.wearAccuracy)],
     ['Gauge inside the 80 % range', (f) => pct(f.coverage)],
@@ -46,6 +46,8 @@ function FiguresTable({ before, after }: { before: CalibrationFigures; after: Ca
 }
 
 export function CalibrationPanel() {
+  const { units } = useSession().prefs;
+  const mm = (x: number) => formatError(x, units);
   const [status, setStatus] = useState<CalibrationStatus | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState<'start' | 'revert' | null>(null);
@@ -198,7 +200,7 @@ export function CalibrationPanel() {
           </p>
           {job.fit && (
             <>
-              <FiguresTable before={job.fit.before} after={job.fit.after} />
+              <FiguresTable before={job.fit.before} after={job.fit.after} units={units} />
               <ul className="muted small">
                 {job.fit.reasons.map((reason) => (
                   <li key={reason}>{reason}</li>

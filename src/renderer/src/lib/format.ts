@@ -56,6 +56,11 @@ export function formatDepth(mm: number, units: Units): string {
   return units === '32nds' ? `${format32nds(mm)} (${formatMm(mm)})` : `${formatMm(mm)} (${format32nds(mm)})`;
 }
 
+/** A depth error (a difference, not a depth): two decimals in mm, or tenths of a 32nd. */
+export function formatError(mm: number, units: Units): string {
+  return units === '32nds' ? `${(mm / MM_PER_32ND).toFixed(1)}/32″ (${mm.toFixed(2)} mm)` : `${mm.toFixed(2)} mm`;
+}
+
 export function legalMinimumMm(setting: SettingsData['legalMinimum']): number {
   return setting === '2/32in' ? 2 * MM_PER_32ND : 1.6;
 }
