@@ -243,6 +243,13 @@ describe('shop account in the browser', () => {
   });
 
   it("calibrates to the shop's gauge from Settings, applied at once, and goes back to the shipped models", async () => {
+    // too few readings yet: the panel says how many more, and the button waits for them
+    await page.getByRole('link', { name: 'Settings' }).click();
+    const early = page.getByRole('region', { name: 'Calibrate to your tire gauge' });
+    await expect(early.getByTestId('calibration-measured').textContent()).resolves.toMatch(/^[01] \((29|30) more needed\)$/);
+    await expect(early.getByRole('button', { name: 'Calibrate now' }).isDisabled()).resolves.toBe(true);
+    await expect(early.getByRole('button', { name: 'Back to the models as shipped' }).count()).resolves.toBe(0);
+
     // 36 more scans with gauge readings, through the same API as the page (its cookie): a gauge that reads
     // 1.3 × the truth + 0.4 mm, i.e. photos this shop's models read too shallow
     const origin = new URL(app.url).origin;
@@ -257,6 +264,7 @@ describe('shop account in the browser', () => {
       const put = await page.request.put(`${origin}/api/v1/scans/${scanId}/measurement`, { headers: { origin }, data: { measurementMm: gauge } });
       expect(put.status(), await put.text()).toBe(200);
     }
+    await page.getByRole('link', { name: 'Scan' }).click();
     await page.getByRole('link', { name: 'Settings' }).click();
     const panel = page.getByRole('region', { name: 'Calibrate to your tire gauge' });
     const shipped = (await panel.getByTestId('calibration-model').textContent())!;
