@@ -9,7 +9,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SwappableAnalyzer } from '../../src/core/analysis/swappable.js';
-import { byModel, createCalibrationService } from '../../src/core/services/calibration.js';
+import { activeCalibration, byModel, createCalibrationService } from '../../src/core/services/calibration.js';
 import { wearForDepth } from '../../src/core/analysis/analyzer.js';
 import { makeScan } from '../support/store.js';
 import { createLogger } from '../../src/core/logger.js';
@@ -292,6 +292,31 @@ describe('how each model read the measured scans', () => {
       { modelVersion: 'b', scans: 1, mae: 0, within1mm: 1, wearAccuracy: 1 },
     ]);
     expect(byModel([])).toEqual([]);
+  });
+});
+
+describe('the calibration record the status shows', () => {
+  const figures = { mae: 1, within1mm: 0.5, coverage: 0.8, wearAccuracy: 0.6 };
+  const good = {
+    version: 'tread-x+shop.20261124T0800',
+    shopCalibration: { base: 'tread-x', created: '2026-11-24T08:00:00Z', tires: 40, correction: { intercept: 0.1, slope: 1.2, intervalScale: 1 }, crossValidated: { before: figures, after: figures } },
+  };
+
+  it('shows a complete record, and none for a manifest without one or with one edited out of shape', () => {
+    expect(activeCalibration(good)).toEqual({ version: good.version, ...good.shopCalibration });
+    expect(activeCalibration(null)).toBeNull();
+    expect(activeCalibration({ version: 'tread-x' })).toBeNull();
+    for (const broken of [
+      { ...good.shopCalibration, tires: '40' },
+      { ...good.shopCalibration, correction: { intercept: 0.1, slope: 1.2 } },
+      { ...good.shopCalibration, crossValidated: { before: figures } },
+      { ...good.shopCalibration, crossValidated: { before: figures, after: { ...figures, mae: null } } },
+      { ...good.shopCalibration, base: 7 },
+      'shop',
+      [],
+    ]) {
+      expect(activeCalibration({ ...good, shopCalibration: broken }), JSON.stringify(broken)).toBeNull();
+    }
   });
 });
 

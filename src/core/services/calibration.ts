@@ -115,6 +115,31 @@ export function byModel(scans: ScanRecord[]): CalibrationStatus['byModel'] {
     .sort((a, b) => b.scans - a.scans || a.modelVersion.localeCompare(b.modelVersion));
 }
 
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const numbers = (v: unknown, keys: string[]): boolean => isRecord(v) && keys.every((k) => typeof v[k] === 'number');
+
+/**
+ * What the status shows of a manifest's shop calibration, or null: none, or a record edited by
+ * hand (or written by another tool) that lacks what the status shows.
+ */
+export function activeCalibration(manifest: Record<string, unknown> | null): CalibrationStatus['active'] {
+  const r = manifest?.shopCalibration;
+  if (!isRecord(r) || typeof manifest?.version !== 'string' || typeof r.base !== 'string' || typeof r.created !== 'string') return null;
+  const figures = ['mae', 'within1mm', 'coverage', 'wearAccuracy'];
+  const cv = r.crossValidated;
+  if (typeof r.tires !== 'number' || !numbers(r.correction, ['intercept', 'slope', 'intervalScale']) || !isRecord(cv)) return null;
+  if (!numbers(cv.before, figures) || !numbers(cv.after, figures)) return null;
+  const record = r as unknown as ShopCalibrationRecord;
+  return {
+    version: manifest.version,
+    base: record.base,
+    created: record.created,
+    tires: record.tires,
+    correction: record.correction,
+    crossValidated: { before: record.crossValidated.before, after: record.crossValidated.after },
+  };
+}
+
 export function createCalibrationService(deps: CalibrationDeps): CalibrationService {
   const { config, store, images, analyzer, clock, logger } = deps;
   const load =
@@ -138,17 +163,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
   const measured = (accountId: string) => store.scans.all({ accountId, measured: true });
 
   async function active(): Promise<CalibrationStatus['active']> {
-    const manifest = await readManifestJson(servedDir);
-    const record = manifest?.shopCalibration as ShopCalibrationRecord | undefined;
-    if (!record || typeof manifest?.version !== 'string') return null;
-    return {
-      version: manifest.version,
-      base: record.base,
-      created: record.created,
-      tires: record.tires,
-      correction: record.correction,
-      crossValidated: record.crossValidated,
-    };
+    return activeCalibration(await readManifestJson(servedDir));
   }
 
   const blockedBy = (): string | null =>
