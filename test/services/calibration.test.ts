@@ -166,6 +166,24 @@ describe('shop calibration service', () => {
     expect((await service.status(account)).active).toMatchObject({ version: `${written.version}.2` });
   });
 
+  it('reads with the served models when they are the shipped ones (no second set loaded)', async () => {
+    const shippedVersion = JSON.parse(readFileSync(path.join(MODELS_DIR, 'manifest.json'), 'utf8')).version as string;
+    const served = new FakeAnalyzer();
+    Object.defineProperty(served, 'modelVersion', { value: shippedVersion });
+    t = await httpTest({ config: { shippedModelsDir: MODELS_DIR, modelsDir: MODELS_DIR } });
+    t.core.analyzer.swap(served);
+    const loads: string[] = [];
+    const service = serviceOn(t, { loadAnalyzer: async (dir) => (loads.push(dir), new FakeAnalyzer()) });
+    const { account } = await measuredScans(t, 30, (e) => round1(1.3 * e + 0.4));
+    const before = served.calls;
+    await service.start(account);
+    await service.idle();
+    expect((await service.status(account)).job).toMatchObject({ state: 'applied' });
+    expect(loads).toEqual([expect.stringContaining(path.join(t.dataDir, 'calibrations'))]); // only the calibrated models
+    expect(served.calls - before).toBe(30); // the 30 photos read by the served models
+    expect(served.closed).toBe(true); // swapped out and closed once idle, as ever
+  });
+
   it('fails, changing nothing, when the photos are gone', async () => {
     const { t, service } = await setUp();
     const { account } = await measuredScans(t, 30, (e) => round1(1.3 * e + 0.4));

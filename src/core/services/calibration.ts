@@ -195,7 +195,9 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     const progress = { state: 'running' as const, startedAt, done: 0, total: scans.length };
     job = progress;
     const base = (await readManifestJson(config.shippedModelsDir)) ?? {};
-    const reader = await load(config.shippedModelsDir);
+    // serving the shipped models already (the first calibration): read with those, no second set in memory
+    const reuse = !fromSettings && servedDir === config.shippedModelsDir && analyzer.modelVersion === base.version;
+    const reader = reuse ? analyzer : await load(config.shippedModelsDir);
     const points: ShopPoint[] = [];
     /** The readings the fit used, one line per scan read, for the record's labelsSha256. */
     let labels = '';
@@ -220,7 +222,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
         await new Promise((resolve) => setImmediate(resolve));
       }
     } finally {
-      await reader.close();
+      if (!reuse) await reader.close();
     }
     if (points.length < MIN_TIRES) {
       const message = `Only ${points.length} of ${scans.length} photos could be read again; at least ${MIN_TIRES} are needed. Nothing was changed.`;
