@@ -33,7 +33,11 @@ export function ResultCard({ scan, onMeasured, actions }: Props) {
         </header>
         {r.isPreliminary && (
           <p className="message message-warn" role="alert">
-            <strong>Preliminary result.</strong> The models disagree (alignment {r.modelAlignment}%) or the tread is hard to see.
+            <strong>Preliminary result.</strong>{' '}
+            {/* SPEC §2: preliminary when the alignment is under 70 or little of the frame shows tread; with the alignment at 70 or more it is the latter */}
+            {r.modelAlignment < 70
+              ? `The models disagree (alignment ${r.modelAlignment}%).`
+              : 'Little of the photo shows tread: take the next one closer, with the tread filling the frame.'}{' '}
             Check this tire with a tread depth gauge.
           </p>
         )}
