@@ -192,7 +192,10 @@ export interface CalibrationStatus {
    */
   byModel: Array<{ modelVersion: string; scans: number; mae: number; within1mm: number; wearAccuracy: number }>;
   minimumScans: number;
-  /** Why a calibration cannot start here (models set by TIREWEAR_MODELS_DIR), or null. */
+  /**
+   * Why a calibration cannot start here whatever the readings (models set by TIREWEAR_MODELS_DIR,
+   * the shipped models missing or a calibration themselves), or null.
+   */
   blockedBy: string | null;
   /**
    * The models in use were chosen by settings.json (a calibration, or a folder named by hand, even

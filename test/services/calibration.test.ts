@@ -206,6 +206,13 @@ describe('shop calibration service', () => {
     // the real loader, on a folder without models, then on one with a manifest the load checks refuse
     const empty = serviceOn(t, { config: { ...t.core.config, shippedModelsDir: path.join(t.dataDir, 'no-models') } });
     await expect(empty.start(account)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringMatching(/models that came with the app are missing/) });
+    expect((await empty.status(account)).blockedBy).toMatch(/models that came with the app are missing/); // the panel disables the button
+    // "shipped" models that are a shop calibration themselves: refused up front too
+    await mkdir(path.join(t.dataDir, 'shop-made'));
+    await writeFile(path.join(t.dataDir, 'shop-made', 'manifest.json'), JSON.stringify({ version: 'x+shop.1', shopCalibration: { base: 'x' } }));
+    const twice = serviceOn(t, { config: { ...t.core.config, shippedModelsDir: path.join(t.dataDir, 'shop-made') } });
+    expect((await twice.status(account)).blockedBy).toMatch(/a shop calibration already/);
+    await expect(twice.start(account)).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringMatching(/a shop calibration already/) });
     await writeFile(path.join(t.dataDir, 'manifest.json'), '{"version": "x"}');
     const bad = serviceOn(t, { config: { ...t.core.config, shippedModelsDir: t.dataDir } });
     await bad.start(account);

@@ -171,6 +171,18 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
       ? `This server's models are set by TIREWEAR_MODELS_DIR (${config.modelsDir}) and stay as set; calibrate with npm run calibrate there.`
       : null;
 
+  /** Why a calibration cannot start whatever the readings: the models chosen by the environment, or no shipped models to start from. */
+  async function startBlockedBy(): Promise<AppError | null> {
+    const blocked = blockedBy();
+    if (blocked) return new AppError('CONFLICT', blocked);
+    const base = await readManifestJson(config.shippedModelsDir);
+    if (base === null) return new AppError('MODEL_UNAVAILABLE', `The models that came with the app are missing (${config.shippedModelsDir}).`);
+    if (base.shopCalibration !== undefined) {
+      return new AppError('CONFLICT', `The models at ${config.shippedModelsDir} are a shop calibration already; start from the models as shipped.`);
+    }
+    return null;
+  }
+
   async function status(accountId: string): Promise<CalibrationStatus> {
     const scans = await measured(accountId);
     return {
@@ -179,7 +191,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
       measuredScans: scans.length,
       byModel: byModel(scans),
       minimumScans: MIN_TIRES,
-      blockedBy: blockedBy(),
+      blockedBy: (await startBlockedBy())?.message ?? null,
       canRevert: fromSettings && blockedBy() === null,
       job,
     };
@@ -287,8 +299,8 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
 
   /** start() past the running check: the rest of the checks, then the job in the background. */
   async function begin(accountId: string): Promise<CalibrationStatus> {
-    const blocked = blockedBy();
-    if (blocked) throw new AppError('CONFLICT', blocked);
+    const blocked = await startBlockedBy();
+    if (blocked) throw blocked;
     const count = (await measured(accountId)).length;
     if (count < MIN_TIRES) {
       throw new AppError(
@@ -296,9 +308,6 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
         `${count} scan(s) have a gauge reading; a calibration needs at least ${MIN_TIRES} (a few hundred give a steadier one). Enter the gauge reading on a scan's page after measuring the tire.`,
       );
     }
-    const base = await readManifestJson(config.shippedModelsDir);
-    if (base === null) throw new AppError('MODEL_UNAVAILABLE', `The models that came with the app are missing (${config.shippedModelsDir}).`);
-    if (base.shopCalibration !== undefined) throw new AppError('CONFLICT', `The models at ${config.shippedModelsDir} are a shop calibration already; start from the models as shipped.`);
     const startedAt = clock.now().toISOString();
     job = { state: 'running', startedAt, done: 0, total: count };
     running = run(accountId, startedAt)
