@@ -5,7 +5,7 @@
  */
 import { copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { loadManifest, readVerifiedModels } from './manifest.js';
+import { isRecord, loadManifest, readVerifiedModels } from './manifest.js';
 import { calibratedManifest, type ShopFit } from './shop-calibration.js';
 
 type Json = Record<string, unknown>;
@@ -17,7 +17,7 @@ type Json = Record<string, unknown>;
 export async function readManifestJson(dir: string): Promise<Json | null> {
   try {
     const value: unknown = JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {};
+    return isRecord(value) ? value : {};
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     return {};

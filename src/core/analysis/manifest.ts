@@ -86,7 +86,7 @@ function unavailable(message: string, cause?: unknown): AppError {
   return new AppError('MODEL_UNAVAILABLE', message, cause === undefined ? {} : { cause });
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

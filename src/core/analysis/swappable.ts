@@ -21,7 +21,7 @@ export class SwappableAnalyzer implements Analyzer {
     return this.#current.modelVersion;
   }
 
-  /** The analyzer new analyses go to (for tests and the calibration service). */
+  /** The analyzer new analyses go to (for tests). */
   get current(): Analyzer {
     return this.#current;
   }

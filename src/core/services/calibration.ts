@@ -17,6 +17,7 @@ import path from 'node:path';
 import type { CalibrationFit, CalibrationStatus } from '../../shared/api.js';
 import { wearForDepth, type Analyzer } from '../analysis/analyzer.js';
 import { readManifestJson, writeCalibratedModels } from '../analysis/calibration-files.js';
+import { isRecord } from '../analysis/manifest.js';
 import { fitShopCalibration, MIN_TIRES, pointFrom, shopVersion, type ShopCalibrationRecord, type ShopFit, type ShopPoint } from '../analysis/shop-calibration.js';
 import type { SwappableAnalyzer } from '../analysis/swappable.js';
 import type { Clock } from '../clock.js';
@@ -61,16 +62,9 @@ type Finished = Exclude<Job, { state: 'running' }>;
 
 const CALIBRATIONS = 'calibrations';
 
-function wireFit(fit: ShopFit): CalibrationFit {
-  return {
-    tires: fit.tires,
-    correction: fit.correction,
-    depthApplied: fit.depthApplied,
-    intervalApplied: fit.intervalApplied,
-    before: fit.before,
-    after: fit.after,
-    reasons: fit.reasons,
-  };
+/** The fit as the wire carries it: everything but the fit over all tires (`correction` is what was written). */
+function wireFit({ fitted: _all, ...fit }: ShopFit): CalibrationFit {
+  return fit;
 }
 
 /**
@@ -115,7 +109,6 @@ export function byModel(scans: ScanRecord[]): CalibrationStatus['byModel'] {
     .sort((a, b) => b.scans - a.scans || a.modelVersion.localeCompare(b.modelVersion));
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const numbers = (v: unknown, keys: string[]): boolean => isRecord(v) && keys.every((k) => typeof v[k] === 'number');
 
 /**
@@ -161,6 +154,9 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
   let reverting: Promise<void> | null = null;
 
   const measured = (accountId: string) => store.scans.all({ accountId, measured: true });
+  /** The shipped manifest, read once: the models that came with the app do not change while it runs (status is polled each second). */
+  let shippedRead: Promise<Record<string, unknown> | null> | null = null;
+  const shippedManifest = () => (shippedRead ??= readManifestJson(config.shippedModelsDir));
 
   async function active(): Promise<CalibrationStatus['active']> {
     return activeCalibration(await readManifestJson(servedDir));
@@ -175,7 +171,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
   async function startBlockedBy(): Promise<AppError | null> {
     const blocked = blockedBy();
     if (blocked) return new AppError('CONFLICT', blocked);
-    const base = await readManifestJson(config.shippedModelsDir);
+    const base = await shippedManifest();
     if (base === null) return new AppError('MODEL_UNAVAILABLE', `The models that came with the app are missing (${config.shippedModelsDir}).`);
     if (base.shopCalibration !== undefined) {
       return new AppError('CONFLICT', `The models at ${config.shippedModelsDir} are a shop calibration already; start from the models as shipped.`);
@@ -202,11 +198,9 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
   }
 
   /** The photos read, the fit, and (when something is kept) the new models written and swapped in. */
-  async function run(accountId: string, startedAt: string): Promise<void> {
-    const scans = await measured(accountId);
-    const progress = { state: 'running' as const, startedAt, done: 0, total: scans.length };
-    job = progress;
-    const base = (await readManifestJson(config.shippedModelsDir)) ?? {};
+  async function run(scans: ScanRecord[], progress: Extract<Job, { state: 'running' }>): Promise<void> {
+    const { startedAt } = progress;
+    const base = (await shippedManifest()) ?? {};
     // serving the shipped models already (the first calibration): read with those, no second set in memory
     const reuse = !fromSettings && servedDir === config.shippedModelsDir && analyzer.modelVersion === base.version;
     const reader = reuse ? analyzer : await load(config.shippedModelsDir);
@@ -301,7 +295,8 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
   async function begin(accountId: string): Promise<CalibrationStatus> {
     const blocked = await startBlockedBy();
     if (blocked) throw blocked;
-    const count = (await measured(accountId)).length;
+    const scans = await measured(accountId);
+    const count = scans.length;
     if (count < MIN_TIRES) {
       throw new AppError(
         'VALIDATION_ERROR',
@@ -309,8 +304,9 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
       );
     }
     const startedAt = clock.now().toISOString();
-    job = { state: 'running', startedAt, done: 0, total: count };
-    running = run(accountId, startedAt)
+    const progress = { state: 'running' as const, startedAt, done: 0, total: count };
+    job = progress;
+    running = run(scans, progress)
       .catch((error: unknown) => {
         logger.error({ err: error }, 'shop calibration failed');
         finish(startedAt, 'failed', `The calibration failed and nothing was changed: ${isAppError(error) ? error.message.replace(/\.$/, '') : 'see the server log'}.`);
