@@ -10,6 +10,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { AppError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
+import { AnalysisQueue } from './services/analysis-queue.js';
 import { createCalibrationService, type CalibrationService } from './services/calibration.js';
 import { LoginThrottle } from './services/login-throttle.js';
 import { RegistrationThrottle } from './services/registration-throttle.js';
@@ -94,6 +95,8 @@ export async function createCore(config: Config, overrides: CoreOverrides = {}):
     const analyzer = new SwappableAnalyzer(overrides.analyzer ?? (await loadOnnxAnalyzer(config.modelsDir, logger)));
     const loginThrottle = new LoginThrottle();
     const registrationThrottle = new RegistrationThrottle(config.registrationsPerHour);
+    // one set of analysis slots for the scans and the shop calibration's re-reading
+    const queue = new AnalysisQueue(config.analysisConcurrency, config.analysisQueueLimit);
     const services = createServices({
       store,
       images,
@@ -103,11 +106,12 @@ export async function createCore(config: Config, overrides: CoreOverrides = {}):
       licensePublicKeyPem: config.licensePublicKeyPem,
       analysisConcurrency: config.analysisConcurrency,
       analysisQueueLimit: config.analysisQueueLimit,
+      queue,
       loginThrottle,
       registrationThrottle,
     });
 
-    const calibration = createCalibrationService({ config, store, images, analyzer, clock, logger });
+    const calibration = createCalibrationService({ config, store, images, analyzer, queue, clock, logger });
 
     const timer = setInterval(() => {
       housekeeping({ store, clock }, loginThrottle, registrationThrottle).catch((error: unknown) =>

@@ -50,11 +50,29 @@ test('the queue runs at most `concurrency` tasks and hands slots to waiters in o
   );
   expect(peak).toBe(2);
   expect(order).toHaveLength(8);
-  expect(queue.stats).toEqual({ running: 0, waiting: 0 });
+  expect(queue.stats).toEqual({ running: 0, waiting: 0, background: 0 });
 });
 
 test('a failing task frees its slot', async () => {
   const queue = new AnalysisQueue(1, 0);
   await expect(queue.run(async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
   await expect(queue.run(async () => 42)).resolves.toBe(42);
+});
+
+test('background work waits for a slot however full the queue is, after every request waiting', async () => {
+  const queue = new AnalysisQueue(1, 1);
+  const order: string[] = [];
+  let release!: () => void;
+  const first = queue.run(() => new Promise<void>((resolve) => (release = resolve)));
+  const background = [queue.runBackground(async () => void order.push('background 1')), queue.runBackground(async () => void order.push('background 2'))];
+  const waiting = queue.run(async () => void order.push('request'));
+  // the waiting room (1) is full: a request is refused, background work is not
+  await expect(queue.run(async () => undefined)).rejects.toMatchObject({ code: 'SERVER_BUSY' });
+  expect(queue.stats).toEqual({ running: 1, waiting: 1, background: 2 });
+  release();
+  await Promise.all([first, waiting, ...background]);
+  expect(order).toEqual(['request', 'background 1', 'background 2']);
+  expect(queue.stats).toEqual({ running: 0, waiting: 0, background: 0 });
+  // with a free slot, background work starts at once
+  await expect(queue.runBackground(async () => 7)).resolves.toBe(7);
 });

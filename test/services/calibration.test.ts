@@ -9,6 +9,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SwappableAnalyzer } from '../../src/core/analysis/swappable.js';
+import { AnalysisQueue } from '../../src/core/services/analysis-queue.js';
 import { activeCalibration, byModel, createCalibrationService } from '../../src/core/services/calibration.js';
 import { wearForDepth } from '../../src/core/analysis/analyzer.js';
 import { makeScan } from '../support/store.js';
@@ -182,6 +183,31 @@ describe('shop calibration service', () => {
     expect(loads).toEqual([expect.stringContaining(path.join(t.dataDir, 'calibrations'))]); // only the calibrated models
     expect(served.calls - before).toBe(30); // the 30 photos read by the served models
     expect(served.closed).toBe(true); // swapped out and closed once idle, as ever
+  });
+
+  it('reads each photo in one of the scans\' analysis slots, behind the scans waiting for one', async () => {
+    const { t } = await setUp();
+    const queue = new AnalysisQueue(1, 1);
+    const reader = new FakeAnalyzer();
+    const service = serviceOn(t, { queue, loadAnalyzer: async (dir) => (dir === MODELS_DIR ? reader : new FakeAnalyzer()) });
+    const { account } = await measuredScans(t, 30, (e) => round1(1.3 * e + 0.4));
+    let releaseScan!: () => void;
+    const scan = queue.run(() => new Promise<void>((resolve) => (releaseScan = resolve)));
+    await service.start(account);
+    for (let i = 0; i < 2000 && queue.stats.background === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    // the one slot is the scan's: the job waits for it, outside the waiting room
+    expect(queue.stats).toEqual({ running: 1, waiting: 0, background: 1 });
+    expect((await service.status(account)).job).toMatchObject({ state: 'running', done: 0 });
+    // a scan arriving now goes before the job's next photo
+    let photosBeforeIt = -1;
+    const next = queue.run(async () => void (photosBeforeIt = reader.calls));
+    releaseScan();
+    await Promise.all([scan, next]);
+    await service.idle();
+    expect(photosBeforeIt).toBe(0);
+    expect(reader.calls).toBe(30);
+    expect((await service.status(account)).job).toMatchObject({ state: 'applied' });
+    expect(queue.stats).toEqual({ running: 0, waiting: 0, background: 0 });
   });
 
   it('fails, changing nothing, when the photos are gone', async () => {

@@ -29,12 +29,19 @@ import { updateSettingsFile } from '../settings-file.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
 import type { ScanRecord } from '../types.js';
+import type { AnalysisQueue } from './analysis-queue.js';
 
 export interface CalibrationDeps {
   config: Pick<Config, 'dataDir' | 'modelsDir' | 'shippedModelsDir' | 'modelsDirSource'>;
   store: Store;
   images: ImageStore;
   analyzer: SwappableAnalyzer;
+  /**
+   * The scans' analysis slots: each photo is read in one, behind any scan waiting for one, so the
+   * job adds no analysis beyond the configured concurrency (memory) and never delays the counter by
+   * more than the photo in hand. Without it (tests) photos are read directly.
+   */
+  queue?: Pick<AnalysisQueue, 'runBackground'>;
   clock: Clock;
   logger: Logger;
   /** Loads models from a folder; throws (AppError MODEL_UNAVAILABLE) when they do not load. */
@@ -214,8 +221,8 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
         try {
           const image = await images.get(scan.image.originalKey);
           // the service's own checks and decode, without the thumbnail a scan keeps
-          const frame = await decodeFrame(image, await checkImageHeader(image));
-          const { analysis } = await reader.analyze({ image, verbose: false, frame });
+          const read = async () => reader.analyze({ image, verbose: false, frame: await decodeFrame(image, await checkImageHeader(image)) });
+          const { analysis } = await (deps.queue ? deps.queue.runBackground(read) : read());
           points.push(pointFrom(scan.measurementMm!, analysis));
           labels += `${scan.id},${scan.measurementMm}\n`;
         } catch (error) {

@@ -25,6 +25,8 @@ export interface ServiceDeps {
   licensePublicKeyPem: string;
   analysisConcurrency: number;
   analysisQueueLimit: number;
+  /** The queue in front of the analyzer, when something besides the scans needs its slots (the shop calibration). */
+  queue?: AnalysisQueue;
   /** Shared with housekeeping, which prunes it. */
   loginThrottle?: LoginThrottle;
   /** Likewise; its limit comes from config.registrationsPerHour. */
@@ -47,7 +49,7 @@ export function createServices(deps: ServiceDeps): Services {
       clock,
       logger: deps.logger,
       metering: new Metering(store),
-      queue: new AnalysisQueue(deps.analysisConcurrency, deps.analysisQueueLimit),
+      queue: deps.queue ?? new AnalysisQueue(deps.analysisConcurrency, deps.analysisQueueLimit),
     }),
   };
 }
