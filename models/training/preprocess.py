@@ -18,10 +18,18 @@ MEAN = np.array([0.5, 0.5, 0.5], np.float32)
 STD = np.array([0.5, 0.5, 0.5], np.float32)  # MobileNetV2 (Keras) expects -1..1
 
 
+def rgb(img: Image.Image) -> Image.Image:
+    """RGB, with any transparency laid over black, as the app's decode does (sharp's flatten in
+    src/core/images/inspect.ts). Renders and photos have no alpha; this keeps cut-outs consistent."""
+    if img.mode in ("RGBA", "LA", "PA") or (img.mode == "P" and "transparency" in img.info):
+        img = Image.alpha_composite(Image.new("RGBA", img.size, (0, 0, 0, 255)), img.convert("RGBA"))
+    return img.convert("RGB")
+
+
 def load_rgb(path: str) -> Image.Image:
     img = Image.open(path)
     img = ImageOps.exif_transpose(img)
-    return img.convert("RGB")
+    return rgb(img)
 
 
 def to_input_u8(img: Image.Image, size: int = INPUT) -> np.ndarray:
@@ -109,7 +117,7 @@ def app_frame(data: bytes) -> Image.Image:
     w, h = img.size  # as stored; a quarter turn swaps them, the long side and the scale stay
     side = frame_long_side(is_jpeg, w, h)
     if side >= max(w, h):
-        return ImageOps.exif_transpose(img).convert("RGB")
+        return rgb(ImageOps.exif_transpose(img))
     s = jpeg_scale(w, h) if is_jpeg else 1
     if img.getexif().get(0x0112, 1) in (5, 6, 7, 8):  # a quarter turn: upright is h x w
         w, h = h, w
@@ -117,7 +125,7 @@ def app_frame(data: bytes) -> Image.Image:
         img.draft("RGB", (img.width // s, img.height // s))
     img = ImageOps.exif_transpose(img)
     scale = side / max(w, h)
-    return img.convert("RGB").resize((max(1, round(w * scale)), max(1, round(h * scale))), Image.BILINEAR)
+    return rgb(img).resize((max(1, round(w * scale)), max(1, round(h * scale))), Image.BILINEAR)
 
 
 # The photo-size term of the stack (since 2026.11.12): log2 of the upload's long side over the

@@ -7,6 +7,7 @@ import { treadBox } from '../../src/core/analysis/mask.js';
 import { mirrorAverage, mirrored, type OnnxAnalyzer } from '../../src/core/analysis/onnx-analyzer.js';
 import { cropPixels, normalise, prepareFrameInput } from '../../src/core/analysis/preprocess.js';
 import { fixture, heldoutLabels, MODELS_DIR } from './helpers.js';
+import { checkImageHeader, decodeFrame } from '../../src/core/images/inspect.js';
 
 let analyzer: Analyzer;
 beforeAll(async () => {
@@ -158,14 +159,20 @@ describe('verbose extras', () => {
   it('draws the overlays at the analysed-frame size and places points inside the upload', async () => {
     const image = readFileSync(tires[2]!.file);
     const meta = await sharp(image).metadata();
+    const frame = await decodeFrame(image, await checkImageHeader(image));
     const { verbose } = await analyzer.analyze({ image, verbose: true });
     expect(verbose).toBeDefined();
-    for (const name of ['depthHeatmap', 'mask']) {
-      const url = verbose!.overlays[name]!;
-      expect(url.startsWith('data:image/png;base64,')).toBe(true);
-      const png = await sharp(Buffer.from(url.slice(22), 'base64')).metadata();
-      expect(png.format).toBe('png');
-      expect(png.width / png.height).toBeCloseTo(meta.width / meta.height, 1);
+    // and a 12 MP JPEG, whose frame (its 1/8 decode) is 444 x 333
+    const big = await sharp(image).resize(4000, 3000, { fit: 'fill' }).jpeg({ quality: 80 }).toBuffer();
+    const bigVerbose = (await analyzer.analyze({ image: big, verbose: true })).verbose!;
+    for (const [extras, size] of [[verbose!, [frame.width, frame.height]], [bigVerbose, [444, 333]]] as const) {
+      for (const name of ['depthHeatmap', 'mask']) {
+        const url = extras.overlays[name]!;
+        expect(url.startsWith('data:image/png;base64,')).toBe(true);
+        const png = await sharp(Buffer.from(url.slice(22), 'base64')).metadata();
+        expect(png.format).toBe('png');
+        expect([png.width, png.height]).toEqual(size);
+      }
     }
     for (const p of verbose!.points) {
       expect(['twi', 'groove']).toContain(p.kind);

@@ -70,6 +70,51 @@ test('every bad row is named by line, and nothing is measured on a partial set',
   expect(p[9]).toMatch(/line 12: "nt.jpg" is labelled notire but has a depth/);
 });
 
+test('a wear class that contradicts the depth is named by line, five-class or binary; the depth’s band or side is kept', () => {
+  const text = [
+    'file,depthMm,wear',
+    'a.jpg,8.2,critical', // 2: new by its depth
+    'b.jpg,4.0,worn', // 3: medium, a neighbouring band
+    'c.jpg,1.0,usable', // 4: critical, so bad
+    'd.jpg,5.5 mm,bad', // 5: good, so usable
+    'e.jpg,7.02,good', // 6: past the rounding of 7.00
+    'f.jpg,7.1,good', // 7: past the rounding of 7.1
+  ].join('\n');
+  expect(problems(() => parseLabelsCsv(text, '/x'))).toEqual([
+    'labels.csv line 2: "a.jpg" is labelled critical but its depthMm "8.2" is in the new band.',
+    'labels.csv line 3: "b.jpg" is labelled worn but its depthMm "4.0" is in the medium band.',
+    'labels.csv line 4: "c.jpg" is labelled usable but its depthMm "1.0" is in the critical band, which counts as bad.',
+    'labels.csv line 5: "d.jpg" is labelled bad but its depthMm "5.5 mm" is in the good band, which counts as usable.',
+    'labels.csv line 6: "e.jpg" is labelled good but its depthMm "7.02" is in the new band.',
+    'labels.csv line 7: "f.jpg" is labelled good but its depthMm "7.1" is in the new band.',
+  ]);
+  const agreeing = [
+    'file,depthMm,wear',
+    'a.jpg,8.2,new',
+    'b.jpg,4.0,Medium',
+    'c.jpg,1.0,bad',
+    'd.jpg,5.5 mm,usable',
+    'e.jpg,3.0,usable', // medium: usable from 3.0 mm
+    'f.jpg,2.99,bad', // worn
+    'g.jpg,7.00,good', // written rounded: 6.996 mm is good (make_dataset.py writes 7.00)
+    'h.jpg,7.00,new',
+    'i.jpg,1.60,critical',
+    'j.jpg,3,bad', // a whole number: within 0.05 mm of 3, worn is bad
+  ].join('\n');
+  expect(parseLabelsCsv(agreeing, '/x').map((s) => [path.basename(s.file), s.depthMm, s.truth])).toEqual([
+    ['a.jpg', 8.2, 'new'],
+    ['b.jpg', 4, 'medium'],
+    ['c.jpg', 1, 'bad'],
+    ['d.jpg', 5.5, 'usable'],
+    ['e.jpg', 3, 'usable'],
+    ['f.jpg', 2.99, 'bad'],
+    ['g.jpg', 7, 'good'],
+    ['h.jpg', 7, 'new'],
+    ['i.jpg', 1.6, 'critical'],
+    ['j.jpg', 3, 'bad'],
+  ]);
+});
+
 test('a header without the needed columns, and an empty file, are refused', () => {
   expect(problems(() => parseLabelsCsv('name,mm\na.jpg,3\n', '/x'))[0]).toMatch(/header must name "file"/);
   expect(problems(() => parseLabelsCsv('file\na.jpg\n', '/x'))[0]).toMatch(/header must name "file" and "depthMm" and\/or "wear"/);

@@ -3,7 +3,8 @@ import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { afterEach, describe, expect, it } from 'vitest';
+import * as ort from 'onnxruntime-node';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { checkImageHeader, decodeFrame } from '../../src/core/images/inspect.js';
 import { createOnnxAnalyzer, loadManifest } from '../../src/core/analysis/index.js';
 import { treadBox } from '../../src/core/analysis/mask.js';
@@ -234,28 +235,89 @@ describe('model manifest', () => {
     });
   });
 
+  it('refuses calibration numbers that load as numbers but make no sense, naming the field', async () => {
+    const cases: Array<[string, (m: any) => void]> = [
+      ['version', (m) => (m.version = '')],
+      ['input.std[1]', (m) => (m.input.std = [0.5, 0, 0.5])],
+      ['calibration.gateThreshold', (m) => (m.calibration.gateThreshold = 1.5)],
+      ['calibration.minTreadShare', (m) => (m.calibration.minTreadShare = 1)],
+      ['calibration.dense.percentile', (m) => (m.calibration.dense.percentile = 150)],
+      ['calibration.dense.slope', (m) => (m.calibration.dense.slope = -1)],
+      ['calibration.dense.minPixels', (m) => (m.calibration.dense.minPixels = 0)],
+      ['calibration.bandCentres', (m) => (m.calibration.bandCentres = [1e308, 6, 4, 2.3, 1])],
+      ['calibration.bandCentres', (m) => (m.calibration.bandCentres = [1, 2.3, 4, 6, 8.5])],
+      ['calibration.intervalK', (m) => (m.calibration.intervalK = -2)],
+      ['calibration.wearTemperature', (m) => (m.calibration.wearTemperature = 0)],
+      ['calibration.confidencePlatt.a', (m) => (m.calibration.confidencePlatt.a = -1)],
+    ];
+    for (const [field, edit] of cases) {
+      await expect(loadManifest(await copyModelsWith(edit)), field).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining(field) });
+    }
+  });
+
+  it('answers MODEL_UNAVAILABLE, not a result of nulls or an impossible depth, when the stack is broken', async () => {
+    const image = await readFile(heldoutLabels().find((l) => l.depthMm !== null)!.file);
+    for (const intercept of [1e308, 40]) {
+      const analyzer = await createOnnxAnalyzer({ modelsDir: await copyModelsWith((m) => (m.calibration.stack.intercept = m.calibration.stackWithoutDense.intercept = intercept)), threads: 1 });
+      try {
+        await expect(analyzer.analyze({ image, verbose: false }), String(intercept)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringMatching(/no usable reading/) });
+      } finally {
+        await analyzer.close();
+      }
+    }
+  });
+
+  it('releases the sessions that loaded when another network does not load', async () => {
+    const junk = Buffer.from('not an onnx model');
+    const dir = await copyModelsWith((m) => (m.models.crop = { ...m.models.crop, sha256: createHash('sha256').update(junk).digest('hex'), bytes: junk.length }));
+    await writeFile(path.join(dir, 'crop.onnx'), junk);
+    const created: ort.InferenceSession[] = [];
+    const original = ort.InferenceSession.create.bind(ort.InferenceSession) as (...args: unknown[]) => Promise<ort.InferenceSession>;
+    vi.spyOn(ort.InferenceSession, 'create').mockImplementation((async (...args: unknown[]) => {
+      const session = await original(...args);
+      created.push(session);
+      return session;
+    }) as never);
+    const release = vi.spyOn((ort.InferenceSession as unknown as { prototype: ort.InferenceSession }).prototype, 'release');
+    try {
+      await expect(createOnnxAnalyzer({ modelsDir: dir, threads: 1 })).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('crop.onnx') });
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(created).toHaveLength(2); // tread and seg loaded
+    expect(release.mock.contexts).toEqual(expect.arrayContaining(created));
+  });
+
   it('refuses a treadMirror that is not true or false', async () => {
     const dir = await copyModelsWith((m) => (m.calibration.treadMirror = 'yes'));
     await expect(loadManifest(dir)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('calibration.treadMirror') });
   });
 
   it('checks a crop reader listed in the manifest like the other networks, and uses it for the crop', async () => {
+    // another reader in crop.onnx (the whole-frame network, listed with its own digest): the crop's
+    // reading must change; the shipped files copied as they are must not
     const dir = await copyModels();
     const file = path.join(dir, 'manifest.json');
     const m = JSON.parse(await readFile(file, 'utf8'));
-    if (!m.models.crop) {
-      // the tread network itself as the crop reader: the same readings as the shared batch
-      await cp(path.join(dir, 'tread.onnx'), path.join(dir, 'crop.onnx'));
-      m.models.crop = { ...m.models.tread, file: 'crop.onnx' };
-      await writeFile(file, JSON.stringify(m));
-    }
+    expect(m.models.crop).toBeDefined();
+    const other = await copyModelsWith((x) => (x.models.crop = { ...x.models.tread, file: 'crop.onnx', size: x.models.crop.size }));
+    await cp(path.join(other, 'tread.onnx'), path.join(other, 'crop.onnx'));
     const image = await readFile(heldoutLabels().find((l) => l.depthMm !== null)!.file);
-    const withReader = await createOnnxAnalyzer({ modelsDir: dir, threads: 1 });
-    const shipped = await createOnnxAnalyzer({ modelsDir: MODELS_DIR, threads: 1 });
+    const frame = await decodeFrame(image, await checkImageHeader(image));
+    const [copy, swapped, shipped] = (await Promise.all([dir, other, MODELS_DIR].map((d) => createOnnxAnalyzer({ modelsDir: d, threads: 1 })))) as OnnxAnalyzer[];
     try {
-      expect((await withReader.analyze({ image, verbose: false })).analysis).toEqual((await shipped.analyze({ image, verbose: false })).analysis);
+      const readings = async (a: OnnxAnalyzer) => {
+        const { tensor } = await prepareFrameInput(frame, a.manifest.input);
+        const box = treadBox((await a.infer(tensor)).maps, frame.width, frame.height, a.manifest.calibration.crop!)!;
+        const crop = normalise(cropPixels(frame, box, a.cropSize), { ...a.manifest.input, size: a.cropSize });
+        return { cropMm: (await a.infer(tensor, () => crop)).cropMm, analysis: (await a.analyze({ image, verbose: false })).analysis };
+      };
+      const [c, o, s0] = [await readings(copy!), await readings(swapped!), await readings(shipped!)];
+      expect(c).toEqual(s0);
+      // the two networks read this crop a few thousandths of a mm apart: the reading is the listed file's
+      expect(o.cropMm).not.toBe(s0.cropMm);
     } finally {
-      await Promise.all([withReader.close(), shipped.close()]);
+      await Promise.all([copy!.close(), swapped!.close(), shipped!.close()]);
     }
     const bytes = await readFile(path.join(dir, 'crop.onnx'));
     const middle = bytes.length >> 1;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import sharp from 'sharp';
-import { cropPixels, normalise, prepareFrameInput, prepareInput, resizedPixels } from '../../src/core/analysis/preprocess.js';
+import { analysisInput, cropPixels, normalise, prepareFrameInput } from '../../src/core/analysis/preprocess.js';
 import { treadBox, type CropSpec, type MaskMaps } from '../../src/core/analysis/mask.js';
 import { checkImageHeader, decodeFrame } from '../../src/core/images/inspect.js';
 import { FIXTURES } from './helpers.js';
@@ -11,6 +11,9 @@ import { FIXTURES } from './helpers.js';
 // models/training/make_parity_fixtures.py writes them.
 const PARITY = path.join(FIXTURES, 'parity');
 const SIZE = 160;
+const SPEC = { size: SIZE, mean: [0.5, 0.5, 0.5], std: [0.5, 0.5, 0.5] };
+/** What the analyzer reads from uploaded bytes alone (OnnxAnalyzer.analyze: one decodeFrame, then prepareFrameInput). */
+const analysed = (name: string) => analysisInput({ image: readFileSync(path.join(PARITY, name)), verbose: false }, SPEC);
 
 function compare(name: string, actual: Buffer, side = SIZE): { mean: number; max: number } {
   const expected = readFileSync(path.join(PARITY, `${name}.${side}x${side}.rgb`));
@@ -28,8 +31,8 @@ function compare(name: string, actual: Buffer, side = SIZE): { mean: number; max
 describe('preprocessing parity with training', () => {
   for (const name of ['tread.jpg', 'tread.png', 'tread-exif6.jpg']) {
     it(`gives the training tensor for ${name} (mean |Δ| ≤ 0.5/255, max ≤ 8/255)`, async () => {
-      const pixels = await resizedPixels(readFileSync(path.join(PARITY, name)), SIZE);
-      const { mean, max } = compare(name, pixels);
+      const { input } = await analysed(name);
+      const { mean, max } = compare(name, input.pixels);
       expect(mean).toBeLessThanOrEqual(0.5);
       expect(max).toBeLessThanOrEqual(8);
     });
@@ -42,23 +45,24 @@ describe('preprocessing parity with training', () => {
     const image = readFileSync(path.join(PARITY, 'tread-large.jpg'));
     const frame = await decodeFrame(image, await checkImageHeader(image));
     expect([frame.width, frame.height]).toEqual([533, 400]);
-    const { pixels } = await prepareFrameInput(frame, { size: SIZE, mean: [0.5, 0.5, 0.5], std: [0.5, 0.5, 0.5] });
+    const { pixels } = await prepareFrameInput(frame, SPEC);
     const { mean, max } = compare('tread-large.jpg', pixels);
     expect(mean).toBeLessThanOrEqual(1); // 0.44 measured (sharp 0.35.5, Pillow 12; the full decode gave 0.44 too)
     expect(max).toBeLessThanOrEqual(16); // 9 measured
   });
 
   it('applies EXIF orientation: the sideways-stored copy gives the upright tensor', async () => {
-    const upright = await resizedPixels(readFileSync(path.join(PARITY, 'tread.jpg')), SIZE);
-    const rotated = await resizedPixels(readFileSync(path.join(PARITY, 'tread-exif6.jpg')), SIZE);
+    const upright = (await analysed('tread.jpg')).input.pixels;
+    const rotated = (await analysed('tread-exif6.jpg')).input.pixels;
     let sum = 0;
     for (let i = 0; i < upright.length; i++) sum += Math.abs(upright[i]! - rotated[i]!);
     expect(sum / upright.length).toBeLessThan(2);
   });
 
   it('reports the upright size of an EXIF-rotated upload', async () => {
-    const input = await prepareInput(readFileSync(path.join(PARITY, 'tread-exif6.jpg')), { size: SIZE, mean: [0.5, 0.5, 0.5], std: [0.5, 0.5, 0.5] });
+    const { frame, input } = await analysed('tread-exif6.jpg');
     expect({ width: input.width, height: input.height }).toEqual({ width: 400, height: 300 });
+    expect([frame.width, frame.height, frame.uprightWidth, frame.uprightHeight]).toEqual([400, 300, 400, 300]);
   });
 
   it('normalises to NCHW planes with the manifest mean and std', () => {
@@ -66,7 +70,7 @@ describe('preprocessing parity with training', () => {
     pixels[0] = 255; // R of the first pixel
     pixels[1] = 0; // G
     pixels[2] = 128; // B
-    const t = normalise(pixels, { size: SIZE, mean: [0.5, 0.5, 0.5], std: [0.5, 0.5, 0.5] });
+    const t = normalise(pixels, SPEC);
     expect(t.length).toBe(3 * SIZE * SIZE);
     expect(t[0]).toBeCloseTo(1, 5);
     expect(t[SIZE * SIZE]).toBeCloseTo(-1, 5);
@@ -75,11 +79,9 @@ describe('preprocessing parity with training', () => {
 });
 
 describe('the scan service’s one decode (a frame of 400-640 px) feeds the same tensor', () => {
-  const spec = { size: SIZE, mean: [0.5, 0.5, 0.5], std: [0.5, 0.5, 0.5] };
   const fromFrame = async (data: Buffer) => {
-    const { checkImageHeader, decodeFrame } = await import('../../src/core/images/inspect.js');
     const frame = await decodeFrame(data, await checkImageHeader(data));
-    return { frame, input: await prepareFrameInput(frame, spec) };
+    return { frame, input: await prepareFrameInput(frame, SPEC) };
   };
 
   for (const name of ['tread.jpg', 'tread.png', 'tread-exif6.jpg']) {
@@ -101,7 +103,14 @@ describe('the scan service’s one decode (a frame of 400-640 px) feeds the same
       .toBuffer();
     const { frame, input } = await fromFrame(photo);
     expect([frame.width, frame.height, frame.uprightWidth, frame.uprightHeight]).toEqual([444, 333, 4000, 3000]);
-    const direct = await resizedPixels(photo, SIZE);
+    // the full-size photo stretched straight to 160 x 160 (shrink-on-load at 1/8 too)
+    const direct = await sharp(photo)
+      .autoOrient()
+      .resize(SIZE, SIZE, { fit: 'fill', kernel: 'linear', fastShrinkOnLoad: true })
+      .removeAlpha()
+      .toColourspace('srgb')
+      .raw()
+      .toBuffer();
     let sum = 0;
     let max = 0;
     for (let i = 0; i < direct.length; i++) {

@@ -102,6 +102,20 @@ describe('the decoded frame (what the networks and the thumbnail are made from)'
     expect(quarter.size).toEqual([640, 481]);
     expect(quarter.spread).toBeGreaterThan(20);
   });
+
+  test('transparency reads as black whether or not the frame is scaled (preprocess.py rgb() does the same)', async () => {
+    // grey 200 everywhere, alpha 0 on the left half and 128 on the right half
+    const cutOut = async (format: 'png' | 'webp', width: number, height: number) => {
+      const raw = Buffer.alloc(width * height * 4, 200);
+      for (let i = 0; i < width * height; i++) raw[i * 4 + 3] = i % width < width / 2 ? 0 : 128;
+      return sharp(raw, { raw: { width, height, channels: 4 } })[format]({ lossless: true }).toBuffer();
+    };
+    for (const [format, width, height] of [['png', 400, 300], ['png', 1000, 750], ['webp', 400, 300], ['webp', 1000, 750]] as const) {
+      const { frame } = await inspectImage(await cutOut(format, width, height));
+      const at = (x: number) => frame.data[(Math.floor(frame.height / 2) * frame.width + x) * 3]!;
+      expect([at(2), at(frame.width - 3)], `${format} ${width}×${height}`).toEqual([0, expect.closeTo(100, -0.5)]); // 200 × 128 / 255, give or take a level
+    }
+  });
 });
 
 describe('hostile and unusable uploads', () => {

@@ -389,6 +389,24 @@ describe('SwappableAnalyzer', () => {
     expect(old.closed).toBe(true);
   });
 
+  it('keeps serving an analyzer swapped back in while its last analyses were still running', async () => {
+    const a = new FakeAnalyzer();
+    const b = new NextAnalyzer();
+    const swappable = new SwappableAnalyzer(a);
+    const release = a.hold();
+    const image = readFileSync(heldoutLabels()[0]!.file);
+    const running = swappable.analyze({ image, verbose: false });
+    await a.started(1);
+    swappable.swap(b);
+    swappable.swap(a); // back before a's analysis ended
+    release();
+    await running;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(a.closed).toBe(false);
+    expect(b.closed).toBe(true);
+    expect((await swappable.analyze({ image, verbose: false })).analysis.modelVersion).toBe(FAKE_MODEL_VERSION);
+  });
+
   it('closes an analyzer swapped in after close() instead of serving it', async () => {
     const swappable = new SwappableAnalyzer(new FakeAnalyzer());
     await swappable.close();

@@ -4,7 +4,7 @@
  * (manifest.calibration), so the app reports what validation measured.
  */
 import { AppError } from '../errors.js';
-import { MM_PER_32ND, treadHealthIndex, wearForDepth, WEAR_CLASSES, type Analysis, type Wear } from './analyzer.js';
+import { MAX_TREAD_DEPTH_MM, MM_PER_32ND, treadHealthIndex, wearForDepth, WEAR_CLASSES, type Analysis, type Wear } from './analyzer.js';
 import type { Calibration } from './manifest.js';
 import { findTwiBars, type MaskMaps } from './mask.js';
 
@@ -71,7 +71,10 @@ export function softmax(logits: number[], temperature: number): number[] {
   return e.map((v) => v / sum);
 }
 
-/** Second estimate: a low percentile of the dense depth over tread pixels, mapped linearly (fitted on validation). */
+/**
+ * Second estimate: a percentile of the dense depth over tread pixels, mapped linearly; both chosen on the
+ * calibration split (finalize.py tries 5, 10, 20, 30 and 50: every version since tread-2026.11.0 uses the median).
+ */
 export function denseEstimate(maps: MaskMaps, cal: Calibration): number | null {
   const values: number[] = [];
   for (let i = 0; i < maps.depth.length; i++) if (maps.treadProb[i]! > 0.5) values.push(maps.depth[i]!);
@@ -123,6 +126,9 @@ export function combine(
   photoLongSide: number | null = null,
 ): Combined {
   const share = treadShare(maps);
+  if (!Number.isFinite(tread.gate) || !Number.isFinite(share)) {
+    throw new AppError('MODEL_UNAVAILABLE', 'The models gave no usable tire / no-tire reading for this photo (not a number); the model files may be damaged.');
+  }
   // the tire / no-tire decision: the gate and the share of the frame segmented as tread
   if (!(tread.gate >= cal.gateThreshold) || share < cal.minTreadShare) {
     throw new AppError('NO_TIRE_DETECTED', 'No tire tread was found in the image. Photograph the tread face of the tire.');
@@ -152,6 +158,14 @@ export function combine(
 
   const agreement = dense === null ? 0.5 : Math.max(0, 1 - Math.abs(tread.depthMm - dense) / FULL_DISAGREEMENT_MM);
   const modelAlignment = Math.round(100 * (0.7 * agreement + 0.3 * pVote));
+  // A network that answers NaN or a manifest whose numbers load but make no sense must not become a
+  // 200 with nulls (JSON has no NaN) or a depth no tire has: refuse, naming the models.
+  if (![raw, half, confidence, modelAlignment].every(Number.isFinite) || raw > MAX_TREAD_DEPTH_MM) {
+    throw new AppError(
+      'MODEL_UNAVAILABLE',
+      `The models gave no usable reading for this photo (depth ${raw}, interval half-width ${half}, confidence ${confidence}); the model files or their manifest may be damaged.`,
+    );
+  }
 
   return {
     regressorMm: tread.depthMm,

@@ -1,9 +1,9 @@
 /**
  * What `npm run eval` measures on: the labelled images of a folder, read from its labels.csv or
  * from class subfolders. Everything a person labelling photos by hand can get wrong (a misspelt
- * class, a depth in the wrong unit, a file that is not there, a folder the tool does not know) is
- * reported by line or name before any image is analysed, so a figure is never computed on a
- * silently different set of photos.
+ * class, a depth in the wrong unit, a class that contradicts the depth, a file that is not there,
+ * a folder the tool does not know) is reported by line or name before any image is analysed, so a
+ * figure is never computed on a silently different set of photos.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -38,6 +38,9 @@ const TRUTHS: Record<string, Truth> = {
   bad: 'bad',
 };
 
+/** The binary truth a wear band counts as (eval-metrics isBad: worn or critical, under 3.0 mm). */
+const sideOf = (w: Wear): 'usable' | 'bad' => (w === 'worn' || w === 'critical' ? 'bad' : 'usable');
+
 /** One CSV line split on commas; double quotes may wrap a cell (`""` is a quote inside one). */
 export function csvCells(line: string): string[] {
   const out: string[] = [];
@@ -65,9 +68,11 @@ export function csvCells(line: string): string[] {
  * labels.csv: a header naming `file` and `depthMm` and/or `wear` (any order, any case), then one
  * row per image. `depthMm` is the gauge reading of the shallowest main groove in millimetres
  * (empty for a photo without a tire); `wear` is one of new, good, medium, worn, critical, notire,
- * or the binary usable / bad, and defaults to the band of `depthMm`. An optional `twiBars` column
- * gives the tread wear indicator bars visible in the photo (a whole number; empty: not counted), for
- * the twiConsensusCount figures. Blank lines and lines starting with `#` are skipped.
+ * or the binary usable / bad, defaults to the band of `depthMm`, and must agree with that band
+ * when both are given (usable: new, good or medium; bad: worn or critical; at a band's edge, either
+ * side within the rounding of the depth written). An optional `twiBars` column gives the tread wear
+ * indicator bars visible in the photo (a whole number; empty: not counted), for the
+ * twiConsensusCount figures. Blank lines and lines starting with `#` are skipped.
  */
 export function parseLabelsCsv(text: string, dir: string): Labelled[] {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/).map((l, i) => ({ n: i + 1, l })).filter(({ l }) => l.trim() && !l.trim().startsWith('#'));
@@ -123,6 +128,20 @@ export function parseLabelsCsv(text: string, dir: string): Labelled[] {
     if (truth === 'notire' && depthMm !== null) {
       problems.push(`${at}: "${file}" is labelled notire but has a depth.`);
       continue;
+    }
+    if (depthMm !== null && truth !== 'notire') {
+      // The depth feeds the depth error, the class the confusion matrix and worn-vs-usable: they must
+      // agree. A depth is written rounded (make_dataset.py: 7.00 for a 6.996 mm "good"), so the class
+      // of any depth that rounds to it will do: half a unit of the last digit written, at most 0.05 mm.
+      const decimals = depthText.replace(/\s*mm$/i, '').split('.')[1]?.length ?? 0;
+      const slack = Math.min(0.05, 0.5 * 10 ** -decimals);
+      const fits = (w: Wear) => w === truth || sideOf(w) === truth;
+      if (!fits(wearForDepth(depthMm - slack)) && !fits(wearForDepth(depthMm + slack))) {
+        const band = wearForDepth(depthMm);
+        const side = truth === 'usable' || truth === 'bad' ? `, which counts as ${sideOf(band)}` : '';
+        problems.push(`${at}: "${file}" is labelled ${truth} but its depthMm "${depthText}" is in the ${band} band${side}.`);
+        continue;
+      }
     }
     const twiText = col.twi >= 0 ? (row[col.twi] ?? '') : '';
     let twiBars: number | null = null;

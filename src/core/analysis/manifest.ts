@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../errors.js';
+import { MAX_TREAD_DEPTH_MM } from './analyzer.js';
 import type { CropSpec } from './mask.js';
 
 export interface ModelEntry {
@@ -120,6 +121,7 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
   if (!isRecord(raw) || typeof raw.version !== 'string' || !isRecord(raw.models) || !isRecord(raw.calibration) || !isRecord(raw.input)) {
     throw unavailable(`Model manifest ${file} lacks version, input, models or calibration.`);
   }
+  if (!/^\S{1,100}$/.test(raw.version)) throw unavailable(`Model manifest ${file}: version must be 1 to 100 characters without spaces.`);
   const c = raw.calibration;
   const dense = isRecord(c.dense) ? c.dense : {};
   const platt = isRecord(c.confidencePlatt) ? c.confidencePlatt : {};
@@ -129,6 +131,22 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
     return v.map((x, i) => num(x, `${where}[${i}]`));
   };
   const vector = (v: unknown, where: string): number[] => list(v, 3, where);
+  /** A number that also passes `ok` (finite numbers that make no sense would load and answer nonsense). */
+  const ranged = (v: unknown, where: string, ok: (n: number) => boolean, rule: string): number => {
+    const n = num(v, where);
+    if (!ok(n)) throw unavailable(`Model manifest: ${where} must be ${rule} (it is ${n}).`);
+    return n;
+  };
+  const positive = (v: unknown, where: string): number => ranged(v, where, (n) => n > 0, 'above 0');
+  const share = (v: unknown, where: string): number => ranged(v, where, (n) => n >= 0 && n <= 1, 'from 0 to 1');
+  const bandCentres = (v: unknown): number[] => {
+    const centres = list(v, 5, 'calibration.bandCentres');
+    // new … critical: a typical depth per class, deepest first, all within a tread's depths
+    if (centres.some((d, i) => d < 0 || d > MAX_TREAD_DEPTH_MM || (i > 0 && d >= centres[i - 1]!))) {
+      throw unavailable(`Model manifest: calibration.bandCentres must fall from new to critical, each from 0 to ${MAX_TREAD_DEPTH_MM} mm.`);
+    }
+    return centres;
+  };
   const photoSize = (v: unknown): PhotoSizeSpec => {
     const o = isRecord(v) ? v : {};
     const spec = { reference: num(o.reference, 'calibration.photoSize.reference'), cap: num(o.cap, 'calibration.photoSize.cap') };
@@ -190,27 +208,28 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
   };
   return {
     version: raw.version,
-    input: { size, mean: vector(input.mean, 'input.mean'), std: vector(input.std, 'input.std') },
+    input: { size, mean: vector(input.mean, 'input.mean'), std: vector(input.std, 'input.std').map((x, i) => positive(x, `input.std[${i}]`)) },
     models: {
       tread: entry(raw.models.tread, 'tread'),
       seg: entry(raw.models.seg, 'seg'),
       ...(raw.models.crop === undefined ? {} : { crop: cropModel(raw.models.crop) }),
     },
     calibration: {
-      gateThreshold: num(c.gateThreshold, 'calibration.gateThreshold'),
-      minTreadShare: c.minTreadShare === undefined ? 0 : num(c.minTreadShare, 'calibration.minTreadShare'),
+      gateThreshold: share(c.gateThreshold, 'calibration.gateThreshold'),
+      minTreadShare: c.minTreadShare === undefined ? 0 : ranged(c.minTreadShare, 'calibration.minTreadShare', (n) => n >= 0 && n < 1, 'from 0 to under 1'),
       dense: {
-        percentile: num(dense.percentile, 'calibration.dense.percentile'),
+        percentile: ranged(dense.percentile, 'calibration.dense.percentile', (n) => n >= 0 && n <= 100, 'from 0 to 100'),
         intercept: num(dense.intercept, 'calibration.dense.intercept'),
-        slope: num(dense.slope, 'calibration.dense.slope'),
-        minPixels: num(dense.minPixels, 'calibration.dense.minPixels'),
+        slope: positive(dense.slope, 'calibration.dense.slope'),
+        minPixels: ranged(dense.minPixels, 'calibration.dense.minPixels', (n) => Number.isInteger(n) && n >= 1, 'a whole number from 1'),
       },
       stack: stack(c.stack, 'calibration.stack'),
       stackWithoutDense: stack(c.stackWithoutDense, 'calibration.stackWithoutDense'),
-      bandCentres: list(c.bandCentres, 5, 'calibration.bandCentres'),
-      intervalK: num(c.intervalK, 'calibration.intervalK'),
-      wearTemperature: num(c.wearTemperature, 'calibration.wearTemperature'),
-      confidencePlatt: { a: num(platt.a, 'calibration.confidencePlatt.a'), b: num(platt.b, 'calibration.confidencePlatt.b') },
+      bandCentres: bandCentres(c.bandCentres),
+      intervalK: positive(c.intervalK, 'calibration.intervalK'),
+      wearTemperature: positive(c.wearTemperature, 'calibration.wearTemperature'),
+      // a above 0: a more likely band is never made to look less likely
+      confidencePlatt: { a: positive(platt.a, 'calibration.confidencePlatt.a'), b: num(platt.b, 'calibration.confidencePlatt.b') },
       ...(c.crop === undefined ? {} : { crop: crop(c.crop) }),
       ...(c.treadMirror === undefined ? {} : { treadMirror: flag(c.treadMirror, 'calibration.treadMirror') }),
       ...(sized ? { photoSize: photoSize(c.photoSize) } : {}),

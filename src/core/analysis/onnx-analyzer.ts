@@ -1,5 +1,6 @@
 /**
- * The production Analyzer: two ONNX networks in onnxruntime-node, created once,
+ * The production Analyzer: three ONNX networks in onnxruntime-node (the regressor, the segmenter
+ * and the crop reader; manifests before tread-2026.11.10 have no crop reader), created once,
  * warmed up, then shared by every request. Decoding runs concurrently in
  * sharp's thread pool; network runs go through one queue so that concurrent
  * requests never oversubscribe the CPU and each run sees the whole thread budget.
@@ -96,11 +97,22 @@ export class OnnxAnalyzer implements Analyzer {
     const manifest = await loadManifest(options.modelsDir);
     const bytes = await readVerifiedModels(options.modelsDir, manifest);
     const threads = Math.max(1, Math.floor(options.threads ?? Math.min(4, availableParallelism())));
-    const [tread, seg, cropReader] = await Promise.all([
+    const created = await Promise.allSettled([
       createSession(bytes.tread, threads, manifest.models.tread.file),
       createSession(bytes.seg, threads, manifest.models.seg.file),
       bytes.crop && manifest.models.crop ? createSession(bytes.crop, threads, manifest.models.crop.file) : null,
     ]);
+    const failed = created.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      // the sessions that did load hold native memory and threads: release them before failing
+      await Promise.all(created.map((r) => (r.status === 'fulfilled' && r.value ? r.value.release().catch(() => undefined) : undefined)));
+      throw failed.reason;
+    }
+    const [tread, seg, cropReader] = created.map((r) => (r as PromiseFulfilledResult<ort.InferenceSession | null>).value) as [
+      ort.InferenceSession,
+      ort.InferenceSession,
+      ort.InferenceSession | null,
+    ];
     const analyzer = new OnnxAnalyzer(manifest, tread, seg, cropReader);
     const size = manifest.input.size;
     const blank = new Float32Array(3 * size * size);
@@ -204,7 +216,7 @@ export class OnnxAnalyzer implements Analyzer {
     const longSide = Math.max(frame.uprightWidth, frame.uprightHeight);
     const { analysis } = combine(raw.tread, raw.maps, cal, raw.cropMm, longSide);
     const outcome: AnalyzeOutcome = { analysis: { ...analysis, modelVersion: this.manifest.version } };
-    if (request.verbose) outcome.verbose = await buildVerbose(raw.maps, input);
+    if (request.verbose) outcome.verbose = await buildVerbose(raw.maps, input, frame);
     return outcome;
   }
 

@@ -1,19 +1,12 @@
 /**
- * verbose=1 extras (SPEC §2): PNG overlays and located points in the uploaded
- * image's pixel coordinates. The overlays are drawn at the upright upload scaled
- * to fit OVERLAY_MAX px (the segmenter's 80 x 80 maps hold no more detail than
- * that), with the upload's aspect ratio, so they stretch onto the photo exactly.
+ * verbose=1 extras (SPEC §2): PNG overlays the size of the analysed frame (the upright upload as
+ * decoded for the networks: 400-640 px on the long side, the upload's own size when smaller), with
+ * the upload's aspect ratio, so they stretch onto the photo exactly; and located points in the
+ * uploaded image's pixel coordinates.
  */
 import sharp from 'sharp';
 import type { AnalysisPoint, VerboseExtras } from './analyzer.js';
 import { findTwiBars, grooveRegions, MASK_GROOVE, MASK_TREAD, MASK_TWI, type MaskMaps } from './mask.js';
-
-export const OVERLAY_MAX = 640;
-
-export function frameSize(width: number, height: number): { width: number; height: number } {
-  const scale = Math.min(1, OVERLAY_MAX / Math.max(width, height));
-  return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
-}
 
 /** Depth colour: red at 0 mm, amber at the 1.6 mm limit to 3 mm, green from 7 mm. */
 export function depthColour(mm: number): [number, number, number] {
@@ -42,7 +35,7 @@ const MASK_COLOURS: Record<number, [number, number, number, number]> = {
   [MASK_TWI]: [255, 30, 30, 230],
 };
 
-async function png(rgba: Buffer, side: number, frame: { width: number; height: number }, kernel: 'nearest' | 'linear'): Promise<string> {
+async function png(rgba: Buffer, side: number, frame: Size, kernel: 'nearest' | 'linear'): Promise<string> {
   const data = await sharp(rgba, { raw: { width: side, height: side, channels: 4 } })
     .resize(frame.width, frame.height, { fit: 'fill', kernel })
     .png({ compressionLevel: 6 })
@@ -50,7 +43,10 @@ async function png(rgba: Buffer, side: number, frame: { width: number; height: n
   return `data:image/png;base64,${data.toString('base64')}`;
 }
 
-export async function buildVerbose(maps: MaskMaps, upload: { width: number; height: number }): Promise<VerboseExtras> {
+type Size = { width: number; height: number };
+
+/** `upload`: the upright upload's size (points are in its pixels); `frame`: the analysed frame's (the overlays'). */
+export async function buildVerbose(maps: MaskMaps, upload: Size, frame: Size): Promise<VerboseExtras> {
   const { side } = maps;
   const n = side * side;
   const heat = Buffer.alloc(n * 4);
@@ -61,7 +57,6 @@ export async function buildVerbose(maps: MaskMaps, upload: { width: number; heig
     heat.set([r, g, b, p > 0.5 ? Math.round(200 * p) : 0], i * 4);
     mask.set(MASK_COLOURS[maps.label[i]!] ?? [0, 0, 0, 0], i * 4);
   }
-  const frame = frameSize(upload.width, upload.height);
   const [depthHeatmap, maskPng] = await Promise.all([png(heat, side, frame, 'linear'), png(mask, side, frame, 'nearest')]);
 
   const toUpload = (cx: number, cy: number) => ({

@@ -2,7 +2,8 @@
  * Image → model tensor, the Node twin of models/training/preprocess.py: the
  * EXIF-upright frame stretched to size x size with a linear (triangle) filter,
  * RGB scaled to 0..1 and normalised per channel, NCHW. JPEG and WebP decode
- * with shrink-on-load, so a 12-megapixel photo is never decoded in full.
+ * with shrink-on-load (inspect.decodeFrame), so a 12-megapixel photo is never
+ * decoded in full.
  */
 import sharp from 'sharp';
 import { AppError } from '../errors.js';
@@ -42,21 +43,6 @@ export async function uprightSize(image: Buffer): Promise<{ width: number; heigh
   }
 }
 
-/** RGB bytes (size x size x 3) exactly as the training pipeline saw them. */
-export async function resizedPixels(image: Buffer, size: number): Promise<Buffer> {
-  try {
-    return await sharp(image, { failOn: 'error', limitInputPixels: MAX_INPUT_PIXELS })
-      .autoOrient()
-      .resize(size, size, { fit: 'fill', kernel: 'linear', fastShrinkOnLoad: true })
-      .removeAlpha()
-      .toColourspace('srgb')
-      .raw()
-      .toBuffer();
-  } catch (error) {
-    throw unreadable(error);
-  }
-}
-
 export function normalise(pixels: Buffer, spec: InputSpec): Float32Array {
   const plane = spec.size * spec.size;
   if (pixels.length !== plane * 3) throw new Error(`expected ${plane * 3} bytes, got ${pixels.length}`);
@@ -70,15 +56,10 @@ export function normalise(pixels: Buffer, spec: InputSpec): Float32Array {
   return out;
 }
 
-export async function prepareInput(image: Buffer, spec: InputSpec): Promise<ModelInput> {
-  const [size, pixels] = await Promise.all([uprightSize(image), resizedPixels(image, spec.size)]);
-  return { tensor: normalise(pixels, spec), pixels, ...size };
-}
-
 /**
- * The same tensor from a frame the scan service already decoded (shrink-on-load to 400-640 px,
- * inspect.frameLongSide, then this linear resize): within the parity tolerance of prepareInput,
- * one decode less.
+ * The model input from a decoded frame (inspect.decodeFrame: shrink-on-load to 400-640 px,
+ * inspect.frameLongSide, then this linear resize to size x size): the training tensor within the
+ * parity tolerance (test/analysis/preprocess.test.ts, against Pillow's fixtures).
  */
 export async function prepareFrameInput(frame: DecodedFrame, spec: InputSpec): Promise<ModelInput> {
   const pixels = await sharp(frame.data, { raw: { width: frame.width, height: frame.height, channels: 3 } })

@@ -50,6 +50,8 @@ export class SwappableAnalyzer implements Analyzer {
       return;
     }
     this.#current = next;
+    // back to one whose last analyses are still running: it serves again, it must not close when they end
+    this.#retired.delete(next);
     if (this.#running.has(previous)) this.#retired.add(previous);
     else this.#close(previous);
   }

@@ -130,7 +130,10 @@ export async function decodeFrame(data: Buffer, header: Pick<ImageHeader, 'width
     const { data: pixels, info } = await sharp(data, { failOn: 'error', limitInputPixels: MAX_PIXELS })
       .autoOrient()
       .resize(side, side, { fit: 'inside', withoutEnlargement: true, kernel: 'linear', fastShrinkOnLoad: true })
-      .removeAlpha()
+      // transparency over black whether or not the frame is scaled (sharp's resize weighs colours by
+      // their alpha, so a scaled frame's transparent pixels come out black anyway); preprocess.py's
+      // rgb() does the same. Photos have no alpha: this only makes cut-outs read one way.
+      .flatten({ background: '#000000' })
       .toColourspace('srgb')
       .raw({ depth: 'uchar' })
       .toBuffer({ resolveWithObject: true });

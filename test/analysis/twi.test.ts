@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { findTwiBars, MASK_GROOVE, MASK_TREAD, MASK_TWI, type MaskMaps } from '../../src/core/analysis/mask.js';
+
+const SIDE = 40;
+
+/**
+ * A tread filling the frame with main grooves one cell wide at `columns` (vertical, or horizontal
+ * at those rows with `turned`), and one-cell TWI bars at [groove column, row] pairs.
+ */
+function tread(columns: number[], bars: Array<[number, number]>, turned = false): MaskMaps {
+  const n = SIDE * SIDE;
+  const label = new Uint8Array(n).fill(MASK_TREAD);
+  const at = (x: number, y: number) => (turned ? x * SIDE + y : y * SIDE + x);
+  for (const x of columns) for (let y = 0; y < SIDE; y++) label[at(x, y)] = MASK_GROOVE;
+  for (const [x, y] of bars) label[at(x, y)] = MASK_TWI;
+  return { side: SIDE, label, treadProb: new Float32Array(n).fill(0.95), depth: new Float32Array(n).fill(5) };
+}
+
+const confirmed = (maps: MaskMaps) => findTwiBars(maps).filter((b) => b.confirmed).length;
+
+describe('TWI bars counted in twiConsensusCount', () => {
+  it('counts bars in different main grooves that line up across the tread', () => {
+    expect(confirmed(tread([8, 20, 32], [[8, 15], [20, 15], [32, 16]]))).toBe(3);
+    // the same with the grooves running across the frame
+    expect(confirmed(tread([8, 20, 32], [[8, 15], [20, 15], [32, 16]], true))).toBe(3);
+  });
+
+  it('does not count a bar no other groove agrees with', () => {
+    expect(confirmed(tread([8, 20, 32], [[8, 15]]))).toBe(0);
+    // bars in two grooves, far apart along them
+    expect(confirmed(tread([8, 20, 32], [[8, 5], [20, 30]]))).toBe(0);
+    // two bars in one groove, one above the other
+    expect(confirmed(tread([8, 20, 32], [[8, 15], [8, 17]]))).toBe(0);
+  });
+
+  it('does not count a blob that does not lie across a main groove', () => {
+    const maps = tread([8, 20, 32], [[20, 15]]);
+    maps.label[15 * SIDE + 14] = MASK_TWI; // beside the grooves, in the rib, on the same line
+    expect(findTwiBars(maps).map((b) => b.confirmed)).toEqual([false, false]);
+  });
+
+  it('counts at most two bars per main groove found', () => {
+    const rows = [5, 15, 25, 35];
+    const bars = [8, 32].flatMap((x) => rows.map((y) => [x, y] as [number, number]));
+    expect(confirmed(tread([8, 32], bars))).toBe(4);
+    expect(confirmed(tread([8, 32], bars.slice(0, 2).concat(bars.slice(4, 6))))).toBe(4);
+  });
+});
