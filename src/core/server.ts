@@ -1,7 +1,8 @@
 /**
  * Listen: create the core, build the HTTP app, bind config.host:config.port. The
- * returned close() stops accepting, lets requests in flight finish, then closes the
- * core (analyzer, database). `npm run serve` and the Electron main process both start here.
+ * returned close() stops accepting, lets requests in flight finish for up to
+ * SHUTDOWN_GRACE_MS (http/app.ts; then the connections still open are closed), then closes
+ * the core (analyzer, database). `npm run serve` and the Electron main process both start here.
  * Once listening, crash leftovers are swept in the background (services/leftovers.ts).
  */
 import type { AddressInfo } from 'node:net';
@@ -21,7 +22,7 @@ export interface RunningServer {
    * failed: the log says why). Never delays startup.
    */
   leftoverSweep: Promise<SweepReport | null>;
-  /** Drains requests in flight, then closes the core. Idempotent. */
+  /** Drains requests in flight (at most the shutdown grace, then closes their connections), then closes the core. Idempotent. */
   close(): Promise<void>;
 }
 

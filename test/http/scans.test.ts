@@ -52,6 +52,52 @@ describe('GET /scans', () => {
     expect(expectError(await t.app.inject({ url: '/api/v1/scans?wear=bald', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/wear/);
     expect(expectError(await t.app.inject({ url: '/api/v1/scans?from=yesterday', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/from/);
   });
+
+  it.each([
+    ['an impossible day', 'from', '2026-02-31'],
+    ['February 29 of a common year', 'from', '2026-02-29'],
+    ['month 13', 'to', '2026-13-01'],
+    ['a bare number', 'to', '1'],
+    ['a year alone', 'to', '2026'],
+    ['an English date', 'from', 'Nov 30 2026'],
+    ['an RFC 2822 date', 'from', 'Sat, 21 Nov 2026 10:00:00 GMT'],
+    ['hour 24', 'from', '2026-11-21T24:00:00Z'],
+    ['minute 60', 'from', '2026-11-21T10:60Z'],
+    ['a time without minutes', 'from', '2026-11-21T10Z'],
+    ['an offset beyond 23:59', 'from', '2026-11-21T10:00+24:00'],
+    ['an unencoded + offset (a space)', 'from', '2026-11-21T10:00 01:00'],
+    ['a day without zero padding', 'to', '2026-11-1'],
+  ])('refuses %s as a date filter (400 naming the parameter and the format)', async (_what, name, value) => {
+    for (const path of ['/api/v1/scans', '/api/v1/scans/export']) {
+      const res = await t.app.inject({ url: `${path}?${name}=${encodeURIComponent(value)}`, headers: owner });
+      const message = expectError(res, 400, 'VALIDATION_ERROR');
+      expect(message).toContain(`query parameter ${name}`);
+      expect(message).toContain('YYYY-MM-DD');
+    }
+  });
+
+  it('takes whole UTC days, ISO 8601 times with an offset, and reads a time without one as UTC', async () => {
+    // The three scans were made at 2026-11-21T12:00, 12:01 and 12:02 UTC (the test clock).
+    const count = async (query: string) => {
+      const res = await t.app.inject({ url: `/api/v1/scans?${query}`, headers: owner });
+      expect(res.statusCode).toBe(200);
+      return (res.json().data.items as unknown[]).length;
+    };
+    const scans = (await t.app.inject({ url: '/api/v1/scans', headers: owner })).json().data.items as Array<{ createdAt: string }>;
+    expect(scans.map((s) => s.createdAt)).toEqual(['2026-11-21T12:02:00.000Z', '2026-11-21T12:01:00.000Z', '2026-11-21T12:00:00.000Z']);
+    expect(await count('to=2026-11-21')).toBe(3);
+    expect(await count('to=2026-11-20')).toBe(0);
+    expect(await count('from=2024-02-29&to=2026-11-21')).toBe(3);
+    expect(await count(`from=${encodeURIComponent('2026-11-21T12:01:00Z')}`)).toBe(2);
+    expect(await count(`to=${encodeURIComponent('2026-11-21T12:01:00.000Z')}`)).toBe(2);
+    expect(await count(`to=${encodeURIComponent('2026-11-21T12:00:59.999Z')}`)).toBe(1);
+    // Without an offset the time is UTC, whatever the server's own zone.
+    expect(await count('from=2026-11-21T12:01')).toBe(2);
+    expect(await count('from=2026-11-21t12:01:00.5')).toBe(1);
+    // 13:01 in UTC+01:00 is 12:01 UTC; 07:01 in UTC-05 likewise.
+    expect(await count(`from=${encodeURIComponent('2026-11-21T13:01+01:00')}`)).toBe(2);
+    expect(await count(`from=${encodeURIComponent('2026-11-21T07:01:00-0500')}`)).toBe(2);
+  });
 });
 
 describe('one scan', () => {
@@ -99,6 +145,78 @@ describe('one scan', () => {
     expectError(await put({ measurementMm: 'deep' }), 400, 'VALIDATION_ERROR');
     expectError(await put({}), 400, 'VALIDATION_ERROR');
     expectError(await t.app.inject({ method: 'PUT', url, headers: other, payload: { measurementMm: 3 } }), 403, 'FORBIDDEN');
+  });
+
+  describe('PUT /measurement takes only a JSON number of mm (0 to 30, 2 decimals) or null', () => {
+    const url = () => `/api/v1/scans/${ids[2]}/measurement`;
+    const put = (body: string) =>
+      t.app.inject({ method: 'PUT', url: url(), headers: { ...owner, 'content-type': 'application/json' }, payload: body });
+    const reading = async () => (await t.app.inject({ url: `/api/v1/scans/${ids[2]}`, headers: owner })).json().data;
+
+    it.each([
+      ['true', 'true'],
+      ['false', 'false'],
+      ['an empty string', '""'],
+      ['a numeric string', '"4.2"'],
+      ['a string with a unit', '"4.2 mm"'],
+      ['an array', '[4.2]'],
+      ['an empty array', '[]'],
+      ['an object', '{"mm": 4.2}'],
+      ['below 0', '-1'],
+      ['just below 0', '-0.01'],
+      ['over 30', '100'],
+      ['just over 30', '30.01'],
+      ['3 decimals', '4.255'],
+    ])('refuses %s without touching the stored reading', async (_what, value) => {
+      expect((await put('{"measurementMm": 5.5}')).statusCode).toBe(200);
+      const message = expectError(await put(`{"measurementMm": ${value}}`), 400, 'VALIDATION_ERROR');
+      expect(message).toContain('measurementMm');
+      expect(message).toMatch(/number/);
+      expect(message).toMatch(/0 to 30/);
+      expect(message).toMatch(/2 decimals/);
+      expect(message).toMatch(/null/);
+      expect(await reading()).toMatchObject({ measurementMm: 5.5 });
+    });
+
+    it.each([
+      ['no field', '{}'],
+      ['an unknown field beside it', '{"measurementMm": 4, "measuredAt": "2026-11-21T10:00:00Z"}'],
+      ['an array body', '[{"measurementMm": 4}]'],
+      ['a bare number', '4.2'],
+      ['null', 'null'],
+    ])('refuses a body with %s, naming what is allowed', async (_what, body) => {
+      const message = expectError(await put(body), 400, 'VALIDATION_ERROR');
+      expect(message).toContain('measurementMm');
+    });
+
+    it.each([
+      ['0 (a bald tire, not a clear)', '0', 0],
+      ['30', '30', 30],
+      ['30.0', '30.0', 30],
+      ['0.01', '0.01', 0.01],
+      ['29.99', '29.99', 29.99],
+      ['4.35 (not a binary fraction)', '4.35', 4.35],
+      ['an exponent', '4.2e0', 4.2],
+    ])('accepts %s mm', async (_what, raw, value) => {
+      const res = await put(`{"measurementMm": ${raw}}`);
+      expect(res.statusCode).toBe(200);
+      expect(res.json().data).toMatchObject({ measurementMm: value, measuredAt: expect.any(String) });
+    });
+
+    it('null clears the reading and its time, in the scan and in the CSV export', async () => {
+      expect((await put('{"measurementMm": 6.25}')).json().data).toMatchObject({ measurementMm: 6.25, measuredAt: expect.any(String) });
+      const cleared = await put('{"measurementMm": null}');
+      expect(cleared.statusCode).toBe(200);
+      expect(cleared.json().data).toMatchObject({ measurementMm: null, measuredAt: null });
+      expect(await reading()).toMatchObject({ measurementMm: null, measuredAt: null });
+      const listed = (await t.app.inject({ url: '/api/v1/scans', headers: owner })).json().data.items as Array<Record<string, unknown>>;
+      expect(listed.find((s) => s.scanId === ids[2])).toMatchObject({ measurementMm: null, measuredAt: null });
+      const csv = (await t.app.inject({ url: '/api/v1/scans/export', headers: owner })).body.split('\r\n');
+      const header = csv[0]!.split(',');
+      const row = csv.find((line) => line.startsWith(`${ids[2]},`))!.split(',');
+      expect(row[header.indexOf('measurementMm')]).toBe('');
+      expect(row[header.indexOf('measuredAt')]).toBe('');
+    });
   });
 
   it('GET /scans/export is a CSV attachment with estimate and measurement', async () => {

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, test } from 'vitest';
+import { sha256Hex } from '../../src/core/services/ids.js';
+import { makeScan } from '../support/store.js';
 import { testCore, type TestCore } from '../support/core.js';
-import { anon, command, expectAppError, freshJpeg } from './helpers.js';
+import { accountCaller, anon, command, expectAppError, freshJpeg } from './helpers.js';
 
 let t: TestCore;
 afterEach(() => t.cleanup());
@@ -111,5 +113,94 @@ describe('Idempotency-Key on analyze', () => {
     t = await testCore();
     await expectAppError(t.core.services.scans.analyze(await command(anon(), { idempotencyKey: key })), 'VALIDATION_ERROR');
     expect(t.analyzer.calls).toBe(0);
+  });
+
+  test('a replay reports the caller\'s allowance as it is now, not as it was stored', async () => {
+    t = await testCore();
+    const image = await freshJpeg();
+    const first = await t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'ro-4711-FL' }));
+    expect(first.headers['X-RateLimit-Remaining']).toBe('2');
+    await t.core.services.scans.analyze(await command(anon()));
+    await t.core.services.scans.analyze(await command(anon()));
+    const retry = await t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'ro-4711-FL' }));
+    expect(retry.body).toEqual(first.body);
+    expect(retry.headers).toEqual({
+      'X-RateLimit-Limit': '3',
+      'X-RateLimit-Remaining': '0',
+      'X-RateLimit-Reset': first.headers['X-RateLimit-Reset'],
+      'Idempotent-Replayed': 'true',
+    });
+    await expectAppError(t.core.services.scans.analyze(await command(anon())), 'RATE_LIMIT_EXCEEDED');
+    expect(await usage()).toEqual({ used: 3, held: 0 });
+  });
+
+  test('a replay after a pack was redeemed counts the new credit', async () => {
+    t = await testCore();
+    const caller = await accountCaller(t.core.services);
+    const image = await freshJpeg();
+    const first = await t.core.services.scans.analyze(await command(caller, { image, idempotencyKey: 'k' }));
+    expect(first.headers['X-RateLimit-Remaining']).toBe('9');
+    await t.core.services.licenses.redeem(caller.account.id, t.issueCode({ kind: 'pack' }));
+    const retry = await t.core.services.scans.analyze(await command(caller, { image, idempotencyKey: 'k' }));
+    expect(retry.headers).toMatchObject({ 'X-RateLimit-Remaining': '109', 'Idempotent-Replayed': 'true' });
+  });
+
+  test.each([
+    ['vehicle', { vehicle: 'ZZ-999' }, /\bvehicle\b/],
+    ['vehicle (none at first)', { vehicle: null, other: { vehicle: 'AB-123' } }, /\bvehicle\b/],
+    ['position', { position: 'RR' as const }, /\bposition\b/],
+    ['verbose', { verbose: true }, /\bverbose\b/],
+  ])('the same key and image with a different %s is IDEMPOTENCY_KEY_REUSED naming it', async (_what, change, named) => {
+    t = await testCore();
+    const image = await freshJpeg();
+    const { other, ...retryFields } = { other: {}, ...change } as Record<string, unknown> & { other: Record<string, unknown> };
+    const base = { image, idempotencyKey: 'ro-4711-FL', vehicle: 'AB-123', position: 'FL' as const, verbose: false };
+    const first = await t.core.services.scans.analyze(await command(anon(), { ...base, ...other }));
+    const error = await expectAppError(
+      t.core.services.scans.analyze(await command(anon(), { ...base, ...other, ...retryFields })),
+      'IDEMPOTENCY_KEY_REUSED',
+    );
+    expect(error.message).toMatch(named);
+    expect(error.message).not.toMatch(/\bimage\b/);
+    expect(error.message).toMatch(/new key/);
+    expect(t.analyzer.calls).toBe(1);
+    expect(await usage()).toEqual({ used: 1, held: 0 });
+    // The stored answer is untouched: the original retry still replays it.
+    const replay = await t.core.services.scans.analyze(await command(anon(), { ...base, ...other }));
+    expect(replay.body).toEqual(first.body);
+  });
+
+  test('a refusal names every field that differs, image included', async () => {
+    t = await testCore();
+    await t.core.services.scans.analyze(await command(anon(), { idempotencyKey: 'same', vehicle: 'AB-123', position: 'FL' }));
+    const error = await expectAppError(
+      t.core.services.scans.analyze(await command(anon(), { idempotencyKey: 'same', vehicle: 'AB-123', position: 'FR', verbose: true })),
+      'IDEMPOTENCY_KEY_REUSED',
+    );
+    expect(error.message).toMatch(/different image, position and verbose/);
+    expect(error.message).not.toMatch(/vehicle/);
+  });
+
+  test('fields compare as the scan stores them: surrounding spaces in the vehicle are no difference', async () => {
+    t = await testCore();
+    const image = await freshJpeg();
+    const first = await t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'k', vehicle: 'AB-123' }));
+    const retry = await t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'k', vehicle: '  AB-123 ' }));
+    expect(retry.body).toEqual(first.body);
+    expect(retry.headers['Idempotent-Replayed']).toBe('true');
+  });
+
+  test('a response stored before fingerprints covered the form fields (image hash only) still replays', async () => {
+    t = await testCore();
+    const image = await freshJpeg();
+    const callerKey = 'ip:203.0.113.7';
+    await t.core.store.idempotency.begin({ callerKey, key: 'old', requestHash: sha256Hex(image), createdAt: t.clock.now() }, new Date(0));
+    const body = { success: true, data: { scanId: 'stored-before', result: makeScan().result } };
+    const response = { status: 200, body, headers: { 'X-RateLimit-Limit': '3', 'X-RateLimit-Remaining': '2', 'X-RateLimit-Reset': '1' } };
+    await t.core.store.scans.commit({ scan: makeScan(), reservation: null, idempotency: { callerKey, key: 'old', response } });
+    const retry = await t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'old', vehicle: 'AB-123' }));
+    expect(retry.body).toEqual(body);
+    expect(retry.headers).toMatchObject({ 'X-RateLimit-Remaining': '3', 'Idempotent-Replayed': 'true' });
+    await expectAppError(t.core.services.scans.analyze(await command(anon(), { idempotencyKey: 'old' })), 'IDEMPOTENCY_KEY_REUSED');
   });
 });

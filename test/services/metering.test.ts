@@ -99,6 +99,26 @@ describe('scan packs', () => {
     expect(summary).toMatchObject({ plan: 'free', packCredit: 99, allowance: { limit: 10, used: 0, remaining: 10 } });
   });
 
+  test('X-RateLimit-Remaining counts every pack scan in flight, not only the caller\'s own', async () => {
+    t = await testCore({ config: { analysisConcurrency: 1 } });
+    const caller = await accountCaller(t.core.services);
+    for (let i = 0; i < 10; i++) await scan(caller);
+    await t.core.services.licenses.redeem(caller.account.id, t.issueCode({ kind: 'pack', scans: 3 }));
+    const release = t.analyzer.hold();
+    const running = await Promise.all([command(caller), command(caller), command(caller)]).then((commands) =>
+      commands.map((c) => t.core.services.scans.analyze(c)),
+    );
+    // All three hold a pack scan (one analysing, two queued) before any finishes.
+    await t.analyzer.started(11);
+    await expect.poll(() => t.core.store.usage.packBalance(caller.account.id)).toEqual({ credit: 3, held: 3 });
+    expect(await t.core.services.scans.rateLimit(caller)).toMatchObject({ remaining: 0 });
+    release();
+    const remaining = (await Promise.all(running)).map((res) => res.headers['X-RateLimit-Remaining']);
+    expect(remaining).toEqual(['0', '0', '0']);
+    expect(await t.core.store.usage.packBalance(caller.account.id)).toEqual({ credit: 0, held: 0 });
+    await expectAppError(scan(caller), 'RATE_LIMIT_EXCEEDED');
+  });
+
   test('an exhausted pack leaves the caller at 429', async () => {
     t = await testCore();
     const caller = await accountCaller(t.core.services);

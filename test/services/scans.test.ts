@@ -107,6 +107,34 @@ describe('gauge readings', () => {
     expect(await t.core.services.scans.setMeasurement(owner, scanId, null)).toMatchObject({ measurementMm: null });
   });
 
+  test('a cleared reading has no time either for callers; the store keeps the time of the clear for sync', async () => {
+    t = await testCore();
+    const owner = await accountCaller(t.core.services);
+    const scanId = (await t.core.services.scans.analyze(await command(owner))).body.data.scanId;
+    await t.core.services.scans.setMeasurement(owner, scanId, 4.25);
+    t.clock.advance(60_000);
+    expect(await t.core.services.scans.setMeasurement(owner, scanId, null)).toMatchObject({ measurementMm: null, measuredAt: null });
+    expect(await t.core.services.scans.get(owner, scanId)).toMatchObject({ measurementMm: null, measuredAt: null });
+    expect((await t.core.services.scans.list(owner, {})).items[0]).toMatchObject({ measurementMm: null, measuredAt: null });
+    const [header, row] = (await t.core.services.scans.exportCsv(owner, {})).split('\r\n');
+    expect(row!.split(',').slice(-2)).toEqual(['', '']);
+    expect(header!.split(',').slice(-2)).toEqual(['measurementMm', 'measuredAt']);
+    // The clear must win the hub's last-writer-wins merge over the reading it removed.
+    const [change] = (await t.core.store.scans.changesSince(0, 10)).slice(-1);
+    expect(change!.scan).toMatchObject({ id: scanId, measurementMm: null, measuredAt: t.clock.now() });
+  });
+
+  test('a JSON value of another type is refused, never coerced', async () => {
+    t = await testCore();
+    const owner = await accountCaller(t.core.services);
+    const scanId = (await t.core.services.scans.analyze(await command(owner))).body.data.scanId;
+    for (const value of [true, false, '', '4.2', [4.2], {}, undefined]) {
+      const error = await expectAppError(t.core.services.scans.setMeasurement(owner, scanId, value as never), 'VALIDATION_ERROR');
+      expect(error.message).toBe('measurementMm must be a JSON number of mm from 0 to 30 with at most 2 decimals, or null to clear the reading.');
+    }
+    expect(await t.core.services.scans.get(owner, scanId)).toMatchObject({ measurementMm: null, measuredAt: null });
+  });
+
   test('out of range, over-precise or non-numeric readings are refused', async () => {
     t = await testCore();
     const owner = await accountCaller(t.core.services);

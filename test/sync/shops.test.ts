@@ -7,6 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomId as randomKeyId, sha256Hex } from '../../src/core/services/ids.js';
+import { listChainScans } from '../../src/core/sync/shops.js';
 import { toSyncScan } from '../../src/core/sync/wire.js';
 import type { HubScan, WireShop } from '../../src/shared/api.js';
 import { makeJpeg } from '../fixtures/images/make.js';
@@ -203,5 +204,21 @@ describe('shop names on a linked desktop', () => {
       await new Promise((resolve) => old.close(resolve));
     }
     expectError(await call(desk, deskCookie, 'GET', '/api/v1/sync/hub-shops'), 503, 'STORAGE_UNAVAILABLE');
+  });
+});
+
+describe('a chain scan whose gauge reading was cleared', () => {
+  it('shows no reading time, though the store keeps it for the last-writer-wins merge', async () => {
+    const cleared = makeScan({ id: randomId(), measurementMm: null, measuredAt: new Date(Date.UTC(2026, 10, 2)) });
+    const measured = makeScan({ id: randomId(), measurementMm: 4.2, measuredAt: new Date(Date.UTC(2026, 10, 3)) });
+    const store = {
+      scans: { list: async () => ({ items: [cleared, measured], nextCursor: null }) },
+      apiKeys: { findByIds: async () => [] },
+    };
+    const page = await listChainScans(store as never, 'acct', { limit: 10 });
+    expect(page.items.map((item) => [item.scan.measurementMm, item.scan.measuredAt])).toEqual([
+      [null, null],
+      [4.2, new Date(Date.UTC(2026, 10, 3))],
+    ]);
   });
 });

@@ -1,11 +1,19 @@
 /**
  * `npm run serve`: the HTTP server without the desktop window (127.0.0.1:8787 unless
- * configured). SIGINT/SIGTERM finish the requests in flight, close the database and
- * exit 0; a bad setting exits 2 with the reason, a failed start exits 1.
+ * configured). SIGINT/SIGTERM finish the requests in flight (up to SHUTDOWN_GRACE_MS, then
+ * their connections are closed), close the database and exit 0; a bad setting exits 2 with
+ * the reason, a failed start exits 1.
  */
 import { ConfigError, loadConfig, type Config } from '../config.js';
+import { SHUTDOWN_GRACE_MS } from '../http/app.js';
 import { createLogger } from '../logger.js';
 import { startServer } from '../server.js';
+
+/**
+ * close() ends the connections left after SHUTDOWN_GRACE_MS; should closing the database or the
+ * models then still hang, the process exits anyway (1) this much later, so a stop always ends.
+ */
+const EXIT_BACKSTOP_MS = SHUTDOWN_GRACE_MS + 10_000;
 
 async function main(): Promise<void> {
   let config: Config;
@@ -30,7 +38,11 @@ async function main(): Promise<void> {
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down: finishing requests in flight');
+    logger.info({ signal }, `shutting down: finishing requests in flight (at most ${SHUTDOWN_GRACE_MS / 1000} s)`);
+    setTimeout(() => {
+      logger.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, EXIT_BACKSTOP_MS).unref();
     server.close().then(
       () => process.exit(0),
       (error: unknown) => {

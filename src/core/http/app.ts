@@ -3,15 +3,18 @@
  * not listening. server.ts listens; tests drive it with app.inject.
  */
 import type { Socket } from 'node:net';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type Server } from 'node:http';
+import { AjvCompiler } from '@fastify/ajv-compiler';
+import type AjvCompilerTypes from '@fastify/ajv-compiler';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import pkg from '../../../package.json' with { type: 'json' };
 import { errorHandler, toErrorReply } from './errors.js';
-import { RouteIndex, notFoundHandler } from './not-found.js';
+import { MAX_PARAM_LENGTH, RouteIndex, notFoundHandler, routeNotFound } from './not-found.js';
 import { registerCookie } from './plugins/cookie.js';
 import { registerRenderer } from './plugins/renderer.js';
 import { registerSwagger } from './plugins/swagger.js';
+import { UPLOAD_IDLE_TIMEOUT_MS } from './routes/analyze.js';
 import { apiRoutes } from './routes/index.js';
 import { ErrorEnvelope } from './schemas.js';
 import { SECURITY_HEADERS, applySecurityHeaders, registerSecurity } from './security.js';
@@ -30,12 +33,30 @@ export const MAX_HEADER_BYTES = 16 * 1024;
  * upload needs about 8 s over 10 Mbit/s Wi-Fi.
  */
 export const REQUEST_TIMEOUT_MS = 60_000;
+/**
+ * Once close() has begun, requests in flight get this long to finish (an analysis takes about
+ * a second, so a queue of them is usually worked off); then every connection still open is
+ * closed, so a stalled upload or a client that never reads cannot keep the server from stopping.
+ * Node stops enforcing REQUEST_TIMEOUT_MS once closing starts, so this is the only bound then.
+ */
+export const SHUTDOWN_GRACE_MS = 10_000;
 
 export interface BuildServerOptions {
   /** false: no request logs (tests); true or absent: the core's logger; an object: pino options. */
   logger?: boolean | FastifyServerOptions['logger'];
   /** REQUEST_TIMEOUT_MS unless given (tests use a short one). */
   requestTimeoutMs?: number;
+  /** SHUTDOWN_GRACE_MS unless given (tests use a short one). */
+  shutdownGraceMs?: number;
+  /** UPLOAD_IDLE_TIMEOUT_MS (routes/analyze.ts) unless given (tests use a short one). */
+  uploadIdleTimeoutMs?: number;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** How long an /analyze upload may send nothing before it is answered 408 (routes/analyze.ts). */
+    uploadIdleTimeoutMs: number;
+  }
 }
 
 /** Errors the socket parser raises before Fastify sees a request (oversized headers, garbage). */
@@ -59,19 +80,77 @@ function clientErrorHandler(error: Error & { code?: string }, socket: Socket): v
   socket.destroy();
 }
 
+/**
+ * `Expect: 100-continue`: Node would answer 100 before any hook ran, so a client would send a
+ * 10 MiB body only to be told 413 (or 401, 403, 503). The 100 goes out when the server starts
+ * reading the body (the stream is resumed), so a request refused on its headers (an oversized
+ * Content-Length included) gets its final answer instead, and Node closes that connection.
+ */
+function deferContinue(server: Server): void {
+  server.on('checkContinue', (req, res) => {
+    // Node also resumes an unread body to drain it after the answer: no 100 then.
+    req.once('resume', () => {
+      if (!res.headersSent && !res.writableEnded) res.writeContinue();
+    });
+    server.emit('request', req, res);
+  });
+}
+
+/**
+ * JSON bodies: Fastify's parser (prototype poisoning refused), except that an empty body is no
+ * body on a route that takes none (many POS HTTP wrappers send `Content-Type: application/json`
+ * on every call, logout and DELETE included) and a 400 saying so on a route that needs one.
+ * Fastify's text/plain parser is removed: a JSON route sent text/plain is 415, like any other type.
+ */
+function registerJsonParser(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = String(body);
+    if (text.trim() !== '') return parseJson(request, text, done);
+    if (request.routeOptions.schema?.body === undefined) return done(null, undefined);
+    done(new AppError('VALIDATION_ERROR', 'The request body is empty; this endpoint takes a JSON object'), undefined);
+  });
+}
+
 function loggerOptions(core: HttpCore, logger: BuildServerOptions['logger']): FastifyServerOptions {
   if (logger === false) return { logger: false };
   if (logger === true || logger === undefined) return { loggerInstance: core.logger };
   return { logger };
 }
 
+const ajvCompilers = AjvCompiler();
+
+/**
+ * Fastify's Ajv converts types and drops unknown properties, which query strings and path
+ * parameters need (they arrive as text) but which turned JSON bodies' mistakes into data:
+ * `{"port": true}` saved port 1, `{"name": true}` named a key "true", `{"force": true}` was
+ * stripped to `{}`. Bodies are checked as sent (a wrong type or an unknown field is 400), the
+ * other parts as before.
+ */
+type RouteSchema = { schema: unknown; method: string; url: string; httpPart?: string };
+type Compile = (route: RouteSchema) => unknown;
+type AjvServerOptions = { customOptions?: Record<string, unknown> };
+const buildValidator = ((externalSchemas: Record<string, unknown>, ajvOptions: AjvServerOptions) => {
+  // the pool's declared type says a compile takes a schema; Fastify calls it with the route's parts
+  const compiler = (customOptions: Record<string, unknown> | undefined) =>
+    ajvCompilers(externalSchemas as never, { ...ajvOptions, customOptions } as never) as unknown as Compile;
+  const lenient = compiler(ajvOptions.customOptions);
+  const strict = compiler({ ...ajvOptions.customOptions, coerceTypes: false, removeAdditional: false });
+  return (route: RouteSchema) => (route.httpPart === 'body' ? strict : lenient)(route);
+}) as unknown as AjvCompilerTypes.BuildCompilerFromPool;
+
 export async function buildServer(core: HttpCore, options: BuildServerOptions = {}): Promise<FastifyInstance> {
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const shutdownGrace = options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS;
   const app = Fastify({
     ...loggerOptions(core, options.logger),
     trustProxy: core.config.trustProxy,
     bodyLimit: JSON_BODY_LIMIT,
+    schemaController: { compilersFactory: { buildValidator } },
     requestTimeout,
+    // A longer id names no scan or key: the router's refusal becomes a 404 (frameworkErrors).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Node enforces requestTimeout only while headersTimeout is no longer, and checks at connectionsCheckingInterval.
     http: {
       maxHeaderSize: MAX_HEADER_BYTES,
@@ -81,17 +160,38 @@ export async function buildServer(core: HttpCore, options: BuildServerOptions = 
     // Requests arriving while closing get SERVER_BUSY in the envelope (security.ts) instead.
     return503OnClosing: false,
     clientErrorHandler,
-    frameworkErrors: (error, _request, reply: FastifyReply) => {
+    frameworkErrors: (error, request, reply: FastifyReply) => {
       applySecurityHeaders(reply);
-      const mapped = toErrorReply(new AppError('VALIDATION_ERROR', error.message));
+      const mapped = toErrorReply(
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? routeNotFound(request.method, request.url.split('?')[0]!)
+          : new AppError('VALIDATION_ERROR', error.message),
+      );
       void reply.code(mapped.status).send(mapped.body);
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  deferContinue(app.server);
+  let forceClose: NodeJS.Timeout | undefined;
+  app.addHook('preClose', (done) => {
+    forceClose = setTimeout(() => {
+      app.log.warn(`closing the connections still open ${shutdownGrace} ms after shutdown began`);
+      app.server.closeAllConnections();
+    }, shutdownGrace);
+    forceClose.unref();
+    done();
+  });
+  app.addHook('onClose', (_instance, done) => {
+    clearTimeout(forceClose);
+    done();
+  });
+
   app.decorate('core', core);
+  app.decorate('uploadIdleTimeoutMs', options.uploadIdleTimeoutMs ?? UPLOAD_IDLE_TIMEOUT_MS);
   app.decorateRequest('caller', null);
   app.addSchema(ErrorEnvelope);
   app.setErrorHandler(errorHandler);
+  registerJsonParser(app);
   registerSecurity(app);
   await registerCookie(app);
   await registerSwagger(app, pkg.version);

@@ -4,7 +4,9 @@
  * An X-API-Key header wins over the cookie when both are sent: a POS that also happens
  * to hold a browser cookie is metered on its key. A key that is sent but bad is a 401,
  * never a silent fall back to anonymous; so is a session cookie that is unknown or
- * expired (the stale cookie is cleared in the same reply).
+ * expired (the stale cookie is cleared in the same reply), and so is `Authorization: Bearer`
+ * without an X-API-Key (keys are read from X-API-Key only; a proxy's own Authorization next
+ * to an X-API-Key is left alone).
  */
 import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -32,6 +34,11 @@ async function resolveCaller(request: FastifyRequest, reply: FastifyReply): Prom
   if (key !== undefined) {
     if (typeof key !== 'string') throw new AppError('INVALID_API_KEY', 'Send exactly one X-API-Key header');
     return auth.authenticateKey(key, request.ip);
+  }
+  // The key travels in X-API-Key only. A key sent as a bearer token would otherwise make an
+  // anonymous call, metered on the address and missing from the shop's history: say where it goes.
+  if (/^bearer(\s|$)/i.test(request.headers.authorization ?? '')) {
+    throw new AppError('INVALID_API_KEY', 'Send the API key in the X-API-Key header; Authorization: Bearer is not read');
   }
   const token = request.cookies[SESSION_COOKIE];
   if (token === undefined) return { kind: 'anonymous', ip: request.ip };

@@ -6,6 +6,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError, type ErrorCode } from '../errors.js';
 import type { ErrorEnvelope } from '../../shared/api.js';
+import { routeNotFound } from './not-found.js';
 
 /** What multipart parsing failures mean to a caller (busboy and @fastify/multipart codes). */
 const MULTIPART_ERRORS: Record<string, [ErrorCode, string]> = {
@@ -97,8 +98,28 @@ export function toErrorReply(error: unknown): ErrorReply {
   };
 }
 
+/**
+ * @fastify/static refuses some paths with 403 (`//` in a path, `..`, a spelling that aliases a
+ * file): the UI has nothing forbidden to hide, and its wildcard also sees unknown API paths
+ * (`/api/v1//health`), so these are the 404 of any unknown path.
+ */
+function isStaticRefusal(error: FastifyError): boolean {
+  // send's own refusal (`..` and the like) is an http-errors ForbiddenError without a code.
+  return error.code === 'FST_STATIC_FORBIDDEN_PATH' || (error.name === 'ForbiddenError' && error.statusCode === 403);
+}
+
+/** Failures that are the request's, not the server's, once the request is known. */
+function requestError(error: FastifyError, request: FastifyRequest): unknown {
+  if (isStaticRefusal(error)) return routeNotFound(request.method, request.url.split('?')[0]!);
+  // The client went away mid-body (or shutdown closed its stalled connection): not a bug.
+  if (error.code === 'ECONNRESET' && request.raw.readableAborted) {
+    return new AppError('VALIDATION_ERROR', 'The request ended before its body was complete');
+  }
+  return error;
+}
+
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const mapped = toErrorReply(error);
+  const mapped = toErrorReply(requestError(error, request));
   const code = mapped.body.error.code;
   if (code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'request failed');
   else if (mapped.status >= 500) request.log.warn({ code, reason: error.message }, 'request not served');

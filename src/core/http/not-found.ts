@@ -8,6 +8,19 @@ import { AppError } from '../errors.js';
 import type { PageFallback } from './plugins/renderer.js';
 import { API_PREFIX } from './wire.js';
 
+/**
+ * Longest path parameter (a scan or key id) the router matches, the schemas' `maxLength` of
+ * an id: a longer segment names nothing, so it is a 404 like any unknown id (app.ts gives
+ * Fastify this as `maxParamLength` and maps its error to NOT_FOUND).
+ */
+export const MAX_PARAM_LENGTH = 128;
+
+/** The 404 of a path no route serves; long paths are shortened in the message. */
+export function routeNotFound(method: string, urlPath: string): AppError {
+  const shown = urlPath.length > 200 ? `${urlPath.slice(0, 200)}…` : urlPath;
+  return new AppError('NOT_FOUND', `No route ${method} ${shown}`);
+}
+
 interface KnownPath {
   pattern: RegExp;
   methods: Set<string>;
@@ -18,7 +31,7 @@ function toPattern(url: string): RegExp {
     .split('/')
     .map((segment) => {
       if (segment === '*') return '.*';
-      if (segment.startsWith(':')) return '[^/]+';
+      if (segment.startsWith(':')) return `[^/]{1,${MAX_PARAM_LENGTH}}`;
       return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     })
     .join('/');
@@ -55,6 +68,6 @@ export function notFoundHandler(routes: RouteIndex, pages: PageFallback) {
       void reply.header('allow', allowed.join(', '));
       throw new AppError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${urlPath}; use ${allowed.join(', ')}`);
     }
-    throw new AppError('NOT_FOUND', `No route ${request.method} ${urlPath}`);
+    throw routeNotFound(request.method, urlPath);
   };
 }

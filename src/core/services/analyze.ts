@@ -72,8 +72,16 @@ async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeR
   let claimHash: string | null = null;
   if (command.idempotencyKey !== null) {
     claimHash = sha256Hex(command.image);
-    const outcome = await claimIdempotencyKey(deps, caller, command.idempotencyKey, claimHash);
-    if ('replay' in outcome) return outcome.replay;
+    const request = { image: claimHash, vehicle, position, verbose: command.verbose };
+    const outcome = await claimIdempotencyKey(deps, caller, command.idempotencyKey, request);
+    if ('replay' in outcome) {
+      // The stored answer, but the allowance as it stands now: the stored figures are a day old at most, not current.
+      const state = await deps.metering.state(caller, deps.clock.now());
+      return {
+        ...outcome.replay,
+        headers: { ...outcome.replay.headers, ...rateLimitHeaders(state), 'Idempotent-Replayed': 'true' },
+      };
+    }
     claim = outcome.claim;
   }
 
@@ -106,8 +114,9 @@ async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeR
 
     const now = deps.clock.now();
     // Both files are complete and flushed before the scan that names them commits.
+    // Reported before the commit: this analysis's own hold already counts as spent.
     const [state] = await Promise.all([
-      deps.metering.state(caller, now, reservation.source === 'pack' ? 1 : 0),
+      deps.metering.state(caller, now),
       originalWritten,
       thumbnailWritten,
     ]);

@@ -14,7 +14,7 @@ export function createLicenseService(deps: { store: Store; clock: Clock; publicK
       const now = clock.now();
       const expiresAt = payload.kind === 'pro' ? new Date(payload.expiresAt) : null;
       if (expiresAt && expiresAt.getTime() <= now.getTime()) {
-        throw new AppError('LICENSE_EXPIRED', `This pro license expired on ${expiresAt.toISOString()}.`);
+        throw new AppError('LICENSE_EXPIRED', `This pro license expired on ${expiresAt.toISOString().slice(0, 10)}.`);
       }
       const license = {
         codeId: payload.id,

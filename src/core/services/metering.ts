@@ -90,18 +90,20 @@ export class Metering {
   constructor(private readonly store: Store) {}
 
   /**
-   * Current state. `packCreditSpent` lets the analyze path report the state after its own
-   * charge before the commit happens (the commit stores the response for idempotent replays).
+   * Current state: what a new reservation could still get. Every hold counts as spent, of the
+   * allowance and of pack credit alike, whoever holds it (another request of the account still
+   * analysing included), so the analyze path reports the state after its own charge before
+   * the commit happens (the commit stores the response for idempotent replays).
    */
-  async state(caller: Caller, now: Date, packCreditSpent = 0): Promise<RateLimitState> {
+  async state(caller: Caller, now: Date): Promise<RateLimitState> {
     const meter = meterFor(caller, now);
     if (meter.limit === null) return { limit: null, remaining: null, resetAt: meter.window.endsAt };
-    const { used, held } = await this.store.usage.usage(meter.subject, meter.window.name);
+    const [{ used, held }, pack] = await Promise.all([
+      this.store.usage.usage(meter.subject, meter.window.name),
+      meter.packAccountId ? this.store.usage.packBalance(meter.packAccountId) : null,
+    ]);
     let remaining = Math.max(0, meter.limit - used - held);
-    if (meter.packAccountId) {
-      const account = await this.store.accounts.findById(meter.packAccountId);
-      remaining += Math.max(0, (account?.packCredit ?? 0) - packCreditSpent);
-    }
+    if (pack) remaining += Math.max(0, pack.credit - pack.held);
     return { limit: meter.limit, remaining, resetAt: meter.window.endsAt };
   }
 

@@ -19,6 +19,10 @@ function notFound(): AppError {
   return new AppError('NOT_FOUND', 'No such scan.');
 }
 
+/** What PUT /scans/:id/measurement accepts, for every message that refuses a reading. */
+export const MEASUREMENT_RULE = `measurementMm must be a JSON number of mm from 0 to ${MAX_MEASUREMENT_MM} with at most 2 decimals, or null to clear the reading.`;
+
+/** A gauge reading as sent: only a real number in range (no strings, booleans or arrays), or null. */
 export function checkMeasurement(mm: unknown): number | null {
   if (mm === null) return null;
   const ok =
@@ -27,13 +31,17 @@ export function checkMeasurement(mm: unknown): number | null {
     mm >= 0 &&
     mm <= MAX_MEASUREMENT_MM &&
     Math.abs(mm * 100 - Math.round(mm * 100)) < 1e-6;
-  if (!ok) {
-    throw new AppError(
-      'VALIDATION_ERROR',
-      `measurementMm must be a number from 0 to ${MAX_MEASUREMENT_MM} with at most 2 decimals, or null to clear it.`,
-    );
-  }
+  if (!ok) throw new AppError('VALIDATION_ERROR', MEASUREMENT_RULE);
   return Math.round(mm * 100) / 100;
+}
+
+/**
+ * A scan as callers see it: a cleared reading has no time either. The store keeps the time of
+ * the clear in measuredAt (ScanStore.setMeasurement) because sync needs it: a clear made on a
+ * desktop must win the hub's last-writer-wins merge over the reading it removes.
+ */
+export function presentScan(scan: ScanRecord): ScanRecord {
+  return scan.measurementMm === null && scan.measuredAt !== null ? { ...scan, measuredAt: null } : scan;
 }
 
 function checkFilter(query: Omit<ScanQuery, 'cursor' | 'limit'>): Omit<ScanFilter, 'accountId' | 'cursor' | 'limit'> {
@@ -64,6 +72,7 @@ function checkLimit(limit: number | undefined): number {
 export function createScanService(deps: AnalyzeDeps): ScanService {
   const { store, images, clock, metering } = deps;
 
+  /** The stored record (measuredAt as sync needs it); callers get presentScan() of it. */
   async function visibleScan(caller: Caller, scanId: string): Promise<ScanRecord> {
     if (typeof scanId !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(scanId)) throw notFound();
     const scan = await store.scans.get(scanId);
@@ -78,13 +87,14 @@ export function createScanService(deps: AnalyzeDeps): ScanService {
 
     rateLimit: (caller) => metering.state(caller, clock.now()),
 
-    get: visibleScan,
+    get: async (caller, scanId) => presentScan(await visibleScan(caller, scanId)),
 
     async list(caller, query) {
       const limit = checkLimit(query.limit);
       const filter: ScanFilter = { accountId: caller.account.id, ...checkFilter(query), limit };
       if (query.cursor !== undefined) filter.cursor = query.cursor;
-      return store.scans.list(filter);
+      const page = await store.scans.list(filter);
+      return { ...page, items: page.items.map(presentScan) };
     },
 
     async image(caller, scanId, variant) {
@@ -106,11 +116,11 @@ export function createScanService(deps: AnalyzeDeps): ScanService {
       if (!(await store.scans.setMeasurement(scan.id, value, clock.now()))) throw notFound();
       const updated = await store.scans.get(scan.id);
       if (!updated || updated.deletedAt) throw notFound();
-      return updated;
+      return presentScan(updated);
     },
 
     async exportCsv(caller, query) {
-      return scansToCsv(await store.scans.all({ accountId: caller.account.id, ...checkFilter(query) }));
+      return scansToCsv((await store.scans.all({ accountId: caller.account.id, ...checkFilter(query) })).map(presentScan));
     },
   };
 }

@@ -83,6 +83,12 @@ export interface UsageStore {
    */
   usage(subject: string, window: string): Promise<{ used: number; held: number }>;
   /**
+   * An account's pack credit and the pack holds on it (every reservation with source `pack`
+   * for that account, whoever's request took it), read together so a commit in between
+   * cannot be counted twice. Unknown account: both 0. `credit - held` is what is left to reserve.
+   */
+  packBalance(accountId: string): Promise<{ credit: number; held: number }>;
+  /**
    * Drop holds created before `before` (left by a crash); returns how many. A hold dropped
    * here is no longer charged by a late commit, so pick a cutoff far beyond any analysis.
    */
@@ -141,7 +147,8 @@ export interface ScanStore {
   markDeleted(id: string, at: Date): Promise<boolean>;
   /**
    * Sets (or with null clears) the gauge reading; measuredAt becomes `at` either way so a
-   * clear also wins last-writer-wins merges. False when absent or deleted.
+   * clear also wins last-writer-wins merges (the scan service shows callers a cleared reading
+   * with measuredAt null: presentScan). False when absent or deleted.
    */
   setMeasurement(id: string, measurementMm: number | null, at: Date): Promise<boolean>;
   /**

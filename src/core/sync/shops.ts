@@ -5,6 +5,7 @@
  */
 import type { WireShop } from '../../shared/api.js';
 import { AppError } from '../errors.js';
+import { presentScan } from '../services/scans.js';
 import type { Store } from '../storage/store.js';
 import type { ApiKeyRecord, ScanRecord } from '../types.js';
 
@@ -56,7 +57,8 @@ export async function listChainScans(store: ShopStore, accountId: string, query:
   return {
     nextCursor: page.nextCursor,
     items: page.items.map((scan) => ({
-      scan,
+      // a cleared gauge reading shows no reading time, as everywhere callers read scans
+      scan: presentScan(scan),
       shop: scan.apiKeyId === null ? null : toWireShop(scan.apiKeyId, keys.get(scan.apiKeyId)),
     })),
   };

@@ -89,6 +89,23 @@ export function usageConformance(store: GetStore): void {
       expect(await store().usage.reserve(reserveRequest({ subject: 'acct:r', limit: 1 }))).not.toBeNull();
     });
 
+    it('packBalance gives the credit and every pack hold of the account, whoever took it', async () => {
+      const account = await createAccount(store());
+      const other = await createAccount(store());
+      expect(await store().usage.packBalance(account.id)).toEqual({ credit: 0, held: 0 });
+      expect(await store().usage.packBalance('no-such-account')).toEqual({ credit: 0, held: 0 });
+      await giveCredit(store(), account.id, 3);
+      await giveCredit(store(), other.id, 5);
+      const ask = (subject: string) => store().usage.reserve(reserveRequest({ subject, limit: 0, packAccountId: account.id }));
+      const first = await ask(`acct:${account.id}`);
+      await ask('acct:elsewhere');
+      await store().usage.reserve(reserveRequest({ subject: `acct:${account.id}`, limit: 5 }));
+      expect(await store().usage.packBalance(account.id)).toEqual({ credit: 3, held: 2 });
+      expect(await store().usage.packBalance(other.id)).toEqual({ credit: 5, held: 0 });
+      await store().scans.commit({ scan: makeScan(), reservation: first, idempotency: null });
+      expect(await store().usage.packBalance(account.id)).toEqual({ credit: 2, held: 1 });
+    });
+
     it('releasing a pack hold frees the credit again', async () => {
       const account = await createAccount(store());
       await giveCredit(store(), account.id, 1);

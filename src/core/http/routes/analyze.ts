@@ -8,18 +8,26 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../../errors.js';
 import { VEHICLE_MAX, checkPosition, checkVehicle } from '../../services/analyze.js';
+import { meteringAddress } from '../../services/client-ip.js';
 import { rateLimitHeaders } from '../../services/metering.js';
 import type { Caller } from '../../types.js';
 import { TIRE_POSITIONS, type TirePosition } from '../../types.js';
 import type { ScanService } from '../../services/ports.js';
 import { anyCaller } from '../auth.js';
-import { multipartError } from '../errors.js';
+import { multipartError, toErrorReply } from '../errors.js';
 import { MAX_IMAGE_BYTES, registerMultipart } from '../plugins/multipart.js';
 import { AnalyzeData, replies } from '../schemas.js';
+import { isLoopbackAddress } from '../security.js';
 
 /** The image plus ten short fields and multipart framing. */
 const MAX_BODY_BYTES = MAX_IMAGE_BYTES + 64 * 1024;
 const FIELDS = new Set(['verbose', 'vehicle', 'position']);
+/**
+ * An upload that sends no byte for this long is answered 408 and its connection closed, so a
+ * stalled or trickling-to-nothing client gives its admission slot back long before
+ * REQUEST_TIMEOUT_MS (app.ts). Generous for a Wi-Fi hiccup; a live upload never pauses this long.
+ */
+export const UPLOAD_IDLE_TIMEOUT_MS = 10_000;
 
 const tooLarge = () =>
   new AppError('FILE_TOO_LARGE', 'The image is larger than 10 MiB (10,485,760 bytes)', {
@@ -33,12 +41,24 @@ interface Upload {
   position: TirePosition | null;
 }
 
-/** Refuse before any body parser runs: not a form, or announced as too large. */
+/** Refuse before any body parser runs: a query string, not a form, or announced as too large. */
 function screenRequest(request: FastifyRequest): void {
+  const [name] = Object.keys((request.query ?? {}) as Record<string, unknown>);
+  if (name !== undefined) {
+    const instead = FIELDS.has(name) ? `send "${name}" as a form field` : 'the form fields are image, verbose, vehicle, position';
+    throw new AppError('VALIDATION_ERROR', `Query parameter "${name}" is not accepted (this endpoint takes none); ${instead}`);
+  }
   if (!/^multipart\/form-data\b/i.test(request.headers['content-type'] ?? '')) {
     throw new AppError('VALIDATION_ERROR', 'Send the image as multipart/form-data with the file in the field "image"');
   }
   if (Number(request.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge();
+}
+
+export interface AdmissionOptions {
+  concurrency: number;
+  queueLimit: number;
+  /** A hub: this computer's addresses are callers like any other (a proxy on it may forward everyone). */
+  hub: boolean;
 }
 
 /**
@@ -47,25 +67,80 @@ function screenRequest(request: FastifyRequest): void {
  * queueing. Beyond that SERVER_BUSY is answered before the body is read, so a burst of
  * full-size photos costs a bounded number of buffers, not one per request (Node drains the
  * unread body without keeping it). The queue's own SERVER_BUSY guards in-process callers.
+ *
+ * So that idle or stalled uploads from one place cannot take every slot (SERVER_BUSY for
+ * everyone else), a client address (as metered: IPv4, or the IPv6 /64) holds at most a quarter
+ * of them. This computer on a desk (loopback: the local POS, the app's own window and anything
+ * else running here, which cannot be told apart and are trusted anyway) is not capped, and the
+ * LAN callers together leave it that quarter. On a hub loopback is capped like any address.
+ *
+ * `admit(ip)` throws SERVER_BUSY or returns the release of the slot (call it once, when the
+ * exchange ends).
  */
-function admission(concurrency: number, queueLimit: number): (reply: FastifyReply) => void {
+export function admission({ concurrency, queueLimit, hub }: AdmissionOptions): (ip: string) => () => void {
   const max = 2 * (concurrency + queueLimit);
+  const share = Math.max(1, Math.floor(max / 4));
+  const byAddress = new Map<string, number>();
   let held = 0;
+  /** Held by addresses other than this computer's (desk only). */
+  let remote = 0;
   // Smoothed time an admitted upload stays (upload to answer): by then, on average, a slot is free.
   let averageMs = 1000;
-  return (reply) => {
-    if (held >= max) {
-      throw new AppError('SERVER_BUSY', 'The server is busy analysing other images; please retry shortly.', {
-        headers: { 'Retry-After': String(Math.max(1, Math.ceil(averageMs / 1000))) },
-      });
+  const busy = (message: string) =>
+    new AppError('SERVER_BUSY', message, { headers: { 'Retry-After': String(Math.max(1, Math.ceil(averageMs / 1000))) } });
+  return (ip) => {
+    const desk = !hub && isLoopbackAddress(ip);
+    const address = meteringAddress(ip);
+    const mine = byAddress.get(address) ?? 0;
+    if (held >= max || (!desk && !hub && remote >= max - share)) {
+      throw busy('The server is busy analysing other images; please retry shortly.');
+    }
+    if (!desk && mine >= share) {
+      throw busy(`${share} uploads from your address are already in progress; retry when one has finished.`);
     }
     held++;
+    if (!desk) {
+      byAddress.set(address, mine + 1);
+      if (!hub) remote++;
+    }
     const started = performance.now();
-    reply.raw.once('close', () => {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
       held--;
+      if (!desk) {
+        const left = (byAddress.get(address) ?? 1) - 1;
+        if (left > 0) byAddress.set(address, left);
+        else byAddress.delete(address);
+        if (!hub) remote--;
+      }
       averageMs = averageMs * 0.8 + (performance.now() - started) * 0.2;
-    });
+    };
   };
+}
+
+/**
+ * Calls `onStall` when the upload has sent nothing for `idleMs` before its body ended. Returns
+ * the stop (also run when the body ends or the exchange closes).
+ */
+function watchUpload(request: FastifyRequest, reply: FastifyReply, idleMs: number, onStall: () => void): () => void {
+  const raw = request.raw;
+  const timer = setTimeout(onStall, idleMs);
+  timer.unref();
+  const touch = () => timer.refresh();
+  // A 'data' listener added before the multipart parser pipes the body would start the flow
+  // early and lose chunks; once the body flows ('resume'), listening takes nothing from it.
+  const listen = () => raw.on('data', touch);
+  raw.once('resume', listen);
+  const stop = () => {
+    clearTimeout(timer);
+    raw.off('resume', listen);
+    raw.off('data', touch);
+  };
+  raw.once('end', stop);
+  reply.raw.once('close', stop);
+  return stop;
 }
 
 /** Collects the file, failing as soon as busboy reports the size limit. */
@@ -149,7 +224,28 @@ const Form = Type.Object({
 export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await registerMultipart(app);
   const { scans } = app.core.services;
-  const admit = admission(app.core.config.analysisConcurrency, app.core.config.analysisQueueLimit);
+  const { config } = app.core;
+  const admit = admission({
+    concurrency: config.analysisConcurrency,
+    queueLimit: config.analysisQueueLimit,
+    hub: config.databaseUrl !== null,
+  });
+  const idleMs = app.uploadIdleTimeoutMs;
+
+  /**
+   * 408 in the envelope, with the caller's X-RateLimit-*, and the connection closed (its body
+   * never came), unless the body got read after all (`reading` false) while the headers were fetched.
+   */
+  const answerStalled = async (request: FastifyRequest, reply: FastifyReply, caller: Caller, reading: () => boolean) => {
+    const stalled = new AppError(
+      'VALIDATION_ERROR',
+      `The upload stopped: nothing arrived for ${idleMs / 1000} s; send the whole request without pausing`,
+    );
+    const { headers, body } = toErrorReply(await withRateLimitHeaders(scans, stalled, caller));
+    if (reply.sent || !reading()) return;
+    request.log.info({ code: body.error.code, reason: 'upload stalled' }, 'request refused');
+    void reply.code(408).headers({ ...headers, connection: 'close' }).send(body);
+  };
 
   app.post(
     '/analyze',
@@ -159,7 +255,7 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       onRequest: async (request, reply) => {
         try {
           screenRequest(request);
-          admit(reply);
+          reply.raw.once('close', admit(request.ip));
         } catch (error) {
           throw await withRateLimitHeaders(scans, error, anyCaller(request));
         }
@@ -179,15 +275,28 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // Wall clock, like the service's processingTimeMs: a duration, not a business time.
       const receivedAt = Date.now() - Math.round(reply.elapsedTime);
       const caller = anyCaller(request);
+      let reading = true;
+      const stillReading = () => reading && !request.raw.complete;
+      const stopWatch = watchUpload(request, reply, idleMs, () => {
+        if (!reply.sent && stillReading()) void answerStalled(request, reply, caller, stillReading);
+      });
       try {
         const key = idempotencyKey(request);
-        const { image, fields } = await readParts(request).catch((error: unknown) => {
-          throw multipartError(error);
-        });
+        const { image, fields } = await readParts(request)
+          .catch((error: unknown) => {
+            throw multipartError(error);
+          })
+          .finally(() => {
+            reading = false;
+            stopWatch();
+          });
+        if (reply.sent) return reply; // answered 408 just as the body ended: nothing is analysed or charged
         const upload = parseFields(image, fields);
         const response = await scans.analyze({ caller, ...upload, idempotencyKey: key, receivedAt });
         return reply.code(response.status).headers(response.headers).send(response.body);
       } catch (error) {
+        // A stalled upload was answered 408 already; its body's end is just the connection closing.
+        if (reply.sent) return reply;
         throw await withRateLimitHeaders(scans, error, caller);
       }
     },

@@ -3,19 +3,22 @@
  * only by its unguessable id (the service enforces both). Lists and the CSV export need
  * an account: an anonymous caller has no history to list.
  */
-import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type, TypeBoxValidatorCompiler, type FastifyPluginAsyncTypebox, type TSchema } from '@fastify/type-provider-typebox';
+import type { FastifySchemaCompiler } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { ScanQuery } from '../../services/ports.js';
-import { MAX_MEASUREMENT_MM, MAX_PAGE } from '../../services/scans.js';
+import { MAX_MEASUREMENT_MM, MAX_PAGE, MEASUREMENT_RULE, checkMeasurement } from '../../services/scans.js';
 import { accountCaller, anyCaller } from '../auth.js';
 import { Empty, ScanList, WearSchema, WireScan, rawReplies, replies } from '../schemas.js';
 import { toWireScan } from '../wire.js';
 
+const DATE_FILTER =
+  'Inclusive: YYYY-MM-DD (a whole UTC day) or an ISO 8601 date-time, e.g. 2026-11-24T08:00:00Z; without an offset the time is UTC';
 const Filter = {
   vehicle: Type.Optional(Type.String({ maxLength: 64, description: 'Case-insensitive part of the vehicle' })),
   wear: Type.Optional(WearSchema),
-  from: Type.Optional(Type.String({ maxLength: 40, description: 'YYYY-MM-DD (UTC day) or ISO 8601 time, inclusive' })),
-  to: Type.Optional(Type.String({ maxLength: 40, description: 'YYYY-MM-DD (UTC day) or ISO 8601 time, inclusive' })),
+  from: Type.Optional(Type.String({ maxLength: 40, description: DATE_FILTER })),
+  to: Type.Optional(Type.String({ maxLength: 40, description: DATE_FILTER })),
 };
 const ListQuery = Type.Object({
   ...Filter,
@@ -25,24 +28,99 @@ const ListQuery = Type.Object({
 const ExportQuery = Type.Object(Filter);
 const ScanParams = Type.Object({ scanId: Type.String({ minLength: 1, maxLength: 128 }) });
 
+const MeasurementBody = Type.Object(
+  {
+    measurementMm: Type.Union([Type.Number({ minimum: 0, maximum: MAX_MEASUREMENT_MM }), Type.Null()], {
+      description: `The gauge reading: a JSON number of mm from 0 to ${MAX_MEASUREMENT_MM} with at most 2 decimals, or null to clear it (and its time)`,
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Validation for PUT /measurement without type coercion: the body must be exactly
+ * `{"measurementMm": <JSON number or null>}`, checked by checkMeasurement (range, 2 decimals),
+ * so `true`, `""`, `"4.2"` or `[4.2]` are 400 with the allowed values instead of being stored
+ * as 1, null or 4.2. The path parameter is checked by TypeBox against its schema.
+ */
+const measurementValidator: FastifySchemaCompiler<TSchema> = (route) => {
+  if (route.httpPart !== 'body') return TypeBoxValidatorCompiler(route);
+  return (body: unknown) => {
+    try {
+      return { value: checkMeasurementBody(body) };
+    } catch (error) {
+      return { error: error as Error };
+    }
+  };
+};
+
+function checkMeasurementBody(body: unknown): { measurementMm: number | null } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new AppError('VALIDATION_ERROR', `The body must be a JSON object {"measurementMm": …}; ${MEASUREMENT_RULE}`);
+  }
+  const unknown = Object.keys(body).find((name) => name !== 'measurementMm');
+  if (unknown !== undefined) {
+    throw new AppError('VALIDATION_ERROR', `body field ${unknown} is not allowed; send only measurementMm: ${MEASUREMENT_RULE}`);
+  }
+  if (!('measurementMm' in body)) throw new AppError('VALIDATION_ERROR', `body field measurementMm is required: ${MEASUREMENT_RULE}`);
+  return { measurementMm: checkMeasurement((body as { measurementMm: unknown }).measurementMm) };
+}
+
 const DAY_MS = 86_400_000;
 
-function parseDate(name: string, raw: string | undefined, endOfDay: boolean): Date | undefined {
+/** `YYYY-MM-DD`, or that with `THH:MM[:SS[.fraction]]` and an optional `Z` / `±HH[:]MM` / `±HH` offset. */
+const DATE_PARAM =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?$/;
+
+/**
+ * A `from`/`to` filter: `YYYY-MM-DD` (a real calendar date; the whole UTC day, so `from` is its
+ * first and `to` its last millisecond) or an ISO 8601 date-time. A date-time without an offset
+ * is UTC, never the server's own zone (a shop PC's zone is no business of the POS asking).
+ * Anything else (impossible dates, `1`, `Nov 30 2026`: what Date.parse would guess at) is 400.
+ */
+export function parseDateParam(name: string, raw: string | undefined, endOfDay: boolean): Date | undefined {
   if (raw === undefined || raw === '') return undefined;
-  const dayOnly = /^\d{4}-\d{2}-\d{2}$/.test(raw);
-  const time = Date.parse(dayOnly ? `${raw}T00:00:00Z` : raw);
-  if (Number.isNaN(time)) {
-    throw new AppError('VALIDATION_ERROR', `query parameter ${name} must be a date (YYYY-MM-DD) or an ISO 8601 time`);
+  const invalid = (hint = '') =>
+    new AppError(
+      'VALIDATION_ERROR',
+      `query parameter ${name} must be a date YYYY-MM-DD (a whole UTC day) or an ISO 8601 date-time such as ` +
+        `2026-11-24T08:00:00Z or 2026-11-24T09:00+01:00 (without an offset the time is UTC)${hint}`,
+    );
+  const match = DATE_PARAM.exec(raw);
+  if (!match) {
+    // An unencoded `+` in a query string arrives as a space.
+    throw invalid(/\d \d{2}(?::?\d{2})?$/.test(raw) ? '; send a + in the offset as %2B' : '');
   }
-  return new Date(dayOnly && endOfDay ? time + DAY_MS - 1 : time);
+  const [, y, mo, d, h, mi, s, fraction, , sign, offH, offM] = match; // group 8 (`Z`) means UTC, as no offset does
+  const [year, month, day] = [Number(y), Number(mo), Number(d)];
+  const [hour, minute, second] = [Number(h ?? 0), Number(mi ?? 0), Number(s ?? 0)];
+  const offsetMinutes = sign === undefined ? 0 : Number(offH) * 60 + Number(offM ?? 0);
+  const dayStart = Date.UTC(year, month - 1, day);
+  const real = new Date(dayStart);
+  if (
+    real.getUTCFullYear() !== year ||
+    real.getUTCMonth() !== month - 1 ||
+    real.getUTCDate() !== day ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59 ||
+    Number(offM ?? 0) > 59 ||
+    Number(offH ?? 0) > 23
+  ) {
+    throw invalid();
+  }
+  if (h === undefined) return new Date(endOfDay ? dayStart + DAY_MS - 1 : dayStart);
+  const ms = fraction === undefined ? 0 : Number(fraction.padEnd(3, '0').slice(0, 3));
+  const local = dayStart + ((hour * 60 + minute) * 60 + second) * 1000 + ms;
+  return new Date(local - (sign === '-' ? -1 : 1) * offsetMinutes * 60_000);
 }
 
 function toFilter(query: { vehicle?: string; wear?: ScanQuery['wear']; from?: string; to?: string }): ScanQuery {
   const filter: ScanQuery = {};
   if (query.vehicle) filter.vehicle = query.vehicle;
   if (query.wear) filter.wear = query.wear;
-  const from = parseDate('from', query.from, false);
-  const to = parseDate('to', query.to, true);
+  const from = parseDateParam('from', query.from, false);
+  const to = parseDateParam('to', query.to, true);
   if (from) filter.from = from;
   if (to) filter.to = to;
   return filter;
@@ -139,12 +217,14 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/scans/:scanId/measurement',
     {
       config: { auth: 'optional' },
+      // Not Fastify's Ajv: it coerces types (true → 1, "4.2" → 4.2, "" and 0 → null), which
+      // would silently write or erase the shop's labelled data. See measurementValidator.
+      validatorCompiler: (route) => measurementValidator({ ...route, schema: route.schema as unknown as TSchema }),
       schema: {
         tags,
         summary: 'Record the tread depth gauge reading (mm) beside the estimate; null clears it',
         params: ScanParams,
-        // Null first: with Fastify's type coercion a number-first union would turn null into 0.
-        body: Type.Object({ measurementMm: Type.Union([Type.Null(), Type.Number({ minimum: 0, maximum: MAX_MEASUREMENT_MM })]) }),
+        body: MeasurementBody,
         response: replies(WireScan),
       },
     },

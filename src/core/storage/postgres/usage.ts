@@ -71,6 +71,15 @@ export function usageStore(db: Db): UsageStore {
       );
       return { used: row!.used ?? 0, held: num(row!.held) };
     },
+    async packBalance(accountId) {
+      // One statement: one snapshot, so a commit cannot land between the credit and the holds.
+      const [row] = await db.query<{ credit: number | null; held: string }>(
+        `SELECT (SELECT pack_credit FROM accounts WHERE id = $1) AS credit,
+                (SELECT count(*) FROM reservations WHERE pack_account_id = $1 AND source = 'pack') AS held`,
+        [accountId],
+      );
+      return { credit: row!.credit ?? 0, held: num(row!.held) };
+    },
     async expireReservations(before) {
       const rows = await db.query('DELETE FROM reservations WHERE created_at < $1 RETURNING id', [before]);
       return rows.length;

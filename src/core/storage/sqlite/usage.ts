@@ -29,6 +29,10 @@ export function createUsageStore(db: Db): UsageStore {
   const insert = db.prepare(
     'INSERT INTO reservations (id, source, subject, window, pack_account_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
   );
+  const packBalance = db.prepare(
+    `SELECT (SELECT pack_credit FROM accounts WHERE id = ?) AS credit,
+            (SELECT COUNT(*) FROM reservations WHERE pack_account_id = ? AND source = 'pack') AS held`,
+  );
   const release = db.prepare('DELETE FROM reservations WHERE id = ?');
   const expire = db.prepare('DELETE FROM reservations WHERE created_at < ?');
 
@@ -60,6 +64,11 @@ export function createUsageStore(db: Db): UsageStore {
       }),
     usage: (subject, window) =>
       run(() => db.transaction(() => ({ used: usedOf(subject, window), held: heldOf(subject, window) }))()),
+    packBalance: (accountId) =>
+      run(() => {
+        const row = packBalance.get(accountId, accountId) as { credit: number | null; held: number };
+        return { credit: row.credit ?? 0, held: row.held };
+      }),
     expireReservations: (before) => run(() => expire.run(toMs(before)).changes),
   };
 }

@@ -1,0 +1,412 @@
+/**
+ * The HTTP layer against the API audit of 2026-11-24: a bounded shutdown (M3), stalled uploads
+ * that cannot lock others out of /analyze (M1), media types and empty JSON bodies (L3, L4), long
+ * ids and double slashes (L6, L7), a key sent as a bearer token (L8), query parameters on
+ * /analyze (L9) and `Expect: 100-continue` with an oversized body (L10).
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { defaultConfig, type Config } from '../../src/core/config.js';
+import { isAppError } from '../../src/core/errors.js';
+import type { BuildServerOptions } from '../../src/core/http/app.js';
+import { admission } from '../../src/core/http/routes/analyze.js';
+import { createLogger } from '../../src/core/logger.js';
+import { startServer, type RunningServer } from '../../src/core/server.js';
+import { makeJpeg } from '../fixtures/images/make.js';
+import { FakeAnalyzer } from '../support/fake-analyzer.js';
+import { makeTestLicenseKeys } from '../support/licenses.js';
+import { createKey, expectError, form, httpTest, imageForm, signIn, type HttpTest } from './helpers.js';
+
+const licenseKeys = makeTestLicenseKeys();
+const dirs: string[] = [];
+let jpeg: Buffer;
+
+beforeAll(async () => {
+  jpeg = await makeJpeg({ width: 320, height: 256 });
+});
+afterAll(async () => {
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function tempDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
+
+/** A listening server on a fresh data dir (FakeAnalyzer, ManualClock). */
+async function start(options: BuildServerOptions = {}, config: Partial<Config> = {}): Promise<RunningServer> {
+  const dataDir = await tempDir('tirewear-hardening-');
+  return startServer(
+    {
+      ...defaultConfig(dataDir),
+      dataDir,
+      imagesDir: path.join(dataDir, 'images'),
+      rendererDir: null,
+      licensePublicKeyPem: licenseKeys.publicKeyPem,
+      logLevel: 'silent',
+      port: 0,
+      ...config,
+    },
+    { analyzer: new FakeAnalyzer(), clock: new ManualClock(), logger: createLogger({ level: 'silent' }) },
+    { logger: false, ...options },
+  );
+}
+
+/** A raw connection: what it has received so far, and when it closed. */
+function connect(url: string) {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect(Number(port), hostname);
+  let received = '';
+  socket.on('data', (data) => (received += data.toString('latin1')));
+  socket.on('error', () => undefined);
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  return {
+    socket,
+    received: () => received,
+    closed,
+    /** Resolves with everything received once `pattern` matches it (or the socket closes). */
+    async until(pattern: RegExp, timeoutMs = 5000): Promise<string> {
+      const deadline = Date.now() + timeoutMs;
+      while (!pattern.test(received) && !socket.destroyed && Date.now() < deadline) await sleep(5);
+      return received;
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function uploadHead(contentType: string, contentLength: number, extra = ''): string {
+  return (
+    `POST /api/v1/analyze HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${contentType}\r\n` +
+    `Content-Length: ${contentLength}\r\n${extra}\r\n`
+  );
+}
+
+describe('M3: shutdown is bounded', () => {
+  it('close() ends after the grace period although an upload is stalled, and closes its connection', async () => {
+    const grace = 300;
+    const server = await start({ shutdownGraceMs: grace });
+    const { payload, headers } = form([{ name: 'image', data: jpeg }]);
+    const client = connect(server.url);
+    client.socket.write(uploadHead(headers['content-type']!, payload.length));
+    client.socket.write(payload.subarray(0, 2000));
+    await sleep(150);
+
+    const started = performance.now();
+    const closing = server.close();
+    const outcome = await Promise.race([closing.then(() => 'closed'), sleep(grace + 3000).then(() => 'still open')]);
+    const elapsed = performance.now() - started;
+    if (outcome !== 'closed') {
+      client.socket.destroy();
+      await closing;
+    }
+    expect(outcome).toBe('closed');
+    expect(elapsed).toBeGreaterThanOrEqual(grace - 50); // the request in flight had its grace
+    await client.closed;
+  });
+});
+
+describe('M1: stalled uploads cannot lock others out of /analyze', () => {
+  it('many stalled uploads from one address take a quarter of the slots; another address and this computer are still served', async () => {
+    // Slots: 2 × (1 running + 3 waiting) = 8; one address holds at most 2.
+    const t = await httpTest({ config: { lanAccess: true, host: '0.0.0.0', analysisConcurrency: 1, analysisQueueLimit: 3 } });
+    const { cookie } = await signIn(t.app);
+    const key = await createKey(t.app, cookie);
+    const { payload, headers } = imageForm(jpeg);
+
+    const bodies: PassThrough[] = [];
+    const answers: Array<{ statusCode: number; json(): unknown; headers: Record<string, unknown> }> = [];
+    const stalled = Array.from({ length: 8 }, () => {
+      const body = new PassThrough();
+      body.write(payload.subarray(0, 200));
+      bodies.push(body);
+      return t.app
+        .inject({ method: 'POST', url: '/api/v1/analyze', headers: { ...headers, 'x-api-key': key }, payload: body, remoteAddress: '192.168.1.66' })
+        .then((res) => (answers.push(res), res));
+    });
+    try {
+      await vi.waitFor(() => expect(answers).toHaveLength(6), { timeout: 2000 });
+      for (const busy of answers) {
+        expect(busy.statusCode).toBe(503);
+        expect(busy.json()).toMatchObject({ error: { code: 'SERVER_BUSY', message: expect.stringMatching(/from your address/) } });
+        expect(Number(busy.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      }
+
+      const lan = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', headers: { ...headers, 'x-api-key': key }, payload, remoteAddress: '192.168.1.77' });
+      expect(lan.statusCode).toBe(200);
+      const local = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', headers, payload });
+      expect(local.statusCode).toBe(200);
+    } finally {
+      for (const body of bodies) body.end();
+      await Promise.all(stalled);
+      await t.cleanup();
+    }
+  });
+
+  it('a stalled upload is answered 408 in the envelope after the inactivity timeout', async () => {
+    const server = await start({ uploadIdleTimeoutMs: 300 });
+    try {
+      const { payload, headers } = form([{ name: 'image', data: jpeg }]);
+      const client = connect(server.url);
+      const started = performance.now();
+      client.socket.write(uploadHead(headers['content-type']!, payload.length));
+      client.socket.write(payload.subarray(0, 2000));
+      const response = await client.until(/\r\n\r\n\{.*\}$/s);
+      expect(performance.now() - started).toBeLessThan(3000);
+      expect(response).toMatch(/^HTTP\/1\.1 408 /);
+      expect(response.toLowerCase()).toContain('connection: close');
+      expect(response.toLowerCase()).toContain('x-ratelimit-limit: 3');
+      expect(response).toMatch(/\{"success":false,"error":\{"code":"VALIDATION_ERROR","message":"The upload stopped: nothing arrived for 0\.3 s/);
+      await client.closed;
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('an upload that keeps sending, slowly, is not cut off', async () => {
+    const server = await start({ uploadIdleTimeoutMs: 300 });
+    try {
+      const { payload, headers } = form([{ name: 'image', data: jpeg }]);
+      const client = connect(server.url);
+      client.socket.write(uploadHead(headers['content-type']!, payload.length));
+      const pieces = 8;
+      const size = Math.ceil(payload.length / pieces);
+      for (let i = 0; i < pieces; i++) {
+        await sleep(120); // 8 × 120 ms: the whole upload takes three times the idle timeout
+        client.socket.write(payload.subarray(i * size, (i + 1) * size));
+      }
+      const response = await client.until(/\r\n\r\n\{.*\}$/s);
+      expect(response).toMatch(/^HTTP\/1\.1 200 /);
+      client.socket.destroy();
+    } finally {
+      await server.close();
+    }
+  });
+
+  describe('admission rules', () => {
+    const take = (admit: (ip: string) => () => void, ip: string) => {
+      try {
+        return admit(ip);
+      } catch (error) {
+        if (isAppError(error) && error.code === 'SERVER_BUSY') return null;
+        throw error;
+      }
+    };
+
+    it('on a desk: this computer is not capped, one LAN address holds a quarter, the LAN together leaves this computer a quarter', () => {
+      const admit = admission({ concurrency: 1, queueLimit: 3, hub: false }); // 8 slots, a quarter is 2
+      expect([take(admit, '192.168.1.5'), take(admit, '192.168.1.5'), take(admit, '192.168.1.5')].map(Boolean)).toEqual([true, true, false]);
+      expect(take(admit, '192.168.1.6')).not.toBeNull();
+      expect(take(admit, '192.168.1.6')).not.toBeNull();
+      expect(take(admit, '192.168.1.7')).not.toBeNull();
+      expect(take(admit, '192.168.1.7')).not.toBeNull();
+      expect(take(admit, '192.168.1.8')).toBeNull(); // 6 held by the LAN: the last 2 are this computer's
+      expect(take(admit, '127.0.0.1')).not.toBeNull();
+      expect(take(admit, '::1')).not.toBeNull();
+      expect(take(admit, '127.0.0.1')).toBeNull(); // all 8 held
+    });
+
+    it('this computer alone may take every slot; a released slot is free again', () => {
+      const admit = admission({ concurrency: 1, queueLimit: 3, hub: false });
+      const releases = Array.from({ length: 8 }, () => take(admit, '127.0.0.1'));
+      expect(releases.every(Boolean)).toBe(true);
+      expect(take(admit, '127.0.0.1')).toBeNull();
+      expect(take(admit, '192.168.1.5')).toBeNull();
+      releases[0]!();
+      releases[0]!(); // twice is once
+      expect(take(admit, '192.168.1.5')).not.toBeNull();
+      expect(take(admit, '192.168.1.5')).toBeNull();
+    });
+
+    it('on a hub, loopback (a proxy on the same machine) is capped like any address, and an IPv6 /64 is one address', () => {
+      const admit = admission({ concurrency: 1, queueLimit: 3, hub: true });
+      expect([take(admit, '127.0.0.1'), take(admit, '127.0.0.1'), take(admit, '127.0.0.1')].map(Boolean)).toEqual([true, true, false]);
+      expect(take(admit, '2001:db8:1:2::1')).not.toBeNull();
+      expect(take(admit, '2001:db8:1:2::ffff')).not.toBeNull();
+      expect(take(admit, '2001:db8:1:2:abcd::9')).toBeNull();
+      expect(take(admit, '203.0.113.9')).not.toBeNull();
+    });
+  });
+});
+
+describe('media types, empty bodies, odd paths and keys', () => {
+  let t: HttpTest;
+  let cookie: string;
+  let key: string;
+  let ui: HttpTest;
+  beforeAll(async () => {
+    t = await httpTest();
+    ({ cookie } = await signIn(t.app));
+    key = await createKey(t.app, cookie);
+    const dir = await tempDir('tirewear-ui-');
+    await mkdir(path.join(dir, 'assets'));
+    await writeFile(path.join(dir, 'index.html'), '<!doctype html><title>TireWear UI</title>');
+    await writeFile(path.join(dir, 'assets', 'app.js'), 'console.log("ui")');
+    ui = await httpTest({ config: { rendererDir: dir } });
+  });
+  afterAll(async () => {
+    await t.cleanup();
+    await ui.cleanup();
+  });
+
+  const json = { 'content-type': 'application/json' };
+
+  it('L3: a JSON route sent text/plain is 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      headers: { 'content-type': 'text/plain' },
+      payload: '{"email":"shop@example.com","password":"a long password"}',
+    });
+    expect(expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE')).toMatch(/application\/json/);
+    const keys = await t.app.inject({ method: 'POST', url: '/api/v1/keys', headers: { cookie, 'content-type': 'text/plain; charset=utf-8' }, payload: '{"name":"x"}' });
+    expectError(keys, 415, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('L4: Content-Type: application/json with an empty body works on routes that take no body', async () => {
+    const scanId = (await t.app.inject({ method: 'POST', url: '/api/v1/analyze', headers: { ...imageForm(jpeg).headers, cookie }, payload: imageForm(jpeg).payload })).json().data.scanId;
+    const del = await t.app.inject({ method: 'DELETE', url: `/api/v1/scans/${scanId}`, headers: { ...json, 'x-api-key': key }, payload: '' });
+    expect(del.statusCode).toBe(200);
+    await createKey(t.app, cookie, 'spare');
+    const listed = (await t.app.inject({ url: '/api/v1/keys', headers: { cookie } })).json().data.items as Array<{ id: string; name: string }>;
+    const id = listed.find((k) => k.name === 'spare')!.id;
+    expect((await t.app.inject({ method: 'DELETE', url: `/api/v1/keys/${id}`, headers: { ...json, cookie }, payload: ' \n' })).statusCode).toBe(200);
+
+    const own = await signIn(t.app);
+    const logout = await t.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { ...json, cookie: own.cookie }, payload: '' });
+    expect(logout.statusCode).toBe(200);
+    expectError(await t.app.inject({ url: '/api/v1/account', headers: { cookie: own.cookie } }), 401, 'INVALID_SESSION');
+  });
+
+  it('L4: an empty body on a route that needs one is a 400 that says so; malformed JSON stays a 400', async () => {
+    const empty = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', headers: json, payload: '' });
+    expect(expectError(empty, 400, 'VALIDATION_ERROR')).toMatch(/body is empty/);
+    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/keys', headers: { ...json, cookie }, payload: '{"name":' }), 400, 'VALIDATION_ERROR');
+    const proto = await t.app.inject({ method: 'POST', url: '/api/v1/keys', headers: { ...json, cookie }, payload: '{"name":"x","__proto__":{"admin":true}}' });
+    expectError(proto, 400, 'VALIDATION_ERROR');
+  });
+
+  it('a JSON body is checked as sent: a wrong type, or a field a closed schema does not list, is 400, never converted or dropped', async () => {
+    const put = (payload: unknown) => t.app.inject({ method: 'PUT', url: '/api/v1/settings', headers: { cookie }, payload: payload as object });
+    expect(expectError(await put({ port: true }), 400, 'VALIDATION_ERROR')).toMatch(/port/);
+    expect(expectError(await put({ lanAccess: null }), 400, 'VALIDATION_ERROR')).toMatch(/lanAccess/);
+    expect(expectError(await put({ port: '8787' }), 400, 'VALIDATION_ERROR')).toMatch(/port/);
+    const named = await t.app.inject({ method: 'POST', url: '/api/v1/keys', headers: { cookie }, payload: { name: true } });
+    expect(expectError(named, 400, 'VALIDATION_ERROR')).toMatch(/name/);
+    const force = await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie }, payload: { force: true } });
+    expect(expectError(force, 400, 'VALIDATION_ERROR')).toMatch(/force|additional/);
+    // query strings still arrive as text and are read as numbers
+    expect((await t.app.inject({ url: '/api/v1/scans?limit=5', headers: { cookie } })).statusCode).toBe(200);
+  });
+
+  it('L6: an id longer than the router takes is 404 NOT_FOUND, like an unknown one', async () => {
+    for (const length of [100, 101, 128, 129, 500]) {
+      const id = 'a'.repeat(length);
+      // With the UI, its wildcard route also sees GETs the API router does not take.
+      for (const [app, headers] of [[t.app, { 'x-api-key': key }], [ui.app, {}]] as const) {
+        expectError(await app.inject({ url: `/api/v1/scans/${id}`, headers }), 404, 'NOT_FOUND');
+        expectError(await app.inject({ method: 'DELETE', url: `/api/v1/scans/${id}`, headers }), 404, 'NOT_FOUND');
+        expectError(await app.inject({ url: `/api/v1/scans/${id}/image`, headers }), 404, 'NOT_FOUND');
+      }
+      expectError(await t.app.inject({ method: 'DELETE', url: `/api/v1/keys/${id}`, headers: { cookie } }), 404, 'NOT_FOUND');
+    }
+  });
+
+  it('L7: a double slash in a path is 404 NOT_FOUND in the envelope, with or without the UI', async () => {
+    for (const app of [t.app, ui.app]) {
+      const res = await app.inject({ url: '/api/v1//health' });
+      expect(expectError(res, 404, 'NOT_FOUND')).toBe('No route GET /api/v1//health');
+      expectError(await app.inject({ url: '/api/v1//scans', headers: { 'x-api-key': key } }), 404, 'NOT_FOUND');
+      expectError(await app.inject({ url: '/api//v1/health' }), 404, 'NOT_FOUND');
+      expectError(await app.inject({ method: 'POST', url: '/api/v1//analyze', ...imageForm(jpeg) }), 404, 'NOT_FOUND');
+    }
+    expectError(await ui.app.inject({ url: '//assets/app.js' }), 404, 'NOT_FOUND');
+    expect((await ui.app.inject({ url: '/assets/app.js' })).statusCode).toBe(200);
+    // Still 405 where a route serves the path under another method.
+    expectError(await ui.app.inject({ url: '/api/v1/analyze' }), 405, 'METHOD_NOT_ALLOWED');
+  });
+
+  it('L8: a key sent as Authorization: Bearer is 401 INVALID_API_KEY naming X-API-Key, never anonymous', async () => {
+    const bearer = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', headers: { ...imageForm(jpeg).headers, authorization: `Bearer ${key}` }, payload: imageForm(jpeg).payload });
+    expect(expectError(bearer, 401, 'INVALID_API_KEY')).toMatch(/X-API-Key/);
+    expectError(await t.app.inject({ url: '/api/v1/scans', headers: { authorization: `bearer ${key}` } }), 401, 'INVALID_API_KEY');
+    expectError(await t.app.inject({ url: '/api/v1/scans', headers: { authorization: 'Bearer tw_unknown' } }), 401, 'INVALID_API_KEY');
+    // With the key in X-API-Key, a proxy's own Authorization is left alone; other schemes are not read.
+    expect((await t.app.inject({ url: '/api/v1/scans', headers: { 'x-api-key': key, authorization: 'Bearer proxy-token' } })).statusCode).toBe(200);
+    expectError(await t.app.inject({ url: '/api/v1/scans', headers: { authorization: 'Basic c2hvcDpwdw==' } }), 401, 'INVALID_SESSION');
+    // Routes that never look at credentials do not either.
+    expect((await t.app.inject({ url: '/api/v1/health', headers: { authorization: `Bearer ${key}` } })).statusCode).toBe(200);
+  });
+
+  it('L9: a query parameter on POST /analyze is 400 VALIDATION_ERROR naming it', async () => {
+    const upload = imageForm(jpeg);
+    const verbose = await t.app.inject({ method: 'POST', url: '/api/v1/analyze?verbose=1', headers: { ...upload.headers, 'x-api-key': key }, payload: upload.payload });
+    expect(expectError(verbose, 400, 'VALIDATION_ERROR')).toMatch(/Query parameter "verbose".*form field/);
+    expect(verbose.headers['x-ratelimit-limit']).toBe('10');
+    const typo = await t.app.inject({ method: 'POST', url: '/api/v1/analyze?vehcle=AB-1', headers: upload.headers, payload: upload.payload });
+    expect(expectError(typo, 400, 'VALIDATION_ERROR')).toMatch(/"vehcle"/);
+    expect((await t.app.inject({ method: 'POST', url: '/api/v1/analyze?', headers: upload.headers, payload: upload.payload })).statusCode).toBe(200);
+  });
+});
+
+describe('L10: Expect: 100-continue', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await start();
+  });
+  afterAll(() => server.close());
+
+  it('an oversized Content-Length is answered 413 in the envelope, never 100 Continue', async () => {
+    const client = connect(server.url);
+    client.socket.write(uploadHead('multipart/form-data; boundary=XB', 11 * 1024 * 1024, 'Expect: 100-continue\r\n'));
+    const response = await client.until(/\r\n\r\n\{.*\}$/s);
+    expect(response).toMatch(/^HTTP\/1\.1 413 /);
+    expect(response).not.toMatch(/100 Continue/);
+    expect(response).toMatch(/"code":"FILE_TOO_LARGE"/);
+    await client.closed;
+  });
+
+  it('a JSON body over 64 KiB is refused the same way; a refusal on the headers sends no 100 either', async () => {
+    const big = connect(server.url);
+    big.socket.write(
+      'POST /api/v1/auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+        `Content-Length: ${200 * 1024}\r\nExpect: 100-continue\r\n\r\n`,
+    );
+    const tooBig = await big.until(/\r\n\r\n\{.*\}$/s);
+    expect(tooBig).toMatch(/^HTTP\/1\.1 413 [\s\S]*"code":"FILE_TOO_LARGE"/);
+    await big.closed;
+
+    const badKey = connect(server.url);
+    badKey.socket.write(uploadHead('multipart/form-data; boundary=XB', 5000, 'X-API-Key: tw_nope\r\nExpect: 100-continue\r\n'));
+    expect(await badKey.until(/\r\n\r\n\{.*\}$/s)).toMatch(/^HTTP\/1\.1 401 [\s\S]*"code":"INVALID_API_KEY"/);
+    await badKey.closed;
+  });
+
+  it('an acceptable upload or JSON body gets 100 Continue, then its answer', async () => {
+    const { payload, headers } = form([{ name: 'image', data: jpeg }]);
+    const client = connect(server.url);
+    client.socket.write(uploadHead(headers['content-type']!, payload.length, 'Expect: 100-continue\r\n'));
+    expect(await client.until(/^HTTP\/1\.1 100 Continue\r\n\r\n/)).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\n$/);
+    client.socket.write(payload);
+    const response = await client.until(/\r\n\r\n\{.*\}$/s);
+    expect(response).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /);
+    client.socket.destroy();
+
+    const body = '{"email":"nobody@example.com","password":"a long password"}';
+    const login = connect(server.url);
+    login.socket.write(
+      'POST /api/v1/auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+        `Content-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
+    );
+    await login.until(/^HTTP\/1\.1 100 Continue\r\n\r\n/);
+    login.socket.write(body);
+    expect(await login.until(/\r\n\r\n\{.*\}$/s)).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 401 [\s\S]*"code":"INVALID_CREDENTIALS"/);
+    login.socket.destroy();
+  });
+});
