@@ -5,7 +5,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isAppError } from './errors.js';
 import { DEFAULT_REGISTRATIONS_PER_HOUR } from './services/registration-throttle.js';
+// The check PUT /sync/link makes, so a link from the environment or settings.json is held to the
+// same rules (sync/service.ts pulls in the sync client, never the HTTP server).
+import { validateLink } from './sync/service.js';
 
 export interface Config {
   host: string;
@@ -99,12 +103,84 @@ export type FileSettings = Partial<Pick<Config, (typeof SERVER_SETTING_KEYS)[num
   ui?: { units?: 'mm' | '32nds'; legalMinimum?: '1.6mm' | '2/32in'; shopName?: string };
 };
 
-function serverSettings(file: FileSettings): Partial<Config> {
+function quoted(value: unknown): string {
+  return value === undefined ? 'nothing' : JSON.stringify(value);
+}
+
+/**
+ * The server keys of settings.json, each checked like its variable (type and range); a bad one is a
+ * ConfigError naming the file and the key, so the desktop shows its "settings are invalid" dialog.
+ * The keys only the renderer and the shell read (`ui`, `keepApiRunningInTray`) are checked too:
+ * GET /settings hands them on as they are. Unknown keys are left alone (a newer version's).
+ */
+function serverSettings(file: FileSettings, where: string): Partial<Config> {
+  const raw = file as Record<string, unknown>;
+  const bad = (key: string, rule: string): never => {
+    throw new ConfigError(`${where}: ${key} must be ${rule}, got ${quoted(raw[key])}`);
+  };
+  const wholeNumber = (key: string, min: number, max: number): number => {
+    const value = raw[key];
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+      return bad(key, `a whole number from ${min} to ${max}`);
+    }
+    return value;
+  };
+  const flag = (key: string): boolean => (typeof raw[key] === 'boolean' ? (raw[key] as boolean) : bad(key, 'true or false'));
+
   const picked: Partial<Config> = {};
-  for (const key of SERVER_SETTING_KEYS) {
-    if (file[key] !== undefined) Object.assign(picked, { [key]: file[key] });
+  if (raw.port !== undefined) picked.port = wholeNumber('port', 0, 65535);
+  if (raw.host !== undefined) {
+    if (typeof raw.host !== 'string' || !raw.host.trim()) bad('host', 'an address such as 127.0.0.1 or 0.0.0.0');
+    picked.host = (raw.host as string).trim();
+  }
+  if (raw.lanAccess !== undefined) picked.lanAccess = flag('lanAccess');
+  if (raw.allowedHosts !== undefined) {
+    const hosts = raw.allowedHosts;
+    if (!Array.isArray(hosts) || !hosts.every((h) => typeof h === 'string')) bad('allowedHosts', 'a list of host names, such as ["shop-pc"]');
+    picked.allowedHosts = (hosts as string[]).map((h) => h.trim().toLowerCase()).filter(Boolean);
+  }
+  if (raw.analysisConcurrency !== undefined) picked.analysisConcurrency = wholeNumber('analysisConcurrency', 1, 64);
+  if (raw.analysisQueueLimit !== undefined) picked.analysisQueueLimit = wholeNumber('analysisQueueLimit', 0, 10000);
+  if (raw.sync !== undefined && raw.sync !== null) {
+    const sync = raw.sync as Record<string, unknown>;
+    if (typeof sync !== 'object' || Array.isArray(sync) || typeof sync.hubUrl !== 'string' || typeof sync.hubApiKey !== 'string') {
+      throw new ConfigError(`${where}: sync must hold hubUrl and hubApiKey, as linking in Settings writes it (or be removed)`);
+    }
+    picked.sync = checkedLink({ hubUrl: sync.hubUrl, hubApiKey: sync.hubApiKey }, (field) => `${where}: sync.${field}`);
+  }
+
+  if (raw.keepApiRunningInTray !== undefined) flag('keepApiRunningInTray');
+  if (raw.ui !== undefined) {
+    const ui = raw.ui as Record<string, unknown>;
+    if (typeof ui !== 'object' || ui === null || Array.isArray(ui)) bad('ui', 'an object');
+    const oneOf = (key: string, allowed: readonly string[]) => {
+      if (ui[key] !== undefined && !allowed.includes(ui[key] as string)) {
+        throw new ConfigError(`${where}: ui.${key} must be ${allowed.map((a) => `"${a}"`).join(' or ')}, got ${quoted(ui[key])}`);
+      }
+    };
+    oneOf('units', ['mm', '32nds']);
+    oneOf('legalMinimum', ['1.6mm', '2/32in']);
+    if (ui.shopName !== undefined && typeof ui.shopName !== 'string') {
+      throw new ConfigError(`${where}: ui.shopName must be text, got ${quoted(ui.shopName)}`);
+    }
   }
   return picked;
+}
+
+/**
+ * validateLink's verdict as a ConfigError naming where the bad value came from (`name(field)`);
+ * the URL is quoted back unless it may carry a password, the key never is.
+ */
+function checkedLink(link: { hubUrl: string; hubApiKey: string }, name: (field: 'hubUrl' | 'hubApiKey') => string) {
+  try {
+    return validateLink(link);
+  } catch (error) {
+    if (!isAppError(error)) throw error;
+    const field = error.message.startsWith('hubApiKey') ? 'hubApiKey' : 'hubUrl';
+    const reason = error.message.replace(/^hub(?:Url|ApiKey) /, '');
+    const got = field === 'hubUrl' && !link.hubUrl.includes('@') ? `, got "${link.hubUrl}"` : '';
+    throw new ConfigError(`${name(field)} ${reason}${got}`);
+  }
 }
 
 export class ConfigError extends Error {
@@ -138,19 +214,73 @@ export function readPem(name: string, value: string): string {
 export function readSettingsFile(dataDir: string): FileSettings {
   const file = path.join(dataDir, 'settings.json');
   if (!existsSync(file)) return {};
+  let parsed: unknown;
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as FileSettings;
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
     throw new ConfigError(`${file} is not valid JSON: ${(error as Error).message}`);
   }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError(`${file} must hold a JSON object ({ "port": 8787, … }), got ${quoted(parsed)}`);
+  }
+  return parsed as FileSettings;
 }
 
-function parseArgs(argv: readonly string[]): Env {
+/**
+ * The flags of `npm run serve`: one per TIREWEAR_* variable, named like it (`--port` sets
+ * TIREWEAR_PORT). The order is the one `--help` and the unknown-flag message list them in.
+ */
+export const SERVE_FLAGS: readonly { flag: string; value: string; help: string }[] = [
+  { flag: '--data-dir', value: 'DIR', help: 'database, images and settings.json (default ./data)' },
+  { flag: '--port', value: 'N', help: 'listening port, 0 to 65535; 0 picks a free one (default 8787)' },
+  { flag: '--host', value: 'ADDRESS', help: 'bind address (default 127.0.0.1); beyond loopback needs --lan-access true or hub mode' },
+  { flag: '--lan-access', value: 'true|false', help: 'serve POS software on other PCs of the shop LAN (they then need an API key)' },
+  { flag: '--allowed-hosts', value: 'NAMES', help: 'extra Host names accepted, comma separated' },
+  { flag: '--license-public-key', value: 'PEM|FILE', help: 'Ed25519 public key license codes must verify against' },
+  { flag: '--models-dir', value: 'DIR', help: 'ONNX models and their manifest (default ./models)' },
+  { flag: '--renderer-dir', value: 'DIR', help: 'built UI served at / (--renderer-dir= for none)' },
+  { flag: '--database-url', value: 'postgres://…', help: 'hub mode on PostgreSQL' },
+  { flag: '--images-dir', value: 'DIR', help: 'scan images (default <data dir>/images)' },
+  { flag: '--trust-proxy', value: 'true|false|ADDRESS', help: 'trust X-Forwarded-For from the hub\'s proxy' },
+  { flag: '--registrations-per-hour', value: 'N', help: 'registrations per client address and hour, 1 to 1000000 (default 10)' },
+  { flag: '--analysis-concurrency', value: 'N', help: 'analyses running at once, 1 to 64 (default 2)' },
+  { flag: '--analysis-queue-limit', value: 'N', help: 'analyses waiting beyond that before 503 SERVER_BUSY, 0 to 10000 (default 32)' },
+  { flag: '--hub-url', value: 'URL', help: 'link this computer to a hub: its address (with --hub-api-key, or neither)' },
+  { flag: '--hub-api-key', value: 'KEY', help: 'the hub API key, tw_ and 32 letters or digits (the variable keeps it out of ps)' },
+  { flag: '--log-level', value: 'LEVEL', help: 'pino level (default info)' },
+];
+
+export function serveUsage(): string {
+  const width = Math.max(...SERVE_FLAGS.map((f) => f.flag.length + f.value.length + 1));
+  return [
+    'usage: npm run serve -- [--FLAG VALUE | --FLAG=VALUE]...',
+    'Each flag sets the TIREWEAR_* variable of its name (--port 9000 is TIREWEAR_PORT=9000) and wins over',
+    'the environment, which wins over <data dir>/settings.json (README "Configuration").',
+    ...SERVE_FLAGS.map((f) => `  ${`${f.flag} ${f.value}`.padEnd(width)}  ${f.help}`),
+    '  --help'.padEnd(width + 2) + '  this text',
+    '',
+  ].join('\n');
+}
+
+const ACCEPTED = new Set(SERVE_FLAGS.map((f) => f.flag));
+
+/** `--help` / `-h` among the flags: the entry point prints serveUsage() instead of starting. */
+export const wantsHelp = (argv: readonly string[]): boolean => argv.includes('--help') || argv.includes('-h');
+
+/**
+ * The flags as TIREWEAR_* variables. An unknown flag is a ConfigError listing the accepted ones
+ * (serve exits 2); so is `--help`, which the entry point answers before loading (wantsHelp).
+ */
+function parseFlags(argv: readonly string[]): Env {
+  if (wantsHelp(argv)) throw new ConfigError('--help is answered by npm run serve, not read as a setting');
   const out: Env = {};
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
-    if (!match) throw new ConfigError(`unknown argument "${arg}"`);
+    if (!match) throw new ConfigError(`unknown argument "${arg}"; flags are --name value or --name=value (npm run serve -- --help)`);
+    if (!ACCEPTED.has(`--${match[1]}`)) {
+      throw new ConfigError(`unknown flag --${match[1]}; accepted: ${[...ACCEPTED].join(', ')} (npm run serve -- --help)`);
+    }
     const name = `TIREWEAR_${match[1]!.replace(/-/g, '_').toUpperCase()}`;
     const value = match[2] ?? argv[++i];
     if (value === undefined) throw new ConfigError(`${arg} needs a value`);
@@ -161,15 +291,17 @@ function parseArgs(argv: readonly string[]): Env {
 
 /**
  * Build the config. `env` is process.env at the entry point; `argv` the CLI flags
- * (`--port 9000`, `--data-dir=/x`, named like the TIREWEAR_* variables).
+ * (`--port 9000`, `--data-dir=/x`, named like the TIREWEAR_* variables: SERVE_FLAGS).
+ * Every value, from settings.json, the environment or a flag, is checked here: a bad one is a
+ * ConfigError naming where it came from (serve exits 2, the desktop shows its settings dialog).
  */
 export function loadConfig(env: Env, argv: readonly string[] = [], base: Config = defaultConfig()): Config {
-  const vars = { ...env, ...parseArgs(argv) };
+  const vars = { ...env, ...parseFlags(argv) };
   const dataDir = path.resolve(vars.TIREWEAR_DATA_DIR ?? base.dataDir);
   const file = readSettingsFile(dataDir);
   const config: Config = {
     ...base,
-    ...serverSettings(file),
+    ...serverSettings(file, path.join(dataDir, 'settings.json')),
     dataDir,
     imagesDir: path.join(dataDir, 'images'),
     shippedModelsDir: base.modelsDir,
@@ -212,8 +344,12 @@ export function loadConfig(env: Env, argv: readonly string[] = [], base: Config 
   if (vars.TIREWEAR_REGISTRATIONS_PER_HOUR) {
     config.registrationsPerHour = int('TIREWEAR_REGISTRATIONS_PER_HOUR', vars.TIREWEAR_REGISTRATIONS_PER_HOUR, 1, 1_000_000);
   }
-  if (vars.TIREWEAR_HUB_URL && vars.TIREWEAR_HUB_API_KEY) {
-    config.sync = { hubUrl: vars.TIREWEAR_HUB_URL, hubApiKey: vars.TIREWEAR_HUB_API_KEY };
+  const hubUrl = vars.TIREWEAR_HUB_URL;
+  const hubApiKey = vars.TIREWEAR_HUB_API_KEY;
+  if (hubUrl || hubApiKey) {
+    const [set, unset] = hubUrl ? ['TIREWEAR_HUB_URL', 'TIREWEAR_HUB_API_KEY'] : ['TIREWEAR_HUB_API_KEY', 'TIREWEAR_HUB_URL'];
+    if (!hubUrl || !hubApiKey) throw new ConfigError(`${set} is set but ${unset} is not: set both to link this computer to a hub, or neither`);
+    config.sync = checkedLink({ hubUrl, hubApiKey }, (field) => (field === 'hubUrl' ? 'TIREWEAR_HUB_URL' : 'TIREWEAR_HUB_API_KEY'));
   }
 
   const keySource = vars.TIREWEAR_LICENSE_PUBLIC_KEY ?? (base.licensePublicKeyPem || DEFAULT_LICENSE_KEY_FILE);

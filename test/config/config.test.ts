@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, defaultConfig, loadConfig } from '../../src/core/config.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ConfigError, defaultConfig, loadConfig, SERVE_FLAGS, serveUsage, wantsHelp } from '../../src/core/config.js';
+import { describeStartupFailure } from '../../src/main/startup-error.js';
 
 const pem = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
 
@@ -95,12 +96,136 @@ describe('loadConfig', () => {
     expect(loadConfig(env()).trustProxy).toBe(false);
   });
 
-  it('links a hub only with both URL and key', () => {
-    expect(loadConfig(env({ TIREWEAR_HUB_URL: 'https://hub.example' })).sync).toBeNull();
-    expect(loadConfig(env({ TIREWEAR_HUB_URL: 'https://hub.example', TIREWEAR_HUB_API_KEY: 'tw_x' })).sync).toEqual({
+  const hubKey = `tw_${'A1b2'.repeat(8)}`;
+
+  it('links a hub with both URL and key, checked as the link route checks them', () => {
+    expect(loadConfig(env()).sync).toBeNull();
+    expect(loadConfig(env({ TIREWEAR_HUB_URL: 'https://hub.example/', TIREWEAR_HUB_API_KEY: hubKey })).sync).toEqual({
       hubUrl: 'https://hub.example',
-      hubApiKey: 'tw_x',
+      hubApiKey: hubKey,
     });
+    expect(loadConfig(env(), ['--hub-url', 'http://10.0.0.5:8787', '--hub-api-key', hubKey]).sync).toEqual({
+      hubUrl: 'http://10.0.0.5:8787',
+      hubApiKey: hubKey,
+    });
+  });
+
+  it('refuses a half or malformed hub link at start, naming the variable (never echoing the key)', () => {
+    const refused = (extra: Record<string, string>, reason: RegExp) => {
+      expect(() => loadConfig(env(extra)), JSON.stringify(extra)).toThrow(ConfigError);
+      expect(() => loadConfig(env(extra))).toThrow(reason);
+    };
+    refused({ TIREWEAR_HUB_URL: 'https://hub.example' }, /TIREWEAR_HUB_URL is set but TIREWEAR_HUB_API_KEY is not/);
+    refused({ TIREWEAR_HUB_API_KEY: hubKey }, /TIREWEAR_HUB_API_KEY is set but TIREWEAR_HUB_URL is not/);
+    refused({ TIREWEAR_HUB_URL: '127.0.0.1:8911', TIREWEAR_HUB_API_KEY: hubKey }, /^TIREWEAR_HUB_URL must be a full URL such as https:\/\/hub\.example\.com, got "127\.0\.0\.1:8911"/);
+    refused({ TIREWEAR_HUB_URL: 'localhost:8911', TIREWEAR_HUB_API_KEY: hubKey }, /^TIREWEAR_HUB_URL must start with http:\/\/ or https:\/\//);
+    refused({ TIREWEAR_HUB_URL: 'https://u:p@hub.example', TIREWEAR_HUB_API_KEY: hubKey }, /^TIREWEAR_HUB_URL must not contain a user name/);
+    refused({ TIREWEAR_HUB_URL: 'https://hub.example', TIREWEAR_HUB_API_KEY: 'tw_x' }, /^TIREWEAR_HUB_API_KEY must be an API key of the hub: tw_ followed by 32 letters or digits$/);
+    try {
+      loadConfig(env({ TIREWEAR_HUB_URL: 'https://hub.example', TIREWEAR_HUB_API_KEY: 'secret-value-123' }));
+    } catch (error) {
+      expect((error as Error).message).not.toContain('secret-value-123');
+    }
+  });
+
+  it('refuses a malformed hub link in settings.json, naming the file and the key', () => {
+    const settings = path.join(dir, 'settings.json');
+    writeFileSync(settings, JSON.stringify({ sync: { hubUrl: 'https://hub.example', hubApiKey: hubKey } }));
+    expect(loadConfig(env()).sync).toEqual({ hubUrl: 'https://hub.example', hubApiKey: hubKey });
+    for (const [sync, reason] of [
+      [{ hubUrl: 'hub.example', hubApiKey: hubKey }, /settings\.json: sync\.hubUrl must be a full URL/],
+      [{ hubUrl: 'https://hub.example', hubApiKey: 'nope' }, /settings\.json: sync\.hubApiKey must be an API key of the hub/],
+      [{ hubUrl: 'https://hub.example' }, /settings\.json: sync must hold hubUrl and hubApiKey/],
+      ['https://hub.example', /settings\.json: sync must hold hubUrl and hubApiKey/],
+    ] as const) {
+      writeFileSync(settings, JSON.stringify({ sync }));
+      expect(() => loadConfig(env()), JSON.stringify(sync)).toThrow(ConfigError);
+      expect(() => loadConfig(env()), JSON.stringify(sync)).toThrow(reason);
+    }
+  });
+
+  it('type- and range-checks settings.json like the variables, naming the file and the key', () => {
+    const settings = path.join(dir, 'settings.json');
+    for (const [content, reason] of [
+      [{ port: 'abc' }, /settings\.json: port must be a whole number from 0 to 65535, got "abc"/],
+      [{ port: 70000 }, /settings\.json: port must be a whole number from 0 to 65535, got 70000/],
+      [{ port: 80.5 }, /settings\.json: port must be a whole number/],
+      [{ analysisConcurrency: 0 }, /settings\.json: analysisConcurrency must be a whole number from 1 to 64, got 0/],
+      [{ analysisConcurrency: 65 }, /settings\.json: analysisConcurrency must be a whole number from 1 to 64/],
+      [{ analysisQueueLimit: -1 }, /settings\.json: analysisQueueLimit must be a whole number from 0 to 10000/],
+      [{ lanAccess: 'yes' }, /settings\.json: lanAccess must be true or false, got "yes"/],
+      [{ host: '' }, /settings\.json: host must be an address/],
+      [{ host: 42 }, /settings\.json: host must be an address/],
+      [{ allowedHosts: 'shop-pc' }, /settings\.json: allowedHosts must be a list of host names/],
+      [{ allowedHosts: ['shop-pc', 7] }, /settings\.json: allowedHosts must be a list of host names/],
+      [{ keepApiRunningInTray: 'true' }, /settings\.json: keepApiRunningInTray must be true or false/],
+      [{ ui: 'mm' }, /settings\.json: ui must be an object/],
+      [{ ui: { units: 'inch' } }, /settings\.json: ui\.units must be "mm" or "32nds", got "inch"/],
+      [{ ui: { legalMinimum: 3 } }, /settings\.json: ui\.legalMinimum must be "1\.6mm" or "2\/32in"/],
+      [{ ui: { shopName: 12 } }, /settings\.json: ui\.shopName must be text/],
+      [null, /settings\.json must hold a JSON object/],
+      [[1, 2], /settings\.json must hold a JSON object/],
+    ] as const) {
+      writeFileSync(settings, JSON.stringify(content));
+      let thrown: unknown;
+      try {
+        loadConfig(env());
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, JSON.stringify(content)).toBeInstanceOf(ConfigError);
+      expect((thrown as Error).message, JSON.stringify(content)).toMatch(reason);
+      expect((thrown as Error).message).toContain(settings);
+      // The desktop shows its "settings are invalid" dialog naming the file, not "cannot start".
+      expect(describeStartupFailure(thrown, { host: '127.0.0.1', port: 8787, dataDir: dir }).title).toBe('TireWear settings are invalid');
+    }
+  });
+
+  it('accepts what the Settings screen and the link route write', () => {
+    writeFileSync(
+      path.join(dir, 'settings.json'),
+      JSON.stringify({
+        port: 8788,
+        host: '0.0.0.0',
+        lanAccess: true,
+        allowedHosts: ['Shop-PC', ' till-2 '],
+        analysisConcurrency: 4,
+        analysisQueueLimit: 0,
+        keepApiRunningInTray: true,
+        ui: { units: '32nds', legalMinimum: '2/32in', shopName: 'Main Street' },
+        sync: { hubUrl: 'https://hub.example', hubApiKey: hubKey },
+        somethingNewer: { kept: true },
+      }),
+    );
+    expect(loadConfig(env())).toMatchObject({
+      port: 8788,
+      host: '0.0.0.0',
+      lanAccess: true,
+      allowedHosts: ['shop-pc', 'till-2'],
+      analysisConcurrency: 4,
+      analysisQueueLimit: 0,
+      sync: { hubUrl: 'https://hub.example', hubApiKey: hubKey },
+    });
+  });
+
+  it('refuses a misspelt flag with the list of accepted ones instead of ignoring it', () => {
+    expect(() => loadConfig(env(), ['--port', '9000', '--prot', '9001'])).toThrow(ConfigError);
+    expect(() => loadConfig(env(), ['--prot', '9001'])).toThrow(/^unknown flag --prot; accepted: --data-dir, --port, --host, .*--hub-url, --hub-api-key.*\(npm run serve -- --help\)/);
+    expect(() => loadConfig(env(), ['--registrations', '5'])).toThrow(/unknown flag --registrations/);
+    for (const flag of ['--data-dir', '--port', '--host', '--lan-access', '--allowed-hosts', '--license-public-key', '--models-dir',
+      '--renderer-dir', '--database-url', '--images-dir', '--trust-proxy', '--registrations-per-hour', '--analysis-concurrency',
+      '--analysis-queue-limit', '--hub-url', '--hub-api-key', '--log-level']) {
+      expect(SERVE_FLAGS.map((f) => f.flag)).toContain(flag);
+    }
+  });
+
+  it('--help is the entry point\'s to answer (usage listing every flag), never read as a setting', () => {
+    expect(wantsHelp(['--port', '9000', '--help'])).toBe(true);
+    expect(wantsHelp(['-h'])).toBe(true);
+    expect(wantsHelp(['--port', '9000'])).toBe(false);
+    expect(serveUsage()).toMatch(/usage: npm run serve -- \[--FLAG VALUE/);
+    for (const { flag } of SERVE_FLAGS) expect(serveUsage()).toContain(flag);
+    expect(() => loadConfig(env(), ['--help'])).toThrow(ConfigError);
   });
 
   it('has a default that points at the repository folders', () => {

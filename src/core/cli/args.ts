@@ -1,4 +1,8 @@
-/** Flags of the command-line tools: strict (an unknown or incomplete flag is a usage mistake, exit 2). */
+/**
+ * Flags of the command-line tools: strict (an unknown or incomplete flag is a usage mistake, exit 2).
+ * `--help` / `-h` anywhere before a `--` prints the usage on stdout and exits 0, whatever else is on
+ * the line (an incomplete command line is when one asks for help).
+ */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -9,11 +13,29 @@ export function usageError(tool: string, usage: string, problem: string): never 
   process.exit(2);
 }
 
-/** The flags and positional arguments of this process, or a usage error naming the mistake. */
-export function parseCli<O extends Options>(tool: string, usage: string, options: O) {
+/** True when the arguments ask for help (`--help` or `-h` before any `--`). */
+export function wantsHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
+}
+
+/** Prints the usage on stdout and exits 0 when the arguments ask for help. */
+export function answerHelp(usage: string, args: readonly string[]): void {
+  if (!wantsHelp(args)) return;
+  process.stdout.write(`${usage}\n`);
+  process.exit(0);
+}
+
+/**
+ * The flags and positional arguments (of this process unless `args` is given), or a usage error
+ * naming the mistake; `--help` answers with the usage and exit 0.
+ */
+export function parseCli<O extends Options>(tool: string, usage: string, options: O, args: readonly string[] = process.argv.slice(2)) {
+  answerHelp(usage, args);
   try {
-    return parseArgs({ options, allowPositionals: true, strict: true });
+    return parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
   } catch (error) {
-    return usageError(tool, usage, (error as Error).message);
+    // Node adds how to pass a positional that starts with '-': noise next to a misspelt flag.
+    return usageError(tool, usage, (error as Error).message.replace(/\. To specify a positional argument[\s\S]*$/, ''));
   }
 }

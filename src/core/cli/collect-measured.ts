@@ -48,15 +48,24 @@ async function exists(file: string): Promise<boolean> {
   return !!s?.isFile() && s.size > 0;
 }
 
+/** The origin of an http(s) server URL; CollectError for anything else (`localhost:8787` is not one). */
+export function serverOrigin(server: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(server);
+  } catch {
+    url = null;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new CollectError(`--server must be a URL such as http://127.0.0.1:8787, not "${server}".`);
+  }
+  return url.origin;
+}
+
 export async function collectMeasured(options: CollectOptions): Promise<CollectReport> {
   const doFetch = options.fetch ?? fetch;
   const log = options.log ?? (() => undefined);
-  let origin: string;
-  try {
-    origin = new URL(options.server).origin;
-  } catch {
-    throw new CollectError(`--server must be a URL such as http://127.0.0.1:8787, not "${options.server}".`);
-  }
+  const origin = serverOrigin(options.server);
   const headers = { 'x-api-key': options.apiKey };
 
   async function get(pathAndQuery: string): Promise<Response> {

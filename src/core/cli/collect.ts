@@ -2,10 +2,11 @@
  * `npm run collect -- DIR [--server URL] [--from DATE] [--to DATE]`: the shop's scans that have a
  * gauge reading, as a folder `npm run eval -- DIR` measures (see collect-measured.ts). The API key
  * comes from TIREWEAR_API_KEY (not a flag: command lines end up in shell history and `ps`).
- * Exit 0 done, 1 the server or the folder failed, 2 a usage mistake.
+ * Exit 0 done, 1 the server or the folder failed, 2 a usage mistake (a --server that is not an
+ * http(s) URL included); --help prints the usage.
  */
 import { parseCli, usageError } from './args.js';
-import { CollectError, collectMeasured } from './collect-measured.js';
+import { CollectError, collectMeasured, serverOrigin } from './collect-measured.js';
 
 const USAGE = 'usage: TIREWEAR_API_KEY=tw_… npm run collect -- DIR [--server http://127.0.0.1:8787] [--from YYYY-MM-DD] [--to YYYY-MM-DD]';
 
@@ -20,11 +21,18 @@ async function main(): Promise<void> {
     to: { type: 'string' },
   });
   if (positionals.length !== 1) usage(positionals.length ? `one folder expected, got ${positionals.length}.` : 'which folder?');
+  const server = values.server ?? 'http://127.0.0.1:8787';
+  try {
+    serverOrigin(server);
+  } catch (error) {
+    if (!(error instanceof CollectError)) throw error;
+    usage(error.message);
+  }
   const apiKey = process.env.TIREWEAR_API_KEY?.trim();
   if (!apiKey) usage('set TIREWEAR_API_KEY to an API key of the shop (Account → API keys).');
   try {
     const report = await collectMeasured({
-      server: values.server ?? 'http://127.0.0.1:8787',
+      server,
       apiKey,
       out: positionals[0]!,
       ...(values.from ? { from: values.from } : {}),

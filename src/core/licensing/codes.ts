@@ -16,11 +16,18 @@ const PREFIX = 'TWL1';
 const MAX_CODE_LENGTH = 1024;
 const CODE_SHAPE = /^TWL1\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)$/;
 const ED25519_SIGNATURE_BYTES = 64;
-const MAX_PACK_SCANS = 100_000;
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
+/** The largest pack a code may carry. */
+export const MAX_PACK_SCANS = 100_000;
+/** A pro code's expiresAt: an ISO 8601 date-time with seconds optional and a zone (Z or ±hh:mm). */
+export const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
 
 export function invalidLicense(): AppError {
   return new AppError('LICENSE_INVALID', 'This license code is not valid. Check that it was copied completely.');
+}
+
+/** A code id: 1 to 64 visible ASCII characters (no spaces), what the vendor records per code. */
+export function isValidCodeId(id: unknown): id is string {
+  return typeof id === 'string' && id.length >= 1 && id.length <= 64 && /^[\x21-\x7e]+$/.test(id);
 }
 
 /** Strict base64url: the canonical encoding only, so one payload has exactly one textual form. */
@@ -40,8 +47,7 @@ export function parsePayload(bytes: Buffer): LicensePayload | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
   const p = value as Record<string, unknown>;
   const keys = Object.keys(p).sort().join(',');
-  if (p.v !== 1 || typeof p.id !== 'string' || p.id.length < 1 || p.id.length > 64) return null;
-  if (!/^[\x21-\x7e]+$/.test(p.id)) return null;
+  if (p.v !== 1 || !isValidCodeId(p.id)) return null;
   if (p.kind === 'pack' && keys === 'id,kind,scans,v') {
     const scans = p.scans;
     if (typeof scans !== 'number' || !Number.isInteger(scans) || scans < 1 || scans > MAX_PACK_SCANS) return null;

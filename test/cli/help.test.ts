@@ -1,0 +1,89 @@
+/**
+ * Every command-line tool answers --help (and -h) with its usage on stdout and exit 0, and refuses
+ * flags it does not know with exit 2. `npm run serve` reads its flags through loadConfig
+ * (src/core/config.ts), so its flag handling is checked here end to end as well.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'tw-cli-help-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * One tool under tsx. A server that should have refused its flags but started anyway is stopped
+ * by the timeout (and the test then fails on its exit code).
+ */
+function cli(tool: string, args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+  return promisify(execFile)(process.execPath, ['--import', 'tsx', `src/core/cli/${tool}.ts`, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    timeout: 20_000,
+  }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code: number | null; stdout: string; stderr: string }) => ({ ...error, code: error.code ?? -1 }),
+  );
+}
+
+describe('--help', () => {
+  test.each([
+    ['analyze', /usage: analyze PHOTO/],
+    ['eval', /usage: npm run eval -- DIR/],
+    ['calibrate', /usage: npm run calibrate -- DIR --out MODELS_DIR/],
+    ['collect', /usage: TIREWEAR_API_KEY=tw_… npm run collect -- DIR/],
+    ['license', /license issue --key PRIVATE\.pem --kind pack/],
+  ])('%s --help prints its usage and exits 0', async (tool, usage) => {
+    for (const flag of ['--help', '-h']) {
+      const r = await cli(tool, [flag]);
+      expect(r, `${tool} ${flag}`).toMatchObject({ code: 0, stderr: '' });
+      expect(r.stdout).toMatch(usage);
+    }
+  });
+
+  test('help wins over whatever else is on the line (an incomplete command is what --help is for)', async () => {
+    expect(await cli('eval', ['--bootstrap', 'many', '--help'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/usage: npm run eval/) });
+    expect(await cli('license', ['issue', '--kind', 'pack', '--help'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/--scans N/) });
+  });
+
+  test('serve --help lists the flags and exits 0 without starting', async () => {
+    const r = await cli('serve', ['--help'], { TIREWEAR_DATA_DIR: dir, TIREWEAR_PORT: '0' });
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(r.stdout).toMatch(/usage: npm run serve -- \[--FLAG VALUE/);
+    for (const flag of ['--port', '--data-dir', '--lan-access', '--hub-url', '--analysis-concurrency']) expect(r.stdout).toContain(flag);
+  });
+});
+
+describe('unknown flags', () => {
+  test('serve refuses a misspelt flag with the accepted ones (exit 2) instead of starting without it', async () => {
+    const r = await cli('serve', ['--port', '0', '--prot', '9000'], { TIREWEAR_DATA_DIR: dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/unknown flag --prot/);
+    expect(r.stderr).toMatch(/--data-dir, --port, --host/);
+    expect(r.stderr).toMatch(/--help/);
+  });
+
+  test('collect: a --server that is not an http(s) URL is a usage mistake (exit 2)', async () => {
+    for (const server of ['localhost 8787', 'localhost:8787', 'ftp://127.0.0.1']) {
+      const r = await cli('collect', [path.join(dir, 'out'), '--server', server], { TIREWEAR_API_KEY: `tw_${'a'.repeat(32)}` });
+      expect(r.code, server).toBe(2);
+      expect(r.stderr).toMatch(/--server must be a URL such as http:\/\/127\.0\.0\.1:8787/);
+      expect(r.stderr).toMatch(/usage: TIREWEAR_API_KEY/);
+    }
+  });
+});
