@@ -225,4 +225,10 @@ export interface SyncStatus {
   lastSyncAt: string | null;
   pending: number;
   lastError: string | null;
+  /**
+   * Changes the hub refused for good (about the scan itself: a photo it cannot read, a scan of
+   * another account or shop) since this link was made or last linked again; linking again with
+   * the same hub and key sends them again (docs/HUB.md).
+   */
+  skipped: number;
 }

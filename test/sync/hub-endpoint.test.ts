@@ -1,9 +1,10 @@
 /** PUT /api/v1/sync/scans/:scanId, the hub's upsert, driven directly as a desktop would. */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/services/ids.js';
 import { toSyncScan } from '../../src/core/sync/wire.js';
 import { makeJpeg } from '../fixtures/images/make.js';
-import { expectError, form, signIn } from '../http/helpers.js';
+import { createKey, expectError, form, signIn } from '../http/helpers.js';
+import { freshSchema, TEST_DATABASE_URL } from '../hub/pg.js';
 import { makeScan, randomId } from '../support/store.js';
 import { hubAccount, removeNode, startNode, type Node } from './nodes.js';
 
@@ -22,13 +23,16 @@ function wire(overrides: Parameters<typeof makeScan>[0] = {}) {
   return toSyncScan({ ...scan, image: { ...scan.image, sha256: sha256Hex(jpeg), bytes: jpeg.length } });
 }
 
-function put(scan: ReturnType<typeof wire>, options: { image?: Buffer; apiKey?: string; cookie?: string; path?: string } = {}) {
+function put(
+  scan: ReturnType<typeof wire>,
+  options: { image?: Buffer; apiKey?: string; cookie?: string; path?: string; on?: Node } = {},
+) {
   const body = form([
     { name: 'scan', value: JSON.stringify(scan) },
     ...(options.image ? [{ name: 'image', data: options.image }] : []),
   ]);
   const auth: Record<string, string> = options.cookie ? { cookie: options.cookie } : { 'x-api-key': options.apiKey ?? key };
-  return hub.app.inject({
+  return (options.on ?? hub).app.inject({
     method: 'PUT',
     url: `/api/v1/sync/scans/${options.path ?? scan.scanId}`,
     payload: body.payload,
@@ -77,7 +81,12 @@ it('refuses what it cannot trust', async () => {
   expect(expectError(await put(scan, { image: garbage }), 400, 'VALIDATION_ERROR')).toMatch(/sha256/);
   // ... and bytes that match their hash but are no image are refused as such.
   const described = { ...scan, image: { ...scan.image, sha256: sha256Hex(garbage), bytes: garbage.length } };
-  expectError(await put(described, { image: garbage }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  const notAnImage = await put(described, { image: garbage });
+  expectError(notAnImage, 415, 'UNSUPPORTED_MEDIA_TYPE');
+  // Refusals of the scan itself are marked, so the desktop skips that scan instead of retrying it.
+  expect(notAnImage.headers['x-tirewear-scan-refused']).toBe('1');
+  expect((await put(scan, { image: garbage })).headers['x-tirewear-scan-refused']).toBe('1');
+  expect((await put({ ...scan, measurementMm: -1 } as never, { image: jpeg })).headers['x-tirewear-scan-refused']).toBe('1');
 
   const { cookie } = await signIn(hub.app);
   expectError(await put(scan, { image: jpeg, cookie }), 403, 'FORBIDDEN');
@@ -89,6 +98,9 @@ it('refuses what it cannot trust', async () => {
     headers: { 'x-api-key': key },
   });
   expectError(json, 400, 'VALIDATION_ERROR');
+  // ... but not a request that is wrong as a whole.
+  expect(json.headers['x-tirewear-scan-refused']).toBeUndefined();
+  expect((await put(wire())).headers['x-tirewear-scan-refused']).toBeUndefined();
 });
 
 it("refuses a scan id that belongs to another hub account", async () => {
@@ -96,4 +108,43 @@ it("refuses a scan id that belongs to another hub account", async () => {
   expect((await put(scan, { image: jpeg })).statusCode).toBe(200);
   const other = await hubAccount(hub);
   expectError(await put(scan, { image: jpeg, apiKey: other.key }), 403, 'FORBIDDEN');
+});
+
+/** Where the hub keeps its data: SQLite always, PostgreSQL too when a test database is configured. */
+const HUB_STORES: Array<[string, boolean]> = [['SQLite', false], ...(TEST_DATABASE_URL ? [['PostgreSQL', true] as [string, boolean]] : [])];
+
+describe.each(HUB_STORES)('another shop of the same account (%s)', (_name, postgres) => {
+  it("refuses a scan id another shop (key) of the account pushed first, until that shop's key is revoked", async () => {
+    const schema = postgres ? await freshSchema() : null;
+    const on = schema ? await startNode({ config: { databaseUrl: schema.url } }) : hub;
+    try {
+      const { cookie: office } = await signIn(on.app);
+      const main = await createKey(on.app, office, 'Main Street');
+      const elm = await createKey(on.app, office, 'Elm Road');
+      const scan = wire();
+      expect((await put(scan, { image: jpeg, apiKey: main, on })).statusCode).toBe(200);
+
+      const edit = { ...scan, measurementMm: 9.9, measuredAt: new Date('2026-11-21T15:00:00Z').toISOString() };
+      const refused = await put(edit, { apiKey: elm, on });
+      expect(expectError(refused, 403, 'FORBIDDEN')).toMatch(/another shop of this hub account \("Main Street"\)/);
+      expect(refused.headers['x-tirewear-scan-refused']).toBe('1');
+      const deletion = { ...scan, deletedAt: new Date('2026-11-21T15:00:00Z').toISOString() };
+      expectError(await put(deletion, { apiKey: elm, on }), 403, 'FORBIDDEN');
+      const stored = await on.app.inject({ method: 'GET', url: `/api/v1/scans/${scan.scanId}`, headers: { 'x-api-key': main } });
+      expect(stored.json().data).toMatchObject({ scanId: scan.scanId, measurementMm: null });
+
+      // A shop that replaced its key: once the first key is revoked, the new one carries on.
+      const keys = (await on.app.inject({ method: 'GET', url: '/api/v1/keys', headers: { cookie: office } })).json().data.items;
+      const mainId = (keys as Array<{ id: string; name: string }>).find((k) => k.name === 'Main Street')!.id;
+      expect((await on.app.inject({ method: 'DELETE', url: `/api/v1/keys/${mainId}`, headers: { cookie: office } })).statusCode).toBe(200);
+      const carried = await put(edit, { apiKey: elm, on });
+      expect(carried.statusCode).toBe(200);
+      expect(carried.json().data).toMatchObject({ measurementMm: 9.9 });
+    } finally {
+      if (schema) {
+        await removeNode(on);
+        await schema.drop();
+      }
+    }
+  });
 });

@@ -2,9 +2,15 @@
  * The desktop's side of the wire to its hub. Every call has a timeout so a hub that
  * hangs cannot stall the pusher, and every failure becomes a HubError whose message
  * is fit for the sync status line (it never contains the API key).
+ *
+ * Only the hub's own JSON envelope counts as an answer: a 2xx that is not TireWear's
+ * reply (a captive portal, a mistyped address landing on some other site) is a failure
+ * like any other, and a refusal is about the pushed scan only when the hub says so
+ * (refusesScan below); what a proxy, a firewall or the hub's Host check answers is a
+ * problem of the link, retried until it is fixed.
  */
 import type { HubScanList, WireShop } from '../../shared/api.js';
-import type { SyncScan } from './wire.js';
+import { SCAN_REFUSAL_HEADER, type SyncScan } from './wire.js';
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
@@ -15,8 +21,9 @@ export interface HubLink {
 
 export interface HubClient {
   /**
-   * Upsert one scan. `needs-image` when the hub has never seen the scan and no image
-   * was sent (the hub answers 409 CONFLICT for that case only).
+   * Upsert one scan; resolves only when the hub acknowledged this scan in its own envelope.
+   * `needs-image` when the hub has never seen the scan and no image was sent (the hub
+   * answers 409 CONFLICT for that case only).
    */
   pushScan(scan: SyncScan, image: { data: Buffer; mime: string } | null): Promise<'stored' | 'needs-image'>;
   /**
@@ -26,7 +33,7 @@ export interface HubClient {
   listScans(query: HubScanQuery): Promise<HubScanList>;
   /** The hub account's shops (its API keys). */
   listShops(): Promise<WireShop[]>;
-  /** An image of a hub scan, for the chain view. */
+  /** An image of a hub scan, for the chain view: JPEG, PNG or WebP only. */
   image(scanId: string, variant: 'original' | 'thumbnail'): Promise<{ mime: string; data: Buffer }>;
 }
 
@@ -43,6 +50,11 @@ export class HubError extends Error {
     readonly status: number | null = null,
     /** The hub's error code when it answered with an envelope. */
     readonly code: string | null = null,
+    /**
+     * The hub refused this scan itself (its photo, its data, its owner): sending it again
+     * cannot help. False for everything else, which is retried.
+     */
+    readonly refusesScan = false,
   ) {
     super(message);
     this.name = 'HubError';
@@ -60,28 +72,131 @@ export interface HubClientOptions extends HubLink {
 export const READ_TIMEOUT_MS = 15_000;
 export const UPLOAD_TIMEOUT_MS = 120_000;
 
+/** What the chain view passes on to the window; anything else from a hub is refused. */
+export const HUB_IMAGE_TYPES: ReadonlySet<string> = new Set(['image/jpeg', 'image/png', 'image/webp']);
+
+const NOT_TIREWEAR = "not with TireWear's reply";
+
+/** Error codes a hub gives only about the image it was sent. */
+const IMAGE_CODES = new Set(['IMAGE_UNREADABLE', 'IMAGE_TOO_SMALL', 'IMAGE_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'FILE_TOO_LARGE']);
+
+interface Envelope {
+  success: boolean;
+  data?: unknown;
+  error?: { code: string; message: string };
+}
+
+function isEnvelope(value: unknown): value is Envelope {
+  if (typeof value !== 'object' || value === null) return false;
+  const { success, error } = value as Record<string, unknown>;
+  if (success === true) return 'data' in value;
+  if (success !== false || typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as Record<string, unknown>;
+  return typeof code === 'string' && typeof message === 'string';
+}
+
+/**
+ * Whether a refusal in the hub's envelope is about the pushed scan. A hub marks those with
+ * SCAN_REFUSAL_HEADER; for a hub from before the mark, the codes and messages receive.ts
+ * and parseSyncScan give about a scan. A bare status never is: a 403 also comes from the
+ * Host allow-list or a firewall, a 413 from a proxy's body limit, a 400 from a proxy.
+ */
+export function refusesScan(code: string, message: string, marked: boolean): boolean {
+  if (marked) return true;
+  if (IMAGE_CODES.has(code)) return true;
+  if (code === 'FORBIDDEN') return /belongs to another account/.test(message);
+  if (code === 'VALIDATION_ERROR') {
+    return /^scan[.:\s]|^The image does not match scan\.|^The scan field must be JSON/.test(message);
+  }
+  return false;
+}
+
+/** A line for the status about a refusal that did not come in the hub's envelope. */
+function explainForeign(status: number): string {
+  if (status === 413) {
+    return 'a proxy in front of the hub refuses uploads this large (nginx: client_max_body_size 11m, see HUB.md)';
+  }
+  if (status === 401 || status === 403 || status === 407) {
+    return 'a proxy, firewall or network rule between this computer and the hub refused the request';
+  }
+  if (status === 404) return 'no TireWear hub answers at this address; check the hub address';
+  if (status >= 500) return 'the hub, or a proxy in front of it, is not working right now';
+  return 'something other than a TireWear hub answered; check the hub address and any proxy in front of it';
+}
+
+function hostOf(hubUrl: string): string {
+  try {
+    return new URL(hubUrl).hostname;
+  } catch {
+    return hubUrl;
+  }
+}
+
 export function createHubClient(options: HubClientOptions): HubClient {
   const root = `${options.hubUrl.replace(/\/+$/, '')}/api/v1`;
   const doFetch: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
   const readTimeoutMs = options.timeoutMs ?? READ_TIMEOUT_MS;
 
-  async function call(path: string, init: RequestInit = {}, timeoutMs = readTimeoutMs): Promise<Response> {
-    let response: Response;
+  function unreachable(error: unknown, timeoutMs: number): HubError {
+    const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : describe(error);
+    return new HubError(`Hub unreachable (${reason})`);
+  }
+
+  /** The body as JSON, or null when it is not JSON; a body cut short is the network's failure. */
+  async function readJson(response: Response, timeoutMs: number): Promise<unknown> {
+    let text: string;
     try {
-      response = await doFetch(`${root}${path}`, {
+      text = await response.text();
+    } catch (error) {
+      throw unreachable(error, timeoutMs);
+    }
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The `data` of the hub's success envelope; anything else is a HubError. */
+  async function call(path: string, init: RequestInit = {}, timeoutMs = readTimeoutMs): Promise<{ response: Response; data: unknown }> {
+    const response = await send(path, init, timeoutMs);
+    const body = await readJson(response, timeoutMs);
+    if (response.ok) {
+      if (isEnvelope(body) && body.success) return { response, data: body.data };
+      throw shapeError(response);
+    }
+    throw refusal(response, body);
+  }
+
+  async function send(path: string, init: RequestInit, timeoutMs: number): Promise<Response> {
+    try {
+      return await doFetch(`${root}${path}`, {
         ...init,
         headers: { 'X-API-Key': options.hubApiKey, ...(init.headers as Record<string, string> | undefined) },
         signal: options.signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), options.signal]) : AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
-      const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : describe(error);
-      throw new HubError(`Hub unreachable (${reason})`);
+      throw unreachable(error, timeoutMs);
     }
-    if (response.ok) return response;
-    const body = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
-    const code = body?.error?.code ?? null;
-    const detail = body?.error?.message ?? response.statusText;
-    throw new HubError(`Hub answered ${response.status}${code ? ` ${code}` : ''}: ${detail}`, response.status, code);
+  }
+
+  function refusal(response: Response, body: unknown): HubError {
+    const status = response.status;
+    if (!isEnvelope(body) || body.success || !body.error) {
+      const statusText = response.statusText ? ` ${response.statusText}` : '';
+      return new HubError(`Hub answered ${status}${statusText}, ${NOT_TIREWEAR}: ${explainForeign(status)}`, status);
+    }
+    const { code, message } = body.error;
+    let detail = message;
+    if (code === 'FORBIDDEN' && /Host header/.test(message)) {
+      detail += ` (the hub's TIREWEAR_ALLOWED_HOSTS must include ${hostOf(options.hubUrl)})`;
+    }
+    const marked = response.headers.get(SCAN_REFUSAL_HEADER) !== null;
+    return new HubError(`Hub answered ${status} ${code}: ${detail}`, status, code, refusesScan(code, message, marked));
+  }
+
+  function shapeError(response: Response): HubError {
+    return new HubError(`Hub answered ${response.status} but ${NOT_TIREWEAR}; check the hub address`, response.status);
   }
 
   return {
@@ -89,37 +204,57 @@ export function createHubClient(options: HubClientOptions): HubClient {
       const form = new FormData();
       form.append('scan', JSON.stringify(scan));
       if (image) form.append('image', new Blob([new Uint8Array(image.data)], { type: image.mime }), 'image');
+      let answer: { response: Response; data: unknown };
       try {
-        await call(`/sync/scans/${encodeURIComponent(scan.scanId)}`, { method: 'PUT', body: form }, UPLOAD_TIMEOUT_MS);
-        return 'stored';
+        answer = await call(`/sync/scans/${encodeURIComponent(scan.scanId)}`, { method: 'PUT', body: form }, UPLOAD_TIMEOUT_MS);
       } catch (error) {
-        if (!image && error instanceof HubError && error.status === 409 && error.code === 'CONFLICT') {
+        if (!image && error instanceof HubError && error.status === 409 && error.code === 'CONFLICT' && !error.refusesScan) {
           return 'needs-image';
         }
         throw error;
       }
+      // The hub answers with the scan it stored: an acknowledgement of another id (or none) is not one.
+      const acknowledged = (answer.data as { scanId?: unknown } | null)?.scanId;
+      if (acknowledged !== scan.scanId) throw shapeError(answer.response);
+      return 'stored';
     },
     async listScans({ cursor, limit, apiKeyId }) {
       const query = new URLSearchParams();
       if (cursor) query.set('cursor', cursor);
       if (limit) query.set('limit', String(limit));
       if (apiKeyId) query.set('apiKeyId', apiKeyId);
-      const response = await call(`/sync/scans${query.size ? `?${query}` : ''}`);
-      const body = (await response.json()) as { data: HubScanList };
-      return { ...body.data, items: body.data.items.map((scan) => ({ ...scan, shop: scan.shop ?? null })) };
+      const { response, data } = await call(`/sync/scans${query.size ? `?${query}` : ''}`);
+      const page = data as Partial<HubScanList> | null;
+      if (!page || !Array.isArray(page.items) || (page.nextCursor !== null && typeof page.nextCursor !== 'string')) {
+        throw shapeError(response);
+      }
+      return { nextCursor: page.nextCursor, items: page.items.map((scan) => ({ ...scan, shop: scan.shop ?? null })) };
     },
     async listShops() {
-      const response = await call('/sync/shops');
-      return ((await response.json()) as { data: { items: WireShop[] } }).data.items;
+      const { response, data } = await call('/sync/shops');
+      const items = (data as { items?: unknown } | null)?.items;
+      if (!Array.isArray(items)) throw shapeError(response);
+      return items as WireShop[];
     },
     async image(scanId, variant) {
       // The hub's own scan image route: the hub key's account owns every scan of the chain.
       const query = variant === 'thumbnail' ? '?variant=thumbnail' : '';
-      const response = await call(`/scans/${encodeURIComponent(scanId)}/image${query}`);
-      return {
-        mime: response.headers.get('content-type') ?? 'application/octet-stream',
-        data: Buffer.from(await response.arrayBuffer()),
-      };
+      const response = await send(`/scans/${encodeURIComponent(scanId)}/image${query}`, {}, readTimeoutMs);
+      if (!response.ok) throw refusal(response, await readJson(response, readTimeoutMs));
+      // Served from this computer's origin: only an image type may pass, never HTML or script.
+      const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+      if (!HUB_IMAGE_TYPES.has(type)) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new HubError(
+          `Hub answered ${response.status} with ${type || 'no content type'} instead of a JPEG, PNG or WebP image; check the hub address`,
+          response.status,
+        );
+      }
+      try {
+        return { mime: type, data: Buffer.from(await response.arrayBuffer()) };
+      } catch (error) {
+        throw unreachable(error, readTimeoutMs);
+      }
     },
   };
 }

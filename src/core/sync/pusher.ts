@@ -4,6 +4,11 @@
  * acknowledged, so a restart resumes where it stopped and at worst re-sends one
  * change, which the hub's idempotent upsert absorbs. Failures back off exponentially
  * with jitter. Nothing here is awaited by the scan path: scanning never waits on the network.
+ *
+ * Only a refusal the hub makes about the scan itself (HubError.refusesScan, or its photo
+ * missing here) skips that change: it is counted in the link's skipped state (the count and
+ * the first skipped change), which linking again with the same hub and key replays
+ * (service.ts). Everything else stops the pass and is retried, whatever its HTTP status.
  */
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
@@ -22,8 +27,23 @@ export const BACKOFF_CAP_MS = 5 * 60_000;
 export const IDLE_POLL_MS = 10_000;
 const BATCH = 25;
 
-/** Answers about one scan that retrying cannot change: the push is skipped, the error kept. */
-const PERMANENT_STATUSES = new Set([400, 403, 413, 415, 422]);
+/** The changes a link skipped since it was made (or last replayed): how many, and the first one's seq. */
+export interface SkippedState {
+  count: number;
+  fromSeq: number;
+}
+
+export function readSkipped(value: string | null): SkippedState {
+  try {
+    const parsed = JSON.parse(value ?? '') as Partial<SkippedState>;
+    if (Number.isSafeInteger(parsed.count) && Number.isSafeInteger(parsed.fromSeq) && parsed.count! > 0) {
+      return { count: parsed.count!, fromSeq: parsed.fromSeq! };
+    }
+  } catch {
+    // nothing skipped yet
+  }
+  return { count: 0, fromSeq: 0 };
+}
 
 export interface Timers {
   set(run: () => void, ms: number): unknown;
@@ -47,6 +67,13 @@ export interface PusherDeps {
   logger: Logger;
   /** Meta key of this link's cursor (a new hub or account starts from the beginning). */
   cursorKey: string;
+  /** Meta key of this link's SkippedState. */
+  skippedKey: string;
+  /**
+   * Meta key of the seq up to which changes were already handled once (a replay after
+   * linking again): those go without their photo first, as the hub has most of them.
+   */
+  replayKey: string;
   timers?: Timers;
   random?: () => number;
 }
@@ -62,7 +89,7 @@ export interface SyncPusher {
   runOnce(): Promise<PassResult>;
   /** Start the background loop. */
   start(): void;
-  /** Stop the loop; waits for a push in flight to finish. */
+  /** Stop the loop and any pass between two changes; waits for the push in flight (abort it through the hub client's signal). */
   close(): Promise<void>;
 }
 
@@ -92,19 +119,27 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
    * scan goes with its image. An edit goes without, and again with the image only when
    * the hub turns out not to have the scan yet.
    */
-  async function pushOne(scan: ScanRecord): Promise<void> {
+  async function pushOne(scan: ScanRecord, replay: boolean): Promise<void> {
     const wire = toSyncScan(scan);
     if (scan.deletedAt !== null) {
       await hub.pushScan(wire, null);
       return;
     }
-    const isEdit = scan.measuredAt !== null;
-    if (isEdit && (await hub.pushScan(wire, null)) === 'stored') return;
+    const withoutImageFirst = replay || scan.measuredAt !== null;
+    if (withoutImageFirst && (await hub.pushScan(wire, null)) === 'stored') return;
     await hub.pushScan(wire, await loadImage(scan));
+  }
+
+  /** Before the cursor moves past it: a crash cannot lose the record of a skipped change. */
+  async function recordSkip(seq: number): Promise<void> {
+    const state = readSkipped(await store.meta.get(deps.skippedKey));
+    const next: SkippedState = { count: state.count + 1, fromSeq: state.count > 0 ? Math.min(state.fromSeq, seq) : seq };
+    await store.meta.set(deps.skippedKey, JSON.stringify(next));
   }
 
   async function pass(): Promise<PassResult> {
     let cursor = Number((await store.meta.get(deps.cursorKey)) ?? 0);
+    const replayUntil = Number((await store.meta.get(deps.replayKey)) || 0);
     let pushed = 0;
     let skipped: string | null = null;
     try {
@@ -112,14 +147,23 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
         const batch = await store.scans.changesSince(cursor, BATCH);
         if (batch.length === 0) break;
         for (const { seq, scan } of batch) {
+          // Shutdown (or a new link) stops the pass between two changes.
           if (closed) return { pushed, error: null };
           try {
-            await pushOne(scan);
+            await pushOne(scan, seq <= replayUntil);
             pushed++;
+            // The hub takes changes again: the last failure is over, even with a backlog still to go.
+            // A skip of this pass stays on the status line (a pass that skips nothing clears it).
+            if (pushed === 1 && skipped === null) {
+              await store.meta.set(META_LAST_ERROR, '');
+              await store.meta.set(META_LAST_SYNC_AT, deps.clock.now().toISOString());
+            }
           } catch (error) {
-            if (!isPermanent(error)) throw error;
-            // Retrying cannot help, and would hold every later change back: skip, and say so on the status line.
+            if (closed || !isPermanent(error)) throw error;
+            // Retrying cannot help, and would hold every later change back: skip, count it, and say so on the status line.
             skipped = `Scan ${scan.id} was not synced: ${(error as Error).message}`;
+            await recordSkip(seq);
+            await store.meta.set(META_LAST_ERROR, skipped);
             logger.warn({ err: error, scanId: scan.id }, 'scan skipped by sync');
           }
           cursor = seq;
@@ -127,8 +171,6 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
         }
         if (pushed > 0) await store.meta.set(META_LAST_SYNC_AT, deps.clock.now().toISOString());
       }
-      // A pass that found nothing to do leaves the status line alone (an idle poll is no news).
-      if (pushed > 0 || skipped) await store.meta.set(META_LAST_ERROR, skipped ?? '');
       return { pushed, error: null };
     } catch (error) {
       const message = (error as Error).message;
@@ -165,6 +207,7 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
 
   return {
     async runOnce() {
+      if (closed) return { pushed: 0, error: null };
       // A pass in flight may have read its batch before the latest change: run a fresh one after it.
       if (running) await running;
       return runPass();
@@ -188,7 +231,8 @@ class LocalImageMissing extends Error {
   }
 }
 
+/** A refusal about this one scan, which sending it again cannot change. */
 function isPermanent(error: unknown): boolean {
   if (error instanceof LocalImageMissing) return true;
-  return error instanceof HubError && error.status !== null && PERMANENT_STATUSES.has(error.status);
+  return error instanceof HubError && error.refusesScan;
 }

@@ -3,18 +3,21 @@
  * storing its image the first time and merging later edits (store.upsertSynced).
  * Safe to repeat and safe on several instances at once: the image files are written
  * atomically under names fixed by the scan id, and the merge is one transaction.
+ *
+ * A refusal about the scan itself is made with scanRefusal (wire.ts), which marks it so
+ * the desktop skips that scan; anything else (storage trouble) is retried by the desktop.
  */
-import { AppError } from '../errors.js';
+import { AppError, isAppError } from '../errors.js';
 import { extensionFor, inspectImage } from '../images/inspect.js';
 import { imageKeys } from '../services/analyze.js';
 import { sha256Hex } from '../services/ids.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
 import type { ScanRecord } from '../types.js';
-import { fromSyncScan, type SyncScan } from './wire.js';
+import { fromSyncScan, scanRefusal, type SyncScan } from './wire.js';
 
 export interface ReceiveDeps {
-  store: Pick<Store, 'scans'>;
+  store: Pick<Store, 'scans' | 'apiKeys'>;
   images: ImageStore;
 }
 
@@ -24,10 +27,30 @@ export interface SyncOwner {
 }
 
 /**
- * Errors: FORBIDDEN (the id belongs to another account), CONFLICT (the hub has never
- * seen this live scan and no image came with it: send again with the image),
- * VALIDATION_ERROR (the image is not the one the metadata describes), and the image
- * checks of an upload (415/422).
+ * A scan belongs to the shop (hub API key) that first pushed it: another key of the same
+ * account may not change or delete it (two desktops sharing a copied history would
+ * otherwise overwrite each other's scans unseen). The one exception is a shop that replaced
+ * its key: once the first key is revoked (or gone from the hub), another key carries on.
+ */
+async function checkShop(store: ReceiveDeps['store'], owner: SyncOwner, existing: ScanRecord): Promise<void> {
+  if (existing.apiKeyId === owner.apiKeyId) return;
+  if (existing.apiKeyId === null) {
+    throw scanRefusal('FORBIDDEN', 'This scan id belongs to a scan made on the hub itself; a shop cannot change it');
+  }
+  const [first] = await store.apiKeys.findByIds(owner.accountId, [existing.apiKeyId]);
+  if (!first || first.revokedAt !== null) return;
+  throw scanRefusal(
+    'FORBIDDEN',
+    `This scan id belongs to another shop of this hub account ("${first.name}"), which alone may change or delete it; ` +
+      'two computers that share a copied history need one hub key each and keep their own scans',
+  );
+}
+
+/**
+ * Errors: FORBIDDEN (the id belongs to another account, or to another shop of this one),
+ * CONFLICT (the hub has never seen this live scan and no image came with it: send again
+ * with the image), VALIDATION_ERROR (the image is not the one the metadata describes), and
+ * the image checks of an upload (415/422). All but CONFLICT are refusals about the scan.
  */
 export async function receiveSyncedScan(
   deps: ReceiveDeps,
@@ -37,9 +60,12 @@ export async function receiveSyncedScan(
 ): Promise<ScanRecord> {
   const existing = await deps.store.scans.get(wire.scanId);
   if (existing && existing.accountId !== owner.accountId) {
-    throw new AppError('FORBIDDEN', 'This scan id belongs to another account');
+    throw scanRefusal('FORBIDDEN', 'This scan id belongs to another account');
   }
-  if (existing) return deps.store.scans.upsertSynced(fromSyncScan(wire, owner, existing.image));
+  if (existing) {
+    await checkShop(deps.store, owner, existing);
+    return deps.store.scans.upsertSynced(fromSyncScan(wire, owner, existing.image));
+  }
 
   if (image === null) {
     if (wire.deletedAt === null) {
@@ -51,14 +77,26 @@ export async function receiveSyncedScan(
 
   // Hash before decoding: bytes that are not the image the metadata names never reach the decoder.
   if (sha256Hex(image) !== wire.image.sha256) {
-    throw new AppError('VALIDATION_ERROR', 'The image does not match scan.image.sha256');
+    throw scanRefusal('VALIDATION_ERROR', 'The image does not match scan.image.sha256');
   }
-  const inspected = await inspectImage(image);
+  let inspected: Awaited<ReturnType<typeof inspectImage>>;
+  try {
+    inspected = await inspectImage(image);
+  } catch (error) {
+    // The photo itself is refused (unreadable, too small, not an image): about this scan.
+    if (isAppError(error)) throw scanRefusal(error.code, error.message, error);
+    throw error;
+  }
   const keys = imageKeys(wire.scanId, extensionFor(inspected.mime));
   await deps.images.put(keys.originalKey, image);
   await deps.images.put(keys.thumbnailKey, inspected.thumbnail);
   const { mime, width, height, bytes } = inspected;
-  return deps.store.scans.upsertSynced(
+  const stored = await deps.store.scans.upsertSynced(
     fromSyncScan({ ...wire, image: { mime, width, height, bytes, sha256: wire.image.sha256 } }, owner, keys),
   );
+  // Another account or shop stored the same id first, between the lookup above and now (two
+  // first uploads at once): the upsert merged into their copy; at least do not acknowledge it.
+  if (stored.accountId !== owner.accountId) throw scanRefusal('FORBIDDEN', 'This scan id belongs to another account');
+  await checkShop(deps.store, owner, stored);
+  return stored;
 }

@@ -19,12 +19,22 @@ import {
   type HubLink,
   type HubScanQuery,
 } from './hub-client.js';
-import { createSyncPusher, META_LAST_ERROR, META_LAST_SYNC_AT, type SyncPusher, type Timers } from './pusher.js';
+import {
+  createSyncPusher,
+  META_LAST_ERROR,
+  META_LAST_SYNC_AT,
+  readSkipped,
+  type SyncPusher,
+  type Timers,
+} from './pusher.js';
 
 /** Counting further than this would read the whole outbox for a number nobody needs exactly. */
 export const PENDING_COUNT_CAP = 10_000;
 /** Linking waits this long for the hub to confirm the key; the link is kept either way. */
 const PROBE_TIMEOUT_MS = 10_000;
+/** "Sync now" answers with the status so far after this long; the pass carries on in the background. */
+export const RUN_WAIT_MS = 15_000;
+
 
 export interface SyncServiceDeps {
   link: HubLink | null;
@@ -37,13 +47,23 @@ export interface SyncServiceDeps {
   fetch?: FetchLike;
   timers?: Timers;
   random?: () => number;
+  /** RUN_WAIT_MS unless given (tests). */
+  runWaitMs?: number;
 }
 
 export interface SyncService {
   status(): Promise<SyncStatus>;
-  /** VALIDATION_ERROR for a URL that is not http(s) or a malformed key. */
+  /**
+   * VALIDATION_ERROR for a URL that is not http(s) or a malformed key. Linking again with
+   * the hub and key of an earlier link resumes its cursor and sends the changes it skipped again.
+   */
   link(link: HubLink): Promise<SyncStatus>;
   unlink(): Promise<SyncStatus>;
+  /**
+   * "Sync now": a pass over everything pending, answered with the status once it is done or
+   * after RUN_WAIT_MS, whichever comes first (the pass goes on). VALIDATION_ERROR when unlinked.
+   */
+  runNow(): Promise<SyncStatus>;
   /**
    * One page of the chain's scans from the hub (one shop's with `apiKeyId`); image URLs point
    * at hubImage's route. NOT_FOUND when the hub has no such shop.
@@ -54,6 +74,11 @@ export interface SyncService {
   hubImage(scanId: string, variant: 'original' | 'thumbnail'): Promise<{ mime: string; data: Buffer }>;
   /** The running pusher (tests drive it with runOnce). */
   readonly pusher: SyncPusher | null;
+  /**
+   * Shutdown has begun: stop the pusher between two changes and cut an upload or probe in flight
+   * short, keeping the link for the status; nothing starts again. close() still follows.
+   */
+  stop(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -76,15 +101,31 @@ export function validateLink(input: HubLink): HubLink {
   return { hubUrl: url.toString().replace(/\/+$/, ''), hubApiKey: input.hubApiKey };
 }
 
+function linkId(link: HubLink): string {
+  return sha256Hex(`${link.hubUrl}\n${link.hubApiKey}`).slice(0, 16);
+}
+
 /** Per hub and key: linking elsewhere pushes everything again; re-linking the same resumes. */
 export function cursorKeyOf(link: HubLink): string {
-  return `sync.cursor.${sha256Hex(`${link.hubUrl}\n${link.hubApiKey}`).slice(0, 16)}`;
+  return `sync.cursor.${linkId(link)}`;
+}
+
+/** The link's skipped changes (pusher.ts SkippedState). */
+export function skippedKeyOf(link: HubLink): string {
+  return `sync.skipped.${linkId(link)}`;
+}
+
+/** Up to which seq a replay of skipped changes goes over changes already handled once. */
+export function replayKeyOf(link: HubLink): string {
+  return `sync.replay.${linkId(link)}`;
 }
 
 export const HUB_IMAGE_PATH = '/api/v1/sync/hub-scans';
 
 export function createSyncService(deps: SyncServiceDeps): SyncService {
   let current: { link: HubLink; hub: HubClient; pusher: SyncPusher; stop: AbortController } | null = null;
+  /** Aborted when shutdown begins: the link probe and whatever the pushers have in flight. */
+  const shutdown = new AbortController();
 
   function connect(link: HubLink): void {
     const stop = new AbortController();
@@ -96,11 +137,14 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
       clock: deps.clock,
       logger: deps.logger,
       cursorKey: cursorKeyOf(link),
+      skippedKey: skippedKeyOf(link),
+      replayKey: replayKeyOf(link),
       ...(deps.timers ? { timers: deps.timers } : {}),
       ...(deps.random ? { random: deps.random } : {}),
     });
     current = { link, hub, pusher, stop };
-    pusher.start();
+    if (shutdown.signal.aborted) void pusher.close();
+    else pusher.start();
   }
 
   /** Stops the pusher, cutting an upload in flight short: quitting the app must not wait on the hub. */
@@ -119,25 +163,50 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
   }
 
   async function status(): Promise<SyncStatus> {
-    if (!current) return { linked: false, hubUrl: null, lastSyncAt: null, pending: 0, lastError: null };
-    const cursor = Number((await deps.store.meta.get(cursorKeyOf(current.link))) ?? 0);
+    if (!current) return { linked: false, hubUrl: null, lastSyncAt: null, pending: 0, lastError: null, skipped: 0 };
+    const { link } = current;
+    const cursor = Number((await deps.store.meta.get(cursorKeyOf(link))) ?? 0);
     const pending = await deps.store.scans.changesSince(cursor, PENDING_COUNT_CAP);
     return {
       linked: true,
-      hubUrl: current.link.hubUrl,
+      hubUrl: link.hubUrl,
       lastSyncAt: (await deps.store.meta.get(META_LAST_SYNC_AT)) || null,
       pending: pending.length,
       lastError: (await deps.store.meta.get(META_LAST_ERROR)) || null,
+      skipped: readSkipped(await deps.store.meta.get(skippedKeyOf(link))).count,
     };
+  }
+
+  /**
+   * Linking again with the same hub and key: send the changes that link skipped again, by
+   * going back to the first of them. The changes after it that the hub already acknowledged
+   * go again too, without their photo (the hub absorbs them; replayKeyOf).
+   */
+  async function replaySkipped(link: HubLink): Promise<void> {
+    const skipped = readSkipped(await deps.store.meta.get(skippedKeyOf(link)));
+    if (skipped.count === 0) return;
+    const cursor = Number((await deps.store.meta.get(cursorKeyOf(link))) ?? 0);
+    const replayUntil = Number((await deps.store.meta.get(replayKeyOf(link))) || 0);
+    await deps.store.meta.set(replayKeyOf(link), String(Math.max(replayUntil, cursor)));
+    await deps.store.meta.set(cursorKeyOf(link), String(Math.max(0, Math.min(cursor, skipped.fromSeq - 1))));
+    await deps.store.meta.set(skippedKeyOf(link), '');
+    deps.logger.info({ skipped: skipped.count }, 'sending the changes skipped by sync again');
   }
 
   /** Tell the shop at once whether the hub accepts the key, instead of at the first scan. */
   async function probe(link: HubLink): Promise<void> {
-    const client = createHubClient({ ...link, timeoutMs: PROBE_TIMEOUT_MS, ...(deps.fetch ? { fetch: deps.fetch } : {}) });
+    const client = createHubClient({
+      ...link,
+      timeoutMs: PROBE_TIMEOUT_MS,
+      signal: shutdown.signal,
+      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    });
+    if (shutdown.signal.aborted) return;
     try {
       await client.listScans({ cursor: null });
     } catch (error) {
-      await deps.store.meta.set(META_LAST_ERROR, (error as Error).message);
+      // Cut short by shutdown: that says nothing about the hub.
+      if (!shutdown.signal.aborted) await deps.store.meta.set(META_LAST_ERROR, (error as Error).message);
     }
   }
 
@@ -162,6 +231,7 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
         await deps.store.meta.set(META_LAST_ERROR, '');
         // The last sync of another hub or account says nothing about this one.
         if (!sameHub) await deps.store.meta.set(META_LAST_SYNC_AT, '');
+        await replaySkipped(link);
         await probe(link);
         connect(link);
         return status();
@@ -190,7 +260,7 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
           return await linked().hub.listShops();
         } catch (error) {
           // A hub from before shop names has no such route: no shops, so the window offers no filter.
-          if (error instanceof HubError && error.status === 404) return [];
+          if (error instanceof HubError && error.status === 404 && error.code === 'NOT_FOUND') return [];
           throw error;
         }
       }, 'The hub has no shop list');
@@ -198,8 +268,31 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
     hubImage(scanId, variant) {
       return call(() => linked().hub.image(scanId, variant), 'The hub has no such scan');
     },
+    async runNow() {
+      const pusher = current?.pusher;
+      if (!pusher) throw new AppError('VALIDATION_ERROR', 'This computer is not linked to a hub; link it in Settings first');
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, deps.runWaitMs ?? RUN_WAIT_MS);
+        timer.unref();
+      });
+      try {
+        await Promise.race([pusher.runOnce(), waited]);
+      } finally {
+        clearTimeout(timer);
+      }
+      return status();
+    },
     get pusher() {
       return current?.pusher ?? null;
+    },
+    async stop() {
+      shutdown.abort();
+      const running = current;
+      if (!running) return;
+      const closed = running.pusher.close();
+      running.stop.abort();
+      await closed;
     },
     close: () => serialized(disconnect),
   };
@@ -211,7 +304,8 @@ async function call<T>(work: () => Promise<T>, notFound: string): Promise<T> {
     return await work();
   } catch (error) {
     if (!(error instanceof HubError)) throw error;
-    if (error.status === 404) throw new AppError('NOT_FOUND', notFound);
+    // Only the hub's own 404: one from whatever else answers at the address is no answer about the scan.
+    if (error.status === 404 && error.code === 'NOT_FOUND') throw new AppError('NOT_FOUND', notFound);
     throw new AppError('STORAGE_UNAVAILABLE', `The hub could not be read: ${error.message}`, { cause: error });
   }
 }

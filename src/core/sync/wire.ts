@@ -6,9 +6,21 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { AppError } from '../errors.js';
+import { AppError, type ErrorCode } from '../errors.js';
 import { TIRE_POSITIONS, type ScanRecord, type ScanResult, type StoredImageInfo } from '../types.js';
 import { WEAR_CLASSES } from '../analysis/analyzer.js';
+
+/**
+ * Response header with which a hub marks a refusal that is about the pushed scan itself (its
+ * data, its photo, its owner), so the desktop skips that scan rather than retrying it. Every
+ * other refusal (the Host check, a proxy, a key) is a problem of the link and is retried.
+ */
+export const SCAN_REFUSAL_HEADER = 'x-tirewear-scan-refused';
+
+/** An AppError about the pushed scan itself: the desktop skips the scan instead of retrying. */
+export function scanRefusal(code: ErrorCode, message: string, cause?: unknown): AppError {
+  return new AppError(code, message, { headers: { [SCAN_REFUSAL_HEADER]: '1' }, ...(cause === undefined ? {} : { cause }) });
+}
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 /** Checked by date() below: TypeBox's Value has no built-in date-time format. */
@@ -72,7 +84,7 @@ export function toSyncScan(scan: ScanRecord): SyncScan {
 
 function date(value: string, field: string): Date {
   const parsed = new Date(value);
-  if (Number.isNaN(parsed.getTime())) throw new AppError('VALIDATION_ERROR', `scan.${field} is not a valid date`);
+  if (Number.isNaN(parsed.getTime())) throw scanRefusal('VALIDATION_ERROR', `scan.${field} is not a valid date`);
   return parsed;
 }
 
@@ -82,11 +94,11 @@ export function parseSyncScan(text: string): SyncScan {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new AppError('VALIDATION_ERROR', 'The scan field must be JSON');
+    throw scanRefusal('VALIDATION_ERROR', 'The scan field must be JSON');
   }
   const error = Value.Errors(SyncScanSchema, value).First();
   if (error) {
-    throw new AppError('VALIDATION_ERROR', `scan${error.path.replace(/\//g, '.')}: ${error.message}`);
+    throw scanRefusal('VALIDATION_ERROR', `scan${error.path.replace(/\//g, '.')}: ${error.message}`);
   }
   const scan = value as SyncScan;
   date(scan.createdAt, 'createdAt');

@@ -17,7 +17,7 @@ import { AppError } from '../../errors.js';
 import { receiveSyncedScan } from '../../sync/receive.js';
 import { createSyncService } from '../../sync/service.js';
 import { listChainScans, listChainShops } from '../../sync/shops.js';
-import { parseSyncScan, type SyncScan } from '../../sync/wire.js';
+import { parseSyncScan, scanRefusal, type SyncScan } from '../../sync/wire.js';
 import { accountCaller } from '../auth.js';
 import { multipartError } from '../errors.js';
 import { MAX_IMAGE_BYTES } from '../plugins/multipart.js';
@@ -30,6 +30,9 @@ const SyncStatus = Type.Object({
   lastSyncAt: Type.Union([Type.String(), Type.Null()]),
   pending: Type.Integer(),
   lastError: Type.Union([Type.String(), Type.Null()]),
+  skipped: Type.Integer({
+    description: 'Changes the hub refused for good (about the scan itself) since the link; linking again with the same hub and key sends them again',
+  }),
 });
 const LinkBody = Type.Object(
   { hubUrl: Type.String({ minLength: 1, maxLength: 2048 }), hubApiKey: Type.String({ maxLength: 64 }) },
@@ -74,7 +77,10 @@ async function readUpload(request: FastifyRequest): Promise<{ scan: SyncScan; im
       }
     }
   } catch (error) {
-    throw multipartError(error);
+    const refused = multipartError(error);
+    // The photo is over the limit: a refusal of this scan, which the desktop skips rather than retries.
+    if (refused.code === 'FILE_TOO_LARGE') throw scanRefusal(refused.code, refused.message, error);
+    throw refused;
   }
   if (!scan) throw new AppError('VALIDATION_ERROR', 'The field "scan" is required');
   return { scan, image };
@@ -95,6 +101,8 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       await updateSettingsFile(config.dataDir, ({ sync: _previous, ...rest }) => (link ? { ...rest, sync: link } : rest));
     },
   });
+  // Shutdown must not wait on the hub: "sync now" and the background pass stop as soon as it begins.
+  app.addHook('preClose', () => sync.stop());
   app.addHook('onClose', () => sync.close());
 
   await app.register(fastifyMultipart, {
@@ -126,7 +134,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (caller.via !== 'key') throw new AppError('FORBIDDEN', 'Sync uploads need the X-API-Key of a hub account');
       const { scan, image } = await readUpload(request);
       if (scan.scanId !== request.params.scanId) {
-        throw new AppError('VALIDATION_ERROR', 'scan.scanId does not match the scan id in the path');
+        throw scanRefusal('VALIDATION_ERROR', 'scan.scanId does not match the scan id in the path');
       }
       const stored = await receiveSyncedScan(
         { store, images },
@@ -195,13 +203,15 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/sync/run',
-    { config: desk, schema: { tags, summary: 'Desk: push pending changes now', response: replies(SyncStatus) } },
-    async () => {
-      const pusher = sync.pusher;
-      if (!pusher) throw new AppError('VALIDATION_ERROR', 'This computer is not linked to a hub; link it in Settings first');
-      await pusher.runOnce();
-      return { success: true as const, data: await sync.status() };
+    {
+      config: desk,
+      schema: {
+        tags,
+        summary: 'Desk: push pending changes now; answers when done, after 15 s at most (the push goes on), or when the server stops',
+        response: replies(SyncStatus),
+      },
     },
+    async () => ({ success: true as const, data: await sync.runNow() }),
   );
 
   app.get(
@@ -236,8 +246,9 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
+      // hubImage passes JPEG, PNG and WebP only (else 503): nothing the hub sends runs on this origin.
       const image = await sync.hubImage(request.params.scanId, request.query.variant ?? 'original');
-      return reply.type(image.mime).send(image.data);
+      return reply.type(image.mime).header('x-content-type-options', 'nosniff').header('content-disposition', 'inline').send(image.data);
     },
   );
 };
