@@ -133,6 +133,13 @@ describe('combining the estimators', () => {
     expect(combine(tread(6, { wearLogits: [0, 6, 0, 0, 0] }), visible, cal).analysis.isPreliminary).toBe(false);
   });
 
+  it('gives depth32nds as the nearest whole 32nd inside the wear band, as the counter UI shows it', () => {
+    // [estimate mm, 32nds]: plain rounding would give 2, 4 and 6 for 1.4, 2.8 and 5.0 mm
+    for (const [mm, expected] of [[1.4, 1], [2.0, 3], [2.8, 3], [3.2, 4], [4.8, 6], [5.0, 7], [8.0, 10]] as const) {
+      expect(combine(tread(mm), maps(mm), cal).analysis, String(mm)).toMatchObject({ estimatedDepthMm: mm, depth32nds: expected });
+    }
+  });
+
   it('reports as twiConsensusCount the TWI bars findTwiBars confirms (test/analysis/twi.test.ts has the rule)', () => {
     // one groove, one bar across it: no second groove to agree with it
     expect(findTwiBars(maps(5)).map((b) => b.confirmed)).toEqual([false]);

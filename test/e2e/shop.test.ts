@@ -297,7 +297,9 @@ describe('shop account in the browser', () => {
     await page.getByText('Wrong email or password.').waitFor();
     await page.getByLabel('Password').fill('correct horse battery');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByTestId('plan').waitFor();
+    // back at the counter's Scan page, not on Account where "Sign out" was clicked
+    await page.getByRole('heading', { name: 'Scan tires' }).waitFor();
+    expect(new URL(page.url()).hash).toBe('#/scan');
     await expect(page.locator('.who').textContent()).resolves.toBe('owner@mainstreet-tires.test');
     expect(errors).toEqual([]);
   });

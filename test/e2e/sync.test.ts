@@ -123,6 +123,16 @@ describe('desktop sync with the hub in the browser', () => {
     await expect(panel.getByLabel('Hub API key').inputValue()).resolves.toBe('');
     await expect(panel.getByLabel('Hub API key').getAttribute('type')).resolves.toBe('password');
     expect(await page.content()).not.toContain(key);
+
+    // linked: a new address needs the key again, and the form says so in the same words as the note above it
+    await expect(panel.getByLabel('Hub API key').getAttribute('placeholder')).resolves.toBe('Enter the key again to change the link');
+    await panel.getByLabel('Hub address').fill('https://other-hub.example');
+    await panel.getByRole('button', { name: 'Link', exact: true }).click();
+    const problem = panel.getByRole('alert').filter({ hasText: 'Enter the hub API key as well' });
+    await problem.waitFor();
+    await expect(problem.textContent()).resolves.not.toContain('VALIDATION_ERROR');
+    await expect(panel.getByTestId('sync-hub').textContent()).resolves.toBe(hubUrl);
+    await panel.getByLabel('Hub address').fill(hubUrl);
   });
 
   it('uploads a scan with "Sync now"', async () => {

@@ -24,7 +24,7 @@ export function treadHealthIndex(depthMm: number): number {
   return Math.round(Math.min(100, Math.max(0, ((depthMm - 1.6) / (8.0 - 1.6)) * 100)));
 }
 
-export const MM_PER_32ND = 0.79375;
+export { MM_PER_32ND } from '../../shared/units.js';
 
 /** Deeper than any passenger or light-truck tread, new (TIRES.md): a larger reading is a unit mistake. */
 export const MAX_TREAD_DEPTH_MM = 30;

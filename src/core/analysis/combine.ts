@@ -4,7 +4,8 @@
  * (manifest.calibration), so the app reports what validation measured.
  */
 import { AppError } from '../errors.js';
-import { MAX_TREAD_DEPTH_MM, MM_PER_32ND, treadHealthIndex, wearForDepth, WEAR_CLASSES, type Analysis, type Wear } from './analyzer.js';
+import { whole32nds } from '../../shared/units.js';
+import { MAX_TREAD_DEPTH_MM, treadHealthIndex, wearForDepth, WEAR_CLASSES, type Analysis, type Wear } from './analyzer.js';
 import type { Calibration } from './manifest.js';
 import { findTwiBars, type MaskMaps } from './mask.js';
 
@@ -180,7 +181,8 @@ export function combine(
       isPreliminary: modelAlignment < 70 || share < MIN_TREAD_SHARE,
       modelAlignment,
       twiConsensusCount: findTwiBars(maps).filter((b) => b.confirmed).length,
-      depth32nds: Math.round(estimate / MM_PER_32ND),
+      // the nearest whole 32nd inside the wear band, as the counter UI shows it (shared/units.ts)
+      depth32nds: whole32nds(estimate, wear),
     },
   };
 }

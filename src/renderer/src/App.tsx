@@ -1,8 +1,9 @@
 /** Shell of the renderer: header, navigation, and the page of the current hash route. */
-import { useState, type ReactNode } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import { AuthForm } from './components/AuthForm';
 import { navigate, useRoute } from './hooks/useRoute';
 import { useSession } from './hooks/useSession';
+import { forgetHistory, keepsHistory } from './lib/historyMemory';
 import type { ScanView } from './lib/scanView';
 import { AccountPage } from './pages/AccountPage';
 import { HistoryPage } from './pages/HistoryPage';
@@ -13,6 +14,12 @@ import { ScanPage } from './pages/ScanPage';
 import { SettingsPage } from './pages/SettingsPage';
 import { WelcomePage } from './pages/WelcomePage';
 
+const NEEDS = {
+  history: { title: 'Sign in to see the history', text: 'The scan history is kept for a shop account.' },
+  keys: { title: 'Sign in to manage API keys', text: 'API keys belong to a shop account.' },
+  settings: { title: 'Sign in to change settings', text: 'Settings belong to a shop account.' },
+};
+
 const NAV = [
   { page: 'scan', label: 'Scan' },
   { page: 'history', label: 'History' },
@@ -21,12 +28,26 @@ const NAV = [
   { page: 'settings', label: 'Settings' },
 ];
 
-function NeedsAccount({ what }: { what: string }) {
+function NeedsAccount({ title, text }: { title: string; text: string }) {
   return (
     <section>
-      <h2>Sign in for {what}</h2>
-      <p>{what} belong to a shop account. Creating one is free.</p>
+      <h2>{title}</h2>
+      <p>{text} Creating a shop account is free.</p>
       <AuthForm />
+    </section>
+  );
+}
+
+/** The shop's session ended (after 30 days, or cleared data): sign in again; the scan queue waits meanwhile. */
+function SignInAgainPage() {
+  return (
+    <section className="welcome" aria-labelledby="expired-title">
+      <h2 id="expired-title">Please sign in again</h2>
+      <p className="lead">
+        Your sign-in has ended. Sign in again so that scans keep going into your shop's history. Any photos waiting on the Scan page are
+        kept and analyzed once you are signed in.
+      </p>
+      <AuthForm initialMode="login" />
     </section>
   );
 }
@@ -36,18 +57,24 @@ export function App() {
   const route = useRoute();
   const [sessionReport, setSessionReport] = useState<ScanView[]>([]);
   const signedIn = state === 'signed-in';
+  useEffect(() => {
+    if (!keepsHistory(route.page)) forgetHistory();
+  }, [route.page]);
 
   let content: ReactNode = null;
   if (state === 'loading') content = <p className="loading">Loading…</p>;
   else if (state === 'welcome') content = <WelcomePage />;
-  else if (route.page === 'history' && route.param) content = signedIn ? <ScanDetailPage scanId={route.param} /> : <NeedsAccount what="The history" />;
-  else if (route.page === 'history') content = signedIn ? <HistoryPage /> : <NeedsAccount what="The history" />;
+  else if (state === 'expired') content = <SignInAgainPage />;
+  else if (route.page === 'history' && !signedIn) content = <NeedsAccount {...NEEDS.history} />;
+  else if (route.page === 'history') content = route.param ? <ScanDetailPage scanId={route.param} /> : <HistoryPage />;
   else if (route.page === 'report') content = <ReportPage vehicle={signedIn ? route.params.get('vehicle') : null} sessionScans={sessionReport} />;
   else if (route.page === 'account') content = <AccountPage />;
-  else if (route.page === 'keys') content = signedIn ? <KeysPage /> : <NeedsAccount what="API keys" />;
-  else if (route.page === 'settings') content = signedIn ? <SettingsPage /> : <NeedsAccount what="Settings" />;
-  const ready = state === 'anonymous' || signedIn;
-  const onScan = !['history', 'report', 'account', 'keys', 'settings'].includes(route.page);
+  else if (route.page === 'keys') content = signedIn ? <KeysPage /> : <NeedsAccount {...NEEDS.keys} />;
+  else if (route.page === 'settings') content = signedIn ? <SettingsPage /> : <NeedsAccount {...NEEDS.settings} />;
+  // The scan page (its queue, results and plate) lives on through a sign-in, a registration or
+  // an expired session; only signing out or the first-run page ends it.
+  const scanMounted = state === 'anonymous' || signedIn || state === 'expired';
+  const onScan = (state === 'anonymous' || signedIn) && !['history', 'report', 'account', 'keys', 'settings'].includes(route.page);
 
   return (
     <div className="app">
@@ -55,7 +82,7 @@ export function App() {
         <a className="brand" href="#/scan">
           TireWear{prefs.shopName && <span className="muted"> · {prefs.shopName}</span>}
         </a>
-        {state !== 'welcome' && state !== 'loading' && (
+        {(state === 'anonymous' || signedIn) && (
           <nav aria-label="Main">
             {NAV.map((item) => (
               <a key={item.page} href={`#/${item.page}`} aria-current={route.page === item.page ? 'page' : undefined}>
@@ -68,10 +95,9 @@ export function App() {
       </header>
       <main>
         {/* The scan page stays mounted under other pages so a running queue and its results survive navigation. */}
-        {ready && (
+        {scanMounted && (
           <div hidden={!onScan}>
             <ScanPage
-              key={account?.account.id ?? 'demo'}
               active={onScan}
               onReport={(scans) => {
                 setSessionReport(scans);
@@ -80,7 +106,7 @@ export function App() {
             />
           </div>
         )}
-        {(!ready || !onScan) && content}
+        {!onScan && content}
       </main>
     </div>
   );

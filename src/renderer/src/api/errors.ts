@@ -36,10 +36,22 @@ export interface FriendlyError {
   code: string;
 }
 
+/**
+ * A problem the app finds itself (a short password, a gauge reading that is not a number, no
+ * camera): already in plain words, so it is shown as it is, without a title or a code.
+ */
+export class UserError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UserError';
+  }
+}
+
 export function describeError(error: unknown): FriendlyError {
   if (error instanceof ApiError) {
     return { title: FRIENDLY[error.code] ?? 'Something went wrong.', detail: error.message, code: error.code };
   }
+  if (error instanceof UserError) return { title: error.message, detail: '', code: '' };
   const detail = error instanceof Error ? error.message : String(error);
   return { title: 'Something went wrong.', detail, code: 'UNKNOWN' };
 }

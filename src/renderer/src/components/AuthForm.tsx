@@ -1,10 +1,17 @@
 /** Create the shop account (register, then sign in) or sign in to an existing one. */
 import { useId, useState, type FormEvent } from 'react';
 import { api } from '../api/client';
+import { UserError } from '../api/errors';
 import { useSession } from '../hooks/useSession';
 import { ErrorMessage } from './ErrorMessage';
 
-export function AuthForm({ initialMode = 'register' }: { initialMode?: 'register' | 'login' }) {
+interface Props {
+  initialMode?: 'register' | 'login';
+  /** After a successful sign-in or registration, e.g. go to the Scan page. */
+  onSignedIn?: () => void;
+}
+
+export function AuthForm({ initialMode = 'register', onSignedIn }: Props) {
   const { refresh } = useSession();
   const [mode, setMode] = useState(initialMode);
   const [email, setEmail] = useState('');
@@ -17,7 +24,7 @@ export function AuthForm({ initialMode = 'register' }: { initialMode?: 'register
   async function submit(event: FormEvent) {
     event.preventDefault();
     if (mode === 'register' && password.length < 8) {
-      setError(new Error('The password needs at least 8 characters.'));
+      setError(new UserError('The password needs at least 8 characters.'));
       return;
     }
     setBusy(true);
@@ -26,6 +33,7 @@ export function AuthForm({ initialMode = 'register' }: { initialMode?: 'register
       if (mode === 'register') await api.register(email.trim(), password);
       await api.login(email.trim(), password);
       await refresh();
+      onSignedIn?.();
     } catch (err) {
       setError(err);
     } finally {

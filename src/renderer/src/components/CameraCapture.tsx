@@ -1,8 +1,28 @@
 /** Webcam capture: pick a camera, live preview, capture a frame as JPEG, retake or analyze. */
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
+import { UserError } from '../api/errors';
 import { ErrorMessage } from './ErrorMessage';
 
+/** Why a camera did not open, and what the person at the counter can do about it. */
+export function cameraProblem(error: { name?: string; message?: string }): string {
+  switch (error.name) {
+    case 'NotFoundError':
+    case 'OverconstrainedError':
+      return 'No camera was found. Check that the webcam is plugged in (try another USB port), then click "Hide camera" and "Use webcam" again.';
+    case 'NotAllowedError':
+    case 'SecurityError':
+      return 'TireWear is not allowed to use the camera. Allow camera access for TireWear in the computer\'s privacy settings, then try again.';
+    case 'NotReadableError':
+    case 'AbortError':
+      return 'The camera is busy or not working. Close other programs that use it (video calls, another TireWear window), then try again.';
+    default:
+      return 'The camera could not be opened. Check the cable and close other programs that use the camera, then try again.';
+  }
+}
+
 export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }) {
+  /** A photo went off for analysis: say where its result appears. */
+  const [sent, setSent] = useState(false);
   const video = useRef<HTMLVideoElement>(null);
   const [devices, setDevices] = useState<MediaDeviceInfo[]>([]);
   /** The camera shown in the picker, and the one asked for (empty: the system's default). */
@@ -17,7 +37,7 @@ export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }
 
   useEffect(() => {
     if (!navigator.mediaDevices?.getUserMedia) {
-      setError(new Error('This browser gives no access to cameras. Use the Electron app or a recent Chrome / Edge.'));
+      setError(new UserError('This browser gives no access to cameras. Use the TireWear app or a recent Chrome or Edge.'));
       return;
     }
     let active: MediaStream | null = null;
@@ -34,7 +54,7 @@ export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }
         setDevices(all.filter((d) => d.kind === 'videoinput'));
         setDeviceId(media.getVideoTracks()[0]?.getSettings().deviceId ?? requestedId);
       })
-      .catch((err: Error) => setError(new Error(`The camera could not be opened: ${err.message}`)));
+      .catch((err: Error) => setError(new UserError(cameraProblem(err))));
     return () => {
       cancelled = true;
       active?.getTracks().forEach((t) => t.stop());
@@ -57,6 +77,7 @@ export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }
     canvas.height = v.videoHeight;
     canvas.getContext('2d')?.drawImage(v, 0, 0);
     canvas.toBlob((blob) => blob && setShot({ blob, url: URL.createObjectURL(blob) }), 'image/jpeg', 0.92);
+    setSent(false);
   }, []);
 
   const analyze = () => {
@@ -64,6 +85,7 @@ export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }
     onCapture(new File([shot.blob], `camera-${new Date().toISOString().replace(/[:.]/g, '-')}.jpg`, { type: 'image/jpeg' }));
     setReady(false);
     setShot(null);
+    setSent(true);
   };
 
   return (
@@ -86,6 +108,9 @@ export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }
       <div className="camera-view">
         {shot ? <img src={shot.url} alt="Captured photo" /> : <video ref={video} autoPlay playsInline muted aria-label="Live camera preview" onLoadedData={() => setReady(true)} />}
       </div>
+      <p className="muted small" role="status">
+        {sent ? 'Photo sent for analysis. Its result appears below the camera.' : ''}
+      </p>
       <div className="row">
         {shot ? (
           <>

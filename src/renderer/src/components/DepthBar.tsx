@@ -1,11 +1,12 @@
-/** The estimate and its 80 % range on a depth scale, with the legal minimum marked. */
-import { formatMm } from '../lib/format';
+/** The estimate and its 80 % range on a depth scale, with the legal minimum marked, in the shop's unit. */
+import { MM_PER_32ND, formatIn, formatLegalMinimum, formatRange, type Units } from '../lib/format';
 
 interface Props {
   estimateMm: number;
   range: { min: number; max: number };
   legalMinMm: number;
   measuredMm?: number | null;
+  units: Units;
 }
 
 /** Track colours by the wear bands: red under 3 mm, yellow to 5 mm, green above. */
@@ -14,29 +15,46 @@ function zones(scaleMax: number): string {
   return `linear-gradient(90deg, var(--zone-red) ${at(3)}, var(--zone-yellow) ${at(3)} ${at(5)}, var(--zone-green) ${at(5)})`;
 }
 
-export function DepthBar({ estimateMm, range, legalMinMm, measuredMm = null }: Props) {
+/** Tick marks every 2 mm, or every 2/32″; the last one carries the unit. */
+function ticksOf(scaleMax: number, units: Units): Array<{ mm: number; label: string }> {
+  const step = units === '32nds' ? 2 * MM_PER_32ND : 2;
+  const count = Math.floor(scaleMax / step + 1e-9) + 1;
+  return Array.from({ length: count }, (_, i) => {
+    const last = i === count - 1;
+    const label = units === '32nds' ? `${i * 2}${last ? '/32″' : ''}` : `${i * 2}${last ? ' mm' : ''}`;
+    return { mm: i * step, label };
+  });
+}
+
+export function DepthBar({ estimateMm, range, legalMinMm, measuredMm = null, units }: Props) {
   const scaleMax = Math.max(10, Math.ceil(range.max + 0.5), measuredMm ? Math.ceil(measuredMm) : 0);
   const pct = (mm: number) => `${Math.min(100, Math.max(0, (mm / scaleMax) * 100))}%`;
-  const ticks = Array.from({ length: Math.floor(scaleMax / 2) + 1 }, (_, i) => i * 2);
+  const show = (mm: number) => formatIn(mm, units);
+  const legal = formatLegalMinimum(legalMinMm, units);
+  const likely = formatRange(range.min, range.max, units);
   return (
-    <figure className="depth-bar" aria-label={`Depth ${formatMm(estimateMm)}, likely between ${formatMm(range.min)} and ${formatMm(range.max)}; legal minimum ${formatMm(legalMinMm)}`}>
+    <figure
+      className="depth-bar"
+      aria-label={`Depth ${show(estimateMm)}, likely ${likely}; legal minimum ${legal}${measuredMm !== null ? `; gauge ${show(measuredMm)}` : ''}`}
+    >
       <div className="depth-track" style={{ background: zones(scaleMax) }}>
         <div className="depth-danger" style={{ width: pct(legalMinMm) }} />
         <div className="depth-range" style={{ left: pct(range.min), width: `calc(${pct(range.max)} - ${pct(range.min)})` }} />
-        <div className="depth-legal" style={{ left: pct(legalMinMm) }} title={`Legal minimum ${formatMm(legalMinMm)}`} />
-        <div className="depth-estimate" style={{ left: pct(estimateMm) }} title={`Estimate ${formatMm(estimateMm)}`} />
-        {measuredMm !== null && <div className="depth-measured" style={{ left: pct(measuredMm) }} title={`Gauge ${formatMm(measuredMm)}`} />}
+        <div className="depth-legal" style={{ left: pct(legalMinMm) }} title={`Legal minimum ${legal}`} />
+        <div className="depth-estimate" style={{ left: pct(estimateMm) }} title={`Estimate ${show(estimateMm)}`} />
+        {measuredMm !== null && <div className="depth-measured" style={{ left: pct(measuredMm) }} title={`Gauge ${show(measuredMm)}`} />}
       </div>
       <div className="depth-ticks" aria-hidden="true">
-        {ticks.map((t) => (
-          <span key={t} style={{ left: pct(t) }}>
-            {t}
+        {ticksOf(scaleMax, units).map((t) => (
+          // A label at the very end is right-aligned so that its unit stays inside the card.
+          <span key={t.label} style={{ left: pct(t.mm), transform: t.mm / scaleMax > 0.97 ? 'translateX(-100%)' : undefined }}>
+            {t.label}
           </span>
         ))}
       </div>
       <figcaption>
-        Likely {formatMm(range.min)} – {formatMm(range.max)} · legal minimum {formatMm(legalMinMm)}
-        {measuredMm !== null && <> · gauge {formatMm(measuredMm)}</>}
+        Likely {likely} · legal minimum {legal}
+        {measuredMm !== null && <> · gauge {show(measuredMm)}</>}
       </figcaption>
     </figure>
   );

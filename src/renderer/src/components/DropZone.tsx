@@ -1,8 +1,9 @@
 /** A big target for photos: drop, click / Enter to pick files, or paste from the clipboard. */
 import { useEffect, useRef, useState, type DragEvent, type KeyboardEvent } from 'react';
 
-function imagesOf(files: FileList | null | undefined): File[] {
-  return Array.from(files ?? []).filter((f) => f.type === '' || f.type.startsWith('image/'));
+/** Every file, photos or not: one that is not a photo gets its own card saying so, instead of vanishing. */
+function filesOf(files: FileList | null | undefined): File[] {
+  return Array.from(files ?? []);
 }
 
 interface Props {
@@ -21,7 +22,7 @@ export function DropZone({ onFiles, listenToPaste, compact }: Props) {
     const onPaste = (event: ClipboardEvent) => {
       const target = event.target as HTMLElement | null;
       if (target && (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA')) return;
-      const files = imagesOf(event.clipboardData?.files);
+      const files = filesOf(event.clipboardData?.files);
       if (files.length) {
         event.preventDefault();
         onFiles(files.map((f, i) => (f.name && f.name !== 'image.png' ? f : new File([f], `pasted-${Date.now()}-${i}.png`, { type: f.type }))));
@@ -34,7 +35,7 @@ export function DropZone({ onFiles, listenToPaste, compact }: Props) {
   const onDrop = (event: DragEvent) => {
     event.preventDefault();
     setOver(false);
-    const files = imagesOf(event.dataTransfer.files);
+    const files = filesOf(event.dataTransfer.files);
     if (files.length) onFiles(files);
   };
   const onKey = (event: KeyboardEvent) => {
@@ -75,7 +76,7 @@ export function DropZone({ onFiles, listenToPaste, compact }: Props) {
         hidden
         data-testid="file-input"
         onChange={(e) => {
-          const files = imagesOf(e.target.files);
+          const files = filesOf(e.target.files);
           e.target.value = '';
           if (files.length) onFiles(files);
         }}

@@ -13,7 +13,7 @@ export function ErrorMessage({ error }: { error: unknown }) {
       <strong>{title}</strong>
       {detail && detail !== title && <p>{detail}</p>}
       {code === 'INVALID_SESSION' && <SignInAgain />}
-      <small className="code">{code}</small>
+      {code && <small className="code">{code}</small>}
     </div>
   );
 }
@@ -53,8 +53,9 @@ export function LimitMessage({ error }: { error: ApiError }) {
         )}
         {state === 'signed-in' && account?.plan !== 'pro' && (
           <li>
-            Buy a scan pack (100 scans that never expire) or a Pro plan, then{' '}
-            <a href="#/account">redeem the license code</a>.
+            For more scans now, ask your TireWear supplier (whoever supplied TireWear to your shop) for a license code: a scan pack
+            (100 scans that never expire) or Pro (unlimited scans until its end date). Enter the code on the{' '}
+            <a href="#/account">Account page</a> under “Redeem a license code”.
           </li>
         )}
         {reset && <li>Or wait: the allowance renews on {formatDate(reset)}.</li>}

@@ -2,7 +2,8 @@
 import { useId, useState, type FormEvent } from 'react';
 import type { WireScan } from '../../../shared/api';
 import { api } from '../api/client';
-import { MM_PER_32ND, formatMm } from '../lib/format';
+import { UserError } from '../api/errors';
+import { MM_PER_32ND, formatIn, to32nds } from '../lib/format';
 import type { Units } from '../lib/format';
 import { ErrorMessage } from './ErrorMessage';
 
@@ -15,7 +16,7 @@ interface Props {
 
 function toInput(mm: number | null, units: Units): string {
   if (mm === null) return '';
-  return units === '32nds' ? String(Math.round(mm / MM_PER_32ND)) : mm.toFixed(1);
+  return units === '32nds' ? String(to32nds(mm)) : mm.toFixed(1);
 }
 
 export function MeasurementForm({ scanId, measurementMm, units, onSaved }: Props) {
@@ -29,8 +30,12 @@ export function MeasurementForm({ scanId, measurementMm, units, onSaved }: Props
     event.preventDefault();
     const raw = value.trim().replace(',', '.');
     const number = raw === '' ? null : Number(raw);
-    if (number !== null && (!Number.isFinite(number) || number < 0 || number > (units === '32nds' ? 40 : 30))) {
-      setError(new Error(units === '32nds' ? 'Enter the gauge reading in 32nds, e.g. 6.' : 'Enter the gauge reading in mm, e.g. 4.5.'));
+    // 32nds in whole numbers, as a gauge reads them: a saved reading then comes back exactly as typed.
+    // The server takes 0–30 mm: 37/32″ (29.4 mm) is the deepest whole 32nd within it.
+    const valid =
+      number === null || (number >= 0 && (units === '32nds' ? Number.isInteger(number) && number <= 37 : Number.isFinite(number) && number <= 30));
+    if (!valid) {
+      setError(new UserError(units === '32nds' ? 'Enter the gauge reading as a whole number of 32nds, for example 6.' : 'Enter the gauge reading in mm, for example 4.5.'));
       return;
     }
     const mm = number === null ? null : Math.round((units === '32nds' ? number * MM_PER_32ND : number) * 10) / 10;
@@ -67,7 +72,7 @@ export function MeasurementForm({ scanId, measurementMm, units, onSaved }: Props
       </div>
       {saved && (
         <p className="message message-ok" role="status">
-          {measurementMm === null ? 'Reading cleared.' : `Saved: ${formatMm(measurementMm)}.`}
+          {measurementMm === null ? 'Reading cleared.' : `Saved: ${formatIn(measurementMm, units)}.`}
         </p>
       )}
       <ErrorMessage error={error} />

@@ -1,22 +1,33 @@
 /** One photo in the scan queue: progress while it uploads, then its result or its error. */
-import type { QueueItem } from '../hooks/useScanQueue';
+import { ApiError } from '../api/client';
+import { canRetry, type QueueItem } from '../hooks/useScanQueue';
 import { ErrorMessage } from './ErrorMessage';
 import { ResultCard } from './ResultCard';
 
 interface Props {
   item: QueueItem;
+  /** The window is signed in now (a demo limit met before signing in no longer applies). */
+  signedIn: boolean;
   onRemove: () => void;
   onRetry: () => void;
   onMeasured: (measurementMm: number | null) => void;
 }
 
-const STATUS_TEXT = { queued: 'Waiting…', uploading: 'Uploading…', analyzing: 'Analyzing…', done: 'Done', failed: 'Failed' };
+const STATUS_TEXT = {
+  queued: 'Waiting…',
+  held: 'Waiting for you to sign in again',
+  uploading: 'Uploading…',
+  analyzing: 'Analyzing…',
+  done: 'Done',
+  failed: 'Failed',
+};
 
-export function QueueCard({ item, onRemove, onRetry, onMeasured }: Props) {
+export function QueueCard({ item, signedIn, onRemove, onRetry, onMeasured }: Props) {
   if (item.status === 'done' && item.view) {
     return (
       <ResultCard
         scan={item.view}
+        queueId={item.id}
         onMeasured={onMeasured}
         actions={
           <button type="button" className="secondary" onClick={onRemove}>
@@ -27,28 +38,50 @@ export function QueueCard({ item, onRemove, onRetry, onMeasured }: Props) {
     );
   }
   const percent = Math.round(item.progress * 100);
+  const busy = item.status === 'queued' || item.status === 'uploading' || item.status === 'analyzing';
   return (
-    <article className={`queue-card queue-${item.status}`} aria-label={`Photo ${item.name}: ${STATUS_TEXT[item.status]}`} aria-busy={item.status !== 'failed'}>
-      <img src={item.localUrl} alt={`Photo ${item.name}`} className="queue-thumb" />
+    <article
+      className={`queue-card queue-${item.status}`}
+      aria-label={`Photo ${item.name}: ${STATUS_TEXT[item.status]}`}
+      aria-busy={busy}
+      data-queue-id={item.id}
+      tabIndex={-1}
+    >
+      {item.localUrl ? (
+        <img src={item.localUrl} alt={`Photo ${item.name}`} className="queue-thumb" />
+      ) : (
+        <div className="queue-thumb queue-thumb-file" aria-hidden="true">
+          Not a photo
+        </div>
+      )}
       <div className="queue-body">
         <h3>{item.name}</h3>
         <div className="muted">{[item.vehicle, item.position].filter(Boolean).join(' · ')}</div>
         <p className="queue-status">{STATUS_TEXT[item.status]}</p>
-        {item.status !== 'failed' && (
+        {busy && (
           <progress
             max={100}
             value={item.status === 'analyzing' ? undefined : percent}
             aria-label={item.status === 'analyzing' ? 'Analyzing' : `Upload ${percent}%`}
           />
         )}
+        {item.status === 'held' && (
+          <p className="muted">This photo is kept. It is analyzed into your shop's history as soon as you have signed in again.</p>
+        )}
         {item.status === 'failed' && (
           <>
-            <ErrorMessage error={item.error} />
+            {signedIn && !item.failedSignedIn && item.error instanceof ApiError && item.error.code === 'RATE_LIMIT_EXCEEDED' ? (
+              <p className="message message-ok">The demo's daily limit stopped this photo. You are signed in now: press Try again to analyze it for your shop.</p>
+            ) : (
+              <ErrorMessage error={item.error} />
+            )}
             <div className="card-actions">
-              <button type="button" onClick={onRetry}>
-                Try again
-              </button>
-              <button type="button" className="secondary" onClick={onRemove}>
+              {canRetry(item) && (
+                <button type="button" onClick={onRetry}>
+                  Try again
+                </button>
+              )}
+              <button type="button" className={canRetry(item) ? 'secondary' : undefined} onClick={onRemove}>
                 Remove
               </button>
             </div>

@@ -14,14 +14,22 @@ interface Props {
   onMeasured?: (measurementMm: number | null) => void;
   /** Extra actions (delete, report) placed in the card's footer. */
   actions?: ReactNode;
+  /** On the Scan page: the queue item, so focus can move to this card after another is hidden. */
+  queueId?: number;
 }
 
-export function ResultCard({ scan, onMeasured, actions }: Props) {
+export function ResultCard({ scan, onMeasured, actions, queueId }: Props) {
   const { prefs } = useSession();
   const r = scan.result;
   const title = [scan.vehicle, scan.position ? POSITION_LABEL[scan.position] : null].filter(Boolean).join(' · ') || 'Tire scan';
   return (
-    <article className="result-card" aria-label={`Result: ${title}`} data-scan-id={scan.scanId}>
+    <article
+      className="result-card"
+      aria-label={`Result: ${title}`}
+      data-scan-id={scan.scanId}
+      data-queue-id={queueId}
+      tabIndex={queueId === undefined ? undefined : -1}
+    >
       <TreadImage src={scan.imageSrc} alt={`Photo of ${title}`} overlays={r.overlays} points={r.points} />
       <div className="result-body">
         <header className="result-head">
@@ -46,7 +54,13 @@ export function ResultCard({ scan, onMeasured, actions }: Props) {
           <span className="muted"> estimated tread depth</span>
         </p>
         <p className="advice">{WEAR_ADVICE[r.wear]}</p>
-        <DepthBar estimateMm={r.estimatedDepthMm} range={r.depthRangeMm} legalMinMm={legalMinimumMm(prefs.legalMinimum)} measuredMm={scan.measurementMm} />
+        <DepthBar
+          estimateMm={r.estimatedDepthMm}
+          range={r.depthRangeMm}
+          legalMinMm={legalMinimumMm(prefs.legalMinimum)}
+          measuredMm={scan.measurementMm}
+          units={prefs.units}
+        />
         <div className="result-stats">
           <HealthGauge value={r.treadHealthIndex} />
           {/* twiConsensusCount is not shown: on held-out renders it did not follow the bars in the

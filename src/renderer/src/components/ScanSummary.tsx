@@ -2,7 +2,7 @@
 import type { ReactNode } from 'react';
 import type { WireScan } from '../../../shared/api';
 import { useSession } from '../hooks/useSession';
-import { POSITION_LABEL, formatDate, formatDepth } from '../lib/format';
+import { POSITION_LABEL, formatDate, formatDepth, formatIn } from '../lib/format';
 import { WearBadge } from './WearBadge';
 
 export function ScanSummary({ scan, thumbnailUrl, children }: { scan: WireScan; thumbnailUrl: string; children?: ReactNode }) {
@@ -18,7 +18,7 @@ export function ScanSummary({ scan, thumbnailUrl, children }: { scan: WireScan; 
         <div className="muted">{formatDate(scan.createdAt)}</div>
         <div>
           {formatDepth(scan.result.estimatedDepthMm, prefs.units)}
-          {scan.measurementMm !== null && <span className="muted"> · gauge {scan.measurementMm.toFixed(1)} mm</span>}
+          {scan.measurementMm !== null && <span className="muted"> · gauge {formatIn(scan.measurementMm, prefs.units)}</span>}
         </div>
         {children}
       </div>

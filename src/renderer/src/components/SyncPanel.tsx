@@ -5,7 +5,8 @@
  */
 import { useId, useState, type FormEvent } from 'react';
 import type { SyncStatus } from '../../../shared/api';
-import { ApiError, api } from '../api/client';
+import { api } from '../api/client';
+import { UserError } from '../api/errors';
 import { useSyncStatus } from '../hooks/useSyncStatus';
 import { formatDate } from '../lib/format';
 import { describeSyncError, formatPending, linkFormProblem } from '../lib/syncStatus';
@@ -45,10 +46,10 @@ export function SyncPanel() {
 
   function link(event: FormEvent) {
     event.preventDefault();
-    const problem = linkFormProblem(shownUrl, hubApiKey);
+    const problem = linkFormProblem(shownUrl, hubApiKey, status?.linked === true);
     if (problem) {
       setNotice(null);
-      setActionError(new ApiError('VALIDATION_ERROR', problem, 0));
+      setActionError(new UserError(problem));
       return;
     }
     void act('link', () => api.linkHub(shownUrl.trim(), hubApiKey.trim()), (s) => {
@@ -88,7 +89,7 @@ export function SyncPanel() {
           <form onSubmit={link} noValidate aria-label="Link to a hub">
             <p className="muted small">
               {status.linked
-                ? 'To change the hub or its key, enter both and link again.'
+                ? 'To change the hub or its key, enter both the address and the key, then click Link. The saved key is not shown.'
                 : "The chain's office gives each shop the hub address and an API key of the hub."}
             </p>
             <div className="field">
@@ -109,7 +110,7 @@ export function SyncPanel() {
                 id={ids.key}
                 type="password"
                 value={hubApiKey}
-                placeholder={status.linked ? 'Saved; enter a key only to change it' : 'tw_…'}
+                placeholder={status.linked ? 'Enter the key again to change the link' : 'tw_…'}
                 autoComplete="new-password"
                 spellCheck={false}
                 onChange={(e) => setHubApiKey(e.target.value)}
@@ -142,6 +143,15 @@ function StatusLine({ status }: { status: SyncStatus }) {
         <dd data-testid="sync-last">{status.lastSyncAt ? formatDate(status.lastSyncAt) : 'not yet'}</dd>
         <dt>Waiting to upload</dt>
         <dd data-testid="sync-pending">{formatPending(status.pending)}</dd>
+        {status.skipped > 0 && (
+          <>
+            <dt>Refused by the hub</dt>
+            <dd data-testid="sync-skipped">
+              {status.skipped === 1 ? '1 change' : `${status.skipped.toLocaleString()} changes`} (link again with the same address and key
+              to send them again)
+            </dd>
+          </>
+        )}
       </dl>
       {status.lastError && (
         <div className="message message-error" role="alert" data-testid="sync-error">

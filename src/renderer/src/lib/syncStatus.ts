@@ -14,8 +14,12 @@ export function formatPending(pending: number): string {
 
 const HUB_KEY_SHAPE = /^tw_[0-9A-Za-z]{32}$/;
 
-/** Checks the form before asking the server, so a typo is explained in words rather than field names; null when fine. */
-export function linkFormProblem(hubUrl: string, hubApiKey: string): string | null {
+/**
+ * Checks the form before asking the server, so a typo is explained in words rather than field
+ * names; null when fine. A link always takes the key with the address (the saved key is never
+ * shown back), so changing the hub of a linked computer needs the key typed again too.
+ */
+export function linkFormProblem(hubUrl: string, hubApiKey: string, linked = false): string | null {
   let url: URL | null = null;
   try {
     url = new URL(hubUrl.trim());
@@ -24,6 +28,9 @@ export function linkFormProblem(hubUrl: string, hubApiKey: string): string | nul
   }
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     return "Enter the hub's full address, starting with https:// or http://, for example https://hub.example.com.";
+  }
+  if (linked && hubApiKey.trim() === '') {
+    return 'Enter the hub API key as well: a change of hub address is saved together with its key, and the saved key is not shown here.';
   }
   if (!HUB_KEY_SHAPE.test(hubApiKey.trim())) {
     return 'A hub API key starts with tw_ followed by 32 letters or digits. Copy it again from the hub.';
@@ -35,12 +42,18 @@ export function describeSyncError(raw: string): string {
   if (/^Hub unreachable/.test(raw)) {
     return 'The hub could not be reached. Check the network and the hub address; scans wait on this computer and upload when the hub answers again.';
   }
+  if (/^Scan \S+ was not synced/.test(raw)) return 'The hub refused one scan for good (the details say why); the others carry on.';
+  if (/TIREWEAR_ALLOWED_HOSTS/.test(raw)) {
+    return 'The hub does not accept the address this computer uses for it: the hub’s TIREWEAR_ALLOWED_HOSTS must include that name. Scans wait here until it does.';
+  }
+  if (/not with TireWear's reply|client_max_body_size/.test(raw)) {
+    return 'Something other than the hub answered (a proxy, a firewall, or another site at that address). Check the hub address and the network; scans wait here.';
+  }
   const answered = /^Hub answered (\d{3})/.exec(raw);
   const status = answered ? Number(answered[1]) : null;
   if (status === 401) return 'The hub did not accept the API key: it is mistyped or was revoked. Ask for a new key and link again.';
   if (status === 403) return 'The hub refused the uploads of this computer. Check that the key belongs to the chain’s hub account.';
   if (status === 404) return 'No TireWear hub answers at that address. Check the hub address.';
   if (status !== null && status >= 500) return 'The hub has a problem right now. TireWear keeps trying on its own.';
-  if (/^Scan \S+ was not synced/.test(raw)) return 'One scan could not be uploaded and was skipped; the others carry on.';
   return 'The last sync did not go through. TireWear keeps trying on its own.';
 }

@@ -3,6 +3,8 @@ import { useId, useState, type FormEvent } from 'react';
 import { api } from '../api/client';
 import { AuthForm } from '../components/AuthForm';
 import { ErrorMessage } from '../components/ErrorMessage';
+import { LicenseHelp } from '../components/LicenseHelp';
+import { navigate } from '../hooks/useRoute';
 import { useSession } from '../hooks/useSession';
 import { formatDate, formatDay } from '../lib/format';
 
@@ -19,7 +21,7 @@ export function AccountPage() {
       <section aria-labelledby="account-title">
         <h2 id="account-title">Account</h2>
         <p>You are using the demo: 3 scans a day without an account. A free shop account gives 10 scans a month, a history and API keys.</p>
-        <AuthForm />
+        <AuthForm onSignedIn={() => navigate('/scan')} />
       </section>
     );
   }
@@ -103,6 +105,7 @@ export function AccountPage() {
         )}
         <ErrorMessage error={error} />
       </form>
+      <LicenseHelp />
       {account.licenses.length > 0 && (
         <div className="panel">
           <h3>Redeemed licenses</h3>

@@ -2,16 +2,21 @@
  * Past scans, newest first: search by vehicle, filter by wear and date, load more, export CSV.
  * Once this computer is linked to a hub, the chain's scans too ("All shops").
  */
-import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import type { WireScan, WireWear } from '../../../shared/api';
 import { api, type ScanFilter } from '../api/client';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { HubScanList } from '../components/HubScanList';
 import { ScanSummary, scanLabel } from '../components/ScanSummary';
+import { useSession } from '../hooks/useSession';
 import { useSyncStatus } from '../hooks/useSyncStatus';
 import { WEARS, WEAR_LABEL } from '../lib/format';
+import { recallHistory, rememberHistory } from '../lib/historyMemory';
 
 const PAGE = 20;
+/** The server's largest page (MAX_PAGE): coming back re-reads the pages already loaded in one request. */
+const MAX_PAGE = 100;
+const EMPTY: ScanFilter = { vehicle: '', wear: '', from: '', to: '' };
 
 export function HistoryPage() {
   const { status: sync } = useSyncStatus(false);
@@ -20,7 +25,9 @@ export function HistoryPage() {
 
   return (
     <section aria-labelledby="history-title">
-      <h2 id="history-title">History</h2>
+      <h2 id="history-title" tabIndex={-1}>
+        History
+      </h2>
       {sync?.linked && (
         <div className="view-switch" role="group" aria-label="Whose scans">
           <button type="button" aria-pressed={!hub} onClick={() => setView('shop')}>
@@ -38,31 +45,51 @@ export function HistoryPage() {
 
 /** This computer's own scans, with the filters, detail links and the CSV export. */
 function ShopScans() {
-  const [draft, setDraft] = useState<ScanFilter>({ vehicle: '', wear: '', from: '', to: '' });
-  const [filter, setFilter] = useState<ScanFilter>(draft);
-  const [items, setItems] = useState<WireScan[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
+  const accountId = useSession().account?.account.id ?? '';
+  /** Coming back from a scan opened in this list: the same search, pages and focus. */
+  const [back] = useState(() => recallHistory(accountId));
+  const [draft, setDraft] = useState<ScanFilter>(back?.draft ?? EMPTY);
+  const [filter, setFilter] = useState<ScanFilter>(back?.filter ?? EMPTY);
+  const [items, setItems] = useState<WireScan[]>(back?.items ?? []);
+  const [cursor, setCursor] = useState<string | null>(back?.cursor ?? null);
   const [loading, setLoading] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const opened = useRef<string | null>(back?.opened ?? null);
+  const list = useRef<HTMLUListElement>(null);
   const ids = { vehicle: useId(), wear: useId(), from: useId(), to: useId() };
 
-  const load = useCallback(async (f: ScanFilter, after: string | null) => {
+  const load = useCallback(async (f: ScanFilter, after: string | null, size = PAGE) => {
     setLoading(true);
     setError(null);
     try {
-      const page = await api.listScans(f, after ?? undefined, PAGE);
+      const page = await api.listScans(f, after ?? undefined, size);
       setItems((old) => (after ? [...old, ...page.items] : page.items));
       setCursor(page.nextCursor);
+      return page.items;
     } catch (err) {
       setError(err);
+      return null;
     } finally {
       setLoading(false);
     }
   }, []);
 
   useEffect(() => {
-    void load(filter, null);
-  }, [filter, load]);
+    // Back from a scan: read again as many as were loaded (one was perhaps deleted), then focus the scan opened.
+    const size = back && filter === back.filter ? Math.min(MAX_PAGE, Math.max(PAGE, back.items.length)) : PAGE;
+    void load(filter, null, size).then((loaded) => {
+      const id = opened.current;
+      opened.current = null;
+      if (!id || !loaded) return;
+      const link = list.current?.querySelector<HTMLElement>(`a[data-scan-id="${CSS.escape(id)}"]`);
+      if (link) link.focus();
+      else document.getElementById('history-title')?.focus();
+    });
+  }, [filter, load, back]);
+
+  useEffect(() => {
+    rememberHistory({ accountId, draft, filter, items, cursor, opened: opened.current });
+  }, [accountId, draft, filter, items, cursor]);
 
   const apply = (event: FormEvent) => {
     event.preventDefault();
@@ -110,10 +137,16 @@ function ShopScans() {
       </form>
       <ErrorMessage error={error} />
       {!loading && !error && items.length === 0 && <p className="empty">No scans match. Scans you make while signed in appear here.</p>}
-      <ul className="history-list">
+      <ul className="history-list" ref={list}>
         {items.map((scan) => (
           <li key={scan.scanId}>
-            <a href={`#/history/${encodeURIComponent(scan.scanId)}`} className="history-item" aria-label={scanLabel(scan)}>
+            <a
+              href={`#/history/${encodeURIComponent(scan.scanId)}`}
+              className="history-item"
+              aria-label={scanLabel(scan)}
+              data-scan-id={scan.scanId}
+              onClick={() => rememberHistory({ accountId, draft, filter, items, cursor, opened: scan.scanId })}
+            >
               <ScanSummary scan={scan} thumbnailUrl={scan.image.thumbnailUrl || api.imageUrl(scan.scanId, 'thumbnail')} />
             </a>
           </li>

@@ -1,5 +1,5 @@
 /** API keys for the shop's POS: create (secret shown once), list, revoke; a ready curl example. */
-import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import type { CreatedApiKey, WireApiKey } from '../../../shared/api';
 import { api } from '../api/client';
 import { CopyButton } from '../components/CopyButton';
@@ -13,6 +13,18 @@ export function KeysPage() {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const nameId = useId();
+  const nameInput = useRef<HTMLInputElement>(null);
+  const table = useRef<HTMLTableElement>(null);
+  /** After a revoke: the key whose Revoke button takes the focus, or the name field when none is left. */
+  const focusAfterRevoke = useRef<string | 'name' | null>(null);
+
+  useEffect(() => {
+    const target = focusAfterRevoke.current;
+    if (target === null) return;
+    focusAfterRevoke.current = null;
+    if (target === 'name') nameInput.current?.focus();
+    else table.current?.querySelector<HTMLButtonElement>(`button[data-key-id="${CSS.escape(target)}"]`)?.focus();
+  }, [keys]);
 
   const load = useCallback(() => api.listKeys().then(setKeys, setError), []);
   useEffect(() => void load(), [load]);
@@ -38,6 +50,10 @@ export function KeysPage() {
     try {
       await api.revokeKey(key.id);
       if (created?.id === key.id) setCreated(null);
+      // The next key down, else the one above, else the field for a new key.
+      const index = active.findIndex((k) => k.id === key.id);
+      const neighbour = active[index + 1] ?? active[index - 1];
+      focusAfterRevoke.current = neighbour ? neighbour.id : 'name';
       await load();
     } catch (err) {
       setError(err);
@@ -55,7 +71,7 @@ export function KeysPage() {
       <form className="panel" onSubmit={create}>
         <label htmlFor={nameId}>Name of the new key (e.g. the POS it is for)</label>
         <div className="row">
-          <input id={nameId} value={name} maxLength={64} onChange={(e) => setName(e.target.value)} placeholder="Front desk POS" />
+          <input ref={nameInput} id={nameId} value={name} maxLength={64} onChange={(e) => setName(e.target.value)} placeholder="Front desk POS" />
           <button type="submit" disabled={busy}>
             Create key
           </button>
@@ -71,7 +87,7 @@ export function KeysPage() {
         </div>
       )}
       <ErrorMessage error={error} />
-      <table className="keys">
+      <table className="keys" ref={table}>
         <thead>
           <tr>
             <th scope="col">Name</th>
@@ -98,7 +114,7 @@ export function KeysPage() {
               <td>{formatDate(k.createdAt)}</td>
               <td>{k.lastUsedAt ? formatDate(k.lastUsedAt) : 'never'}</td>
               <td>
-                <button type="button" className="danger" onClick={() => void revoke(k)} aria-label={`Revoke key ${k.name}`}>
+                <button type="button" className="danger" data-key-id={k.id} onClick={() => void revoke(k)} aria-label={`Revoke key ${k.name}`}>
                   Revoke
                 </button>
               </td>

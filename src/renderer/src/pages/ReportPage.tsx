@@ -9,7 +9,7 @@ import { ErrorMessage } from '../components/ErrorMessage';
 import { WearBadge } from '../components/WearBadge';
 import { useSession } from '../hooks/useSession';
 import { bridge } from '../lib/bridge';
-import { POSITIONS, POSITION_LABEL, WEAR_ADVICE, format32nds, formatDay, formatMm, legalMinimumMm } from '../lib/format';
+import { POSITIONS, POSITION_LABEL, WEAR_ADVICE, colourLegend, formatDay, formatDepth, formatIn, formatRange, legalMinimumMm } from '../lib/format';
 import { fromWireScan, type ScanView } from '../lib/scanView';
 
 /** Newest scan per position, in FL FR RL RR SPARE order, then unpositioned ones. */
@@ -95,12 +95,10 @@ export function ReportPage({ vehicle, sessionScans }: { vehicle: string | null; 
               <div className="report-tire-body">
                 <div className="report-position">{t.position ? POSITION_LABEL[t.position] : 'Tire'}</div>
                 <WearBadge wear={t.result.wear} />
-                <div className="report-depth">
-                  {formatMm(t.result.estimatedDepthMm)} · {format32nds(t.result.estimatedDepthMm)}
-                </div>
+                <div className="report-depth">{formatDepth(t.result.estimatedDepthMm, prefs.units)}</div>
                 <div className="small">
-                  range {formatMm(t.result.depthRangeMm.min)}–{formatMm(t.result.depthRangeMm.max)}
-                  {t.measurementMm !== null && <> · gauge {formatMm(t.measurementMm)}</>}
+                  likely {formatRange(t.result.depthRangeMm.min, t.result.depthRangeMm.max, prefs.units)}
+                  {t.measurementMm !== null && <> · gauge {formatIn(t.measurementMm, prefs.units)}</>}
                 </div>
                 <div className="small">{WEAR_ADVICE[t.result.wear]}</div>
                 {t.result.isPreliminary && <div className="small warn-text">Preliminary: confirm with a gauge.</div>}
@@ -109,9 +107,7 @@ export function ReportPage({ vehicle, sessionScans }: { vehicle: string | null; 
           ))}
         </div>
         <footer className="report-foot">
-          <p>
-            Green: 5 mm (6/32″) or more · yellow: 3–4.9 mm · red: under 3 mm, replace. Legal minimum {formatMm(legal)} ({format32nds(legal)}).
-          </p>
+          <p data-testid="legend">{colourLegend(prefs.units, legal)}</p>
           <p className="disclaimer">{tires[0]?.result.disclaimer ?? ''}</p>
         </footer>
       </article>

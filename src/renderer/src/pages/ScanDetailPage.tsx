@@ -1,5 +1,5 @@
 /** One scan from the history: the full card, gauge reading, delete, report for its vehicle. */
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api } from '../api/client';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { ResultCard } from '../components/ResultCard';
@@ -10,6 +10,15 @@ export function ScanDetailPage({ scanId }: { scanId: string }) {
   const [scan, setScan] = useState<ScanView | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [confirming, setConfirming] = useState(false);
+  const deleteButton = useRef<HTMLButtonElement>(null);
+  /** Set by Cancel: focus returns to "Delete scan" once it is back on the page. */
+  const backToDelete = useRef(false);
+
+  useEffect(() => {
+    if (confirming || !backToDelete.current) return;
+    backToDelete.current = false;
+    deleteButton.current?.focus();
+  }, [confirming]);
 
   useEffect(() => {
     setScan(null);
@@ -49,15 +58,23 @@ export function ScanDetailPage({ scanId }: { scanId: string }) {
               {confirming ? (
                 <>
                   <span>Delete this scan for good?</span>
-                  <button type="button" className="danger" onClick={() => void remove()}>
+                  {/* Focus moves to the choice the question asks for. */}
+                  <button type="button" className="danger" autoFocus onClick={() => void remove()}>
                     Yes, delete
                   </button>
-                  <button type="button" className="secondary" onClick={() => setConfirming(false)}>
+                  <button
+                    type="button"
+                    className="secondary"
+                    onClick={() => {
+                      backToDelete.current = true;
+                      setConfirming(false);
+                    }}
+                  >
                     Cancel
                   </button>
                 </>
               ) : (
-                <button type="button" className="danger" onClick={() => setConfirming(true)}>
+                <button ref={deleteButton} type="button" className="danger" onClick={() => setConfirming(true)}>
                   Delete scan
                 </button>
               )}

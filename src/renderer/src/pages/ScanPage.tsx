@@ -1,29 +1,43 @@
 /** The counter screen: vehicle and position, then photos by drop, picker, paste or webcam. */
-import { useCallback, useId, useState } from 'react';
-import type { WirePosition } from '../../../shared/api';
+import { useCallback, useEffect, useId, useRef, useState } from 'react';
+import type { AccountData, WirePosition } from '../../../shared/api';
+import type { RateLimitInfo } from '../api/client';
 import { CameraCapture } from '../components/CameraCapture';
 import { DropZone } from '../components/DropZone';
 import { QueueCard } from '../components/QueueCard';
 import { useScanQueue, type QueueItem } from '../hooks/useScanQueue';
 import { useSession } from '../hooks/useSession';
-import { POSITIONS, POSITION_LABEL, WEAR_LABEL, formatDate, formatMm } from '../lib/format';
+import { POSITIONS, POSITION_LABEL, WEAR_LABEL, formatDate, formatIn, type Units } from '../lib/format';
 import type { ScanView } from '../lib/scanView';
 
-/** The server's remaining count includes pack credit, which can exceed the monthly limit. */
-function allowanceText(limit: number | null, remaining: number | null, signedIn: boolean): string {
-  if (remaining === null) return 'Unlimited scans (Pro).';
-  if (!signedIn) return `${remaining} of ${limit ?? 3} scans left today (demo)`;
-  if (limit !== null && remaining > limit) return `${remaining} scans left (this month's free scans plus pack credit)`;
-  return `${remaining} of ${limit ?? '?'} scans left this month`;
+/**
+ * The allowance line. Signed in: the account as the Account page shows it (read again after
+ * each scan and each redeemed code), the month's free scans with their renewal and the pack
+ * scans, which never renew or expire. Demo: the last analyze answer's headers, if any yet.
+ */
+function allowanceText(account: AccountData | null, demo: RateLimitInfo | null, signedIn: boolean): string | null {
+  if (signedIn) {
+    if (!account) return null;
+    const { allowance, packCredit } = account;
+    if (allowance.limit === null || allowance.remaining === null) return 'Unlimited scans (Pro).';
+    const free = `${allowance.remaining} of ${allowance.limit} free scans left this month (renews ${formatDate(allowance.resetAt)})`;
+    return packCredit > 0 ? `${free} · ${packCredit} pack scans left (they never expire)` : free;
+  }
+  if (!demo || demo.remaining === null) return 'Demo without an account: 3 scans a day.';
+  return `${demo.remaining} of ${demo.limit ?? 3} scans left today (demo)${demo.resetAt ? ` · renews ${formatDate(demo.resetAt)}` : ''}`;
 }
 
 /** One short line for screen readers instead of re-reading whole cards. */
-function announcement(items: QueueItem[]): string {
+function announcement(items: QueueItem[], units: Units): string {
   const latest = items.find((item) => item.status === 'done' || item.status === 'failed');
   if (!latest) return '';
   if (latest.status === 'failed') return `${latest.name} failed.`;
   const r = latest.view?.result;
-  return r ? `${latest.name}: ${WEAR_LABEL[r.wear]}, ${formatMm(r.estimatedDepthMm)}.` : '';
+  return r ? `${latest.name}: ${WEAR_LABEL[r.wear]}, ${formatIn(r.estimatedDepthMm, units)}.` : '';
+}
+
+function cardOf(id: number): HTMLElement | null {
+  return document.querySelector<HTMLElement>(`.results [data-queue-id="${id}"]`);
 }
 
 interface Props {
@@ -33,29 +47,55 @@ interface Props {
 }
 
 export function ScanPage({ active, onReport }: Props) {
-  const { state, account, refresh } = useSession();
+  const { state, account, prefs, refresh, confirmSession, sessionEnded } = useSession();
+  const signedIn = state === 'signed-in';
   const onAnalysed = useCallback(() => {
-    if (state === 'signed-in') void refresh();
-  }, [state, refresh]);
-  const queue = useScanQueue(onAnalysed);
+    if (signedIn) void refresh();
+  }, [signedIn, refresh]);
+  const queue = useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEnded: sessionEnded });
   const [vehicle, setVehicle] = useState('');
   const [position, setPosition] = useState<WirePosition | ''>('');
   const [camera, setCamera] = useState(false);
   const vehicleId = useId();
   const positionId = useId();
+  /** A webcam photo whose result is scrolled into view when it is ready (the camera pushes it below the fold). */
+  const follow = useRef<number | null>(null);
+  /** Where keyboard focus goes once a hidden or removed card has left the page. */
+  const focusAfterRemove = useRef<number | 'drop-zone' | null>(null);
 
-  const { add } = queue;
+  const { add, items } = queue;
   const addFiles = useCallback((files: File[]) => add(files, vehicle, position), [add, vehicle, position]);
+  const fromCamera = useCallback((file: File) => {
+    follow.current = addFiles([file])[0] ?? null;
+  }, [addFiles]);
   // Newest first: the report is for the car scanned last.
-  const done = queue.items.flatMap((item) => (item.status === 'done' && item.view ? [item.view] : []));
-  const { allowance, packCredit } = account ?? { allowance: null, packCredit: 0 };
-  const limit =
-    queue.rateLimit ??
-    (allowance && {
-      limit: allowance.limit,
-      remaining: allowance.remaining === null ? null : allowance.remaining + packCredit,
-      resetAt: new Date(allowance.resetAt),
-    });
+  const done = items.flatMap((item) => (item.status === 'done' && item.view ? [item.view] : []));
+  const allowance = allowanceText(account, queue.rateLimit, signedIn);
+
+  useEffect(() => {
+    const id = follow.current;
+    const item = id === null ? undefined : items.find((i) => i.id === id);
+    if (!item || (item.status !== 'done' && item.status !== 'failed')) return;
+    follow.current = null;
+    cardOf(item.id)?.scrollIntoView({ block: 'start' });
+  }, [items]);
+
+  useEffect(() => {
+    const target = focusAfterRemove.current;
+    if (target === null) return;
+    focusAfterRemove.current = null;
+    if (target === 'drop-zone') document.querySelector<HTMLElement>('[data-testid="drop-zone"]')?.focus();
+    else cardOf(target)?.focus();
+  }, [items]);
+
+  const removeCard = (index: number) => {
+    const gone = items[index];
+    if (!gone) return;
+    // The next card down, else the one above, else the drop zone.
+    const neighbour = items[index + 1] ?? items[index - 1];
+    focusAfterRemove.current = neighbour ? neighbour.id : 'drop-zone';
+    queue.remove(gone.id);
+  };
 
   return (
     <section aria-labelledby="scan-title">
@@ -86,23 +126,23 @@ export function ScanPage({ active, onReport }: Props) {
         </div>
       </div>
       {/* Unmounted while another page shows, so the camera (and its light) turns off. */}
-      {camera && active && <CameraCapture onCapture={(file) => addFiles([file])} />}
-      <DropZone onFiles={addFiles} listenToPaste={active} compact={queue.items.length > 0} />
-      {limit && (
+      {camera && active && <CameraCapture onCapture={fromCamera} />}
+      <DropZone onFiles={addFiles} listenToPaste={active} compact={items.length > 0} />
+      {allowance && (
         <p className="allowance" role="status">
-          {allowanceText(limit.limit, limit.remaining, state === 'signed-in')}
-          {limit.remaining !== null && limit.resetAt && ` · renews ${formatDate(limit.resetAt)}`}
+          {allowance}
         </p>
       )}
       <p className="sr-only" role="status">
-        {announcement(queue.items)}
+        {announcement(items, prefs.units)}
       </p>
       <div className="results">
-        {queue.items.map((item) => (
+        {items.map((item, index) => (
           <QueueCard
             key={item.id}
             item={item}
-            onRemove={() => queue.remove(item.id)}
+            signedIn={signedIn}
+            onRemove={() => removeCard(index)}
             onRetry={() => queue.retry(item.id)}
             onMeasured={(mm) => queue.setMeasurement(item.id, mm)}
           />

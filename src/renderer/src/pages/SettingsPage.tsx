@@ -2,6 +2,7 @@
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import type { SettingsData } from '../../../shared/api';
 import { api } from '../api/client';
+import { UserError } from '../api/errors';
 import { AboutPanel } from '../components/AboutPanel';
 import { CalibrationPanel } from '../components/CalibrationPanel';
 import { ErrorMessage } from '../components/ErrorMessage';
@@ -20,12 +21,15 @@ export function SettingsPage() {
   const [done, setDone] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  /** The port as typed: an emptied field stays empty instead of turning into 0. */
+  const [portText, setPortText] = useState('');
   const id = { shop: useId(), port: useId(), units: useId(), legal: useId(), lan: useId(), tray: useId() };
   const desktop = bridge();
 
   useEffect(() => {
     api.getSettings().then(({ restartRequired, ...rest }) => {
       setForm(rest);
+      setPortText(String(rest.port));
       setSavedValues(rest);
       setRestart(restartRequired);
     }, setError);
@@ -44,7 +48,7 @@ export function SettingsPage() {
     const patch = Object.fromEntries(Object.entries(form).filter(([key, value]) => saved?.[key as keyof Editable] !== value));
     // Checked here, not by the input's min/max: a server started on a random port (0) must still save the other fields.
     if ('port' in patch && !(Number.isInteger(form.port) && form.port >= 1 && form.port <= 65535)) {
-      setError(new Error('The port must be a whole number from 1 to 65535.'));
+      setError(new UserError('Enter a port number from 1 to 65535 (TireWear uses 8787 unless it was changed).'));
       return;
     }
     setBusy(true);
@@ -52,6 +56,7 @@ export function SettingsPage() {
     try {
       const { restartRequired, ...rest } = await api.putSettings(patch);
       setForm(rest);
+      setPortText(String(rest.port));
       setSavedValues(rest);
       setRestart(restartRequired);
       setPrefs({ units: rest.units, legalMinimum: rest.legalMinimum, shopName: rest.shopName });
@@ -93,7 +98,16 @@ export function SettingsPage() {
             <legend>Local API</legend>
             <div className="field">
               <label htmlFor={id.port}>Port</label>
-              <input id={id.port} type="number" inputMode="numeric" value={form.port} onChange={(e) => set('port', Number(e.target.value))} />
+              <input
+                id={id.port}
+                type="number"
+                inputMode="numeric"
+                value={portText}
+                onChange={(e) => {
+                  setPortText(e.target.value);
+                  set('port', e.target.value.trim() === '' ? Number.NaN : Number(e.target.value));
+                }}
+              />
             </div>
             <div className="field checkbox">
               <input id={id.lan} type="checkbox" checked={form.lanAccess} onChange={(e) => set('lanAccess', e.target.checked)} aria-describedby={`${id.lan}-note`} />

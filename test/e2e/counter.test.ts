@@ -1,0 +1,276 @@
+/**
+ * The counter's details in a real browser: depths in 32nds everywhere once chosen (card, bar,
+ * gauge reading, history, report) and never at odds with the colour legend; a PDF dropped by
+ * mistake gets a card saying so, with no pointless "Try again"; a webcam result comes into view;
+ * keyboard focus after hiding a card, deleting or cancelling, and revoking a key; history search
+ * kept on the way back from a scan; form problems in plain words.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type RunningApp } from './support/app.js';
+import { launchChromium, openPage } from './support/browser.js';
+import { dropFiles, focused, photoFile } from './support/drop.js';
+import { tirePhotos } from './support/files.js';
+import { waitForResults } from './support/results.js';
+import { writeY4mFromImage } from './support/y4m.js';
+
+/** Whole 32nds each colour may show, as the report's legend states them. */
+const LEGEND_32NDS = { red: [0, 3], yellow: [4, 6], green: [7, Infinity] } as const;
+const COLOUR = { critical: 'red', worn: 'red', medium: 'yellow', good: 'green', new: 'green' } as const;
+
+describe('counter details in the browser', () => {
+  let app: RunningApp;
+  let browser: Browser;
+  let page: Page;
+  let errors: string[];
+  let photos: string[];
+  let videoDir: string;
+
+  const origin = () => new URL(app.url).origin;
+  /** An error the app found itself: its words only, no "Something went wrong." and no code. */
+  const plainError = async (text: string) => {
+    const alert = page.getByRole('alert').filter({ hasText: text });
+    await alert.waitFor();
+    const content = (await alert.textContent()) ?? '';
+    expect.soft(content).not.toContain('Something went wrong');
+    expect.soft(content).not.toContain('UNKNOWN');
+  };
+
+  beforeAll(async () => {
+    photos = tirePhotos();
+    videoDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-webcam-'));
+    const video = path.join(videoDir, 'tire.y4m');
+    await writeY4mFromImage(photos[0]!, video);
+    app = await startApp();
+    browser = await launchChromium(video);
+    ({ page, errors } = await openPage(browser, app.url));
+    page.on('dialog', (dialog) => void dialog.accept());
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    if (videoDir) await rm(videoDir, { recursive: true, force: true });
+  });
+
+  it('says what is wrong with a short password in plain words, then creates the account', async () => {
+    await page.getByLabel('Email').fill('owner@counter.test');
+    await page.getByLabel(/^Password/).fill('short');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await plainError('The password needs at least 8 characters.');
+    await page.getByLabel(/^Password/).fill('correct horse battery');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('heading', { name: 'Scan tires' }).waitFor();
+  });
+
+  it('keeps an emptied port field empty and explains it in plain words', async () => {
+    await page.getByRole('link', { name: 'Settings' }).click();
+    const port = page.getByLabel('Port', { exact: true });
+    await port.fill('');
+    await expect.soft(port.inputValue()).resolves.toBe('');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await plainError('Enter a port number from 1 to 65535');
+  });
+
+  it('gives a PDF dropped with a photo its own card saying it is not a photo, with no "Try again"', async () => {
+    await page.reload(); // forget the emptied port
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByLabel('Show depths in').selectOption('32nds');
+    await page.getByLabel('Legal minimum tread depth').selectOption('2/32in');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+
+    await page.getByRole('link', { name: 'Scan' }).click();
+    await page.getByRole('textbox', { name: 'Vehicle / plate' }).fill('AB-1');
+    await dropFiles(page, [
+      await photoFile(photos[1]!, 'rear.jpg'),
+      { name: 'invoice.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4\n%âãÏÓ\n1 0 obj\n<<>>\nendobj\n') },
+    ]);
+    const pdf = page.locator('article.queue-failed').filter({ hasText: 'invoice.pdf' });
+    await pdf.waitFor();
+    await expect(pdf.textContent()).resolves.toContain('That file is not a photo we can read. Use JPEG, PNG or WebP.');
+    await expect(pdf.textContent()).resolves.toContain('invoice.pdf is not a photo.');
+    await expect(pdf.getByRole('button', { name: 'Try again' }).count()).resolves.toBe(0);
+    await expect(pdf.getByRole('button', { name: 'Remove' }).count()).resolves.toBe(1);
+    await page.locator('article.result-card').first().waitFor({ timeout: 90_000 });
+  });
+
+  it('shows every depth of the card in 32nds, and echoes a gauge reading typed in 32nds', async () => {
+    const card = page.locator('article.result-card').first();
+    await expect(card.locator('.depth-main').textContent()).resolves.toMatch(/^\d+\/32″ \(\d+\.\d mm\)$/);
+    await expect(card.locator('.depth-bar figcaption').textContent()).resolves.toMatch(/^Likely \d+\/32″–\d+\/32″ · legal minimum 2\/32″$/);
+    await expect(card.locator('.depth-ticks span').last().textContent()).resolves.toMatch(/^\d+\/32″$/);
+
+    const gauge = card.getByLabel('Gauge reading (32nds of an inch)');
+    await gauge.fill('abc');
+    await card.getByRole('button', { name: 'Save reading' }).click();
+    await plainError('Enter the gauge reading as a whole number of 32nds, for example 6.');
+
+    await gauge.fill('6');
+    await card.getByRole('button', { name: 'Save reading' }).click();
+    await card.getByText('Saved: 6/32″.', { exact: true }).waitFor();
+    await expect(card.locator('.depth-bar figcaption').textContent()).resolves.toContain('gauge 6/32″');
+    expect(await card.locator('.depth-bar figcaption').textContent()).not.toContain('mm');
+  });
+
+  it('moves the focus to the next card, then to the drop zone, as cards are removed with the keyboard', async () => {
+    const remove = page.locator('article.queue-failed').getByRole('button', { name: 'Remove' });
+    await remove.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'ARTICLE', label: 'Result: AB-1' });
+
+    // a second photo, for the history and the report
+    await page.getByLabel('Tire position').selectOption('FL');
+    await page.getByTestId('file-input').setInputFiles(photos[2]!);
+    await page.locator('article.result-card').nth(1).waitFor({ timeout: 90_000 });
+    await page.getByRole('button', { name: 'Hide card' }).first().focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'ARTICLE', label: 'Result: AB-1' });
+    await page.getByRole('button', { name: 'Hide card' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focused(page)).toMatchObject({ testId: 'drop-zone' });
+  });
+
+  it('never shows a depth in 32nds that the colour legend contradicts', async () => {
+    // gauge readings at the edges of the colour bands, as a shop in mm would type them
+    const ids: string[] = [];
+    for (const photo of photos) {
+      const res = await page.request.post(`${origin()}/api/v1/analyze`, {
+        headers: { origin: origin() },
+        multipart: { image: await photoFile(photo), vehicle: 'EDGE-1' },
+      });
+      expect(res.status(), await res.text()).toBe(200);
+      ids.push(((await res.json()) as { data: { scanId: string } }).data.scanId);
+    }
+    const edges = [
+      [1.5, '1/32″'], // critical (under 1.6 mm): below the 2/32″ legal line, not on it
+      [2.8, '3/32″'], // worn, red: not 4/32″, which the legend gives to yellow
+      [4.8, '6/32″'], // medium, yellow
+      [5.0, '7/32″'], // good, green: not 6/32″, which the legend gives to yellow
+    ] as const;
+    for (const [i, [mm]] of edges.entries()) {
+      const put = await page.request.put(`${origin()}/api/v1/scans/${ids[i]}/measurement`, { headers: { origin: origin() }, data: { measurementMm: mm } });
+      expect(put.status(), await put.text()).toBe(200);
+    }
+    await page.getByRole('link', { name: 'History' }).click();
+    await page.getByRole('search').getByLabel('Vehicle / plate').fill('EDGE-1');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.locator('.history-item').count()).toBe(4);
+    for (const [i, [, shown]] of edges.entries()) {
+      const row = page.locator(`a.history-item[data-scan-id="${ids[i]}"]`);
+      await expect(row.textContent()).resolves.toContain(`gauge ${shown}`);
+    }
+
+    // and every estimate on screen sits inside the legend's 32nds for its badge's colour
+    await page.getByRole('search').getByLabel('Vehicle / plate').fill('');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.locator('.history-item').count()).toBe(6);
+    const rows = await Promise.all(
+      (await page.locator('.history-item').all()).map(async (item) => ({
+        text: (await item.textContent()) ?? '',
+        wear: (await item.locator('.badge').getAttribute('data-wear')) ?? '',
+      })),
+    );
+    for (const row of rows) {
+      const n = Number(/(\d+)\/32″ \(\d+\.\d mm\)/.exec(row.text)?.[1]);
+      const [low, high] = LEGEND_32NDS[COLOUR[row.wear as keyof typeof COLOUR]];
+      expect(n, row.text).toBeGreaterThanOrEqual(low);
+      expect(n, row.text).toBeLessThanOrEqual(high);
+    }
+  });
+
+  it('keeps the history search on the way back from a scan, with the scan in focus', async () => {
+    await page.getByRole('search').getByLabel('Vehicle / plate').fill('AB-1');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.locator('.history-item').count()).toBe(2);
+    // the scan with the gauge reading typed at the counter
+    const measured = page.locator('.history-item').filter({ hasText: 'gauge 6/32″' });
+    const opened = await measured.getAttribute('data-scan-id');
+    await measured.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Scan details' }).waitFor();
+    await page.getByRole('link', { name: 'Back to history' }).click();
+    await page.locator('.history-item').nth(1).waitFor();
+    await expect(page.getByRole('search').getByLabel('Vehicle / plate').inputValue()).resolves.toBe('AB-1');
+    await expect(page.locator('.history-item').count()).resolves.toBe(2);
+    await expect.poll(async () => (await focused(page)).label).toMatch(/^AB-1 /);
+    await expect(page.evaluate(() => (globalThis as unknown as { document: { activeElement: { getAttribute(n: string): string | null } } }).document.activeElement.getAttribute('data-scan-id'))).resolves.toBe(opened);
+
+    // the browser's Back too
+    await page.locator('.history-item').nth(1).click();
+    await page.getByRole('heading', { name: 'Scan details' }).waitFor();
+    await page.goBack();
+    await page.locator('.history-item').nth(1).waitFor();
+    await expect(page.getByRole('search').getByLabel('Vehicle / plate').inputValue()).resolves.toBe('AB-1');
+  });
+
+  it('shows the report in 32nds with a legend that matches them', async () => {
+    await page.getByRole('link', { name: 'Report for AB-1' }).click();
+    const report = page.getByTestId('report');
+    await report.locator('.report-tire').nth(1).waitFor();
+    await expect(report.locator('.report-depth').first().textContent()).resolves.toMatch(/^\d+\/32″ \(\d+\.\d mm\)$/);
+    await expect(report.textContent()).resolves.toContain('gauge 6/32″');
+    await expect(report.locator('.report-tire .small').first().textContent()).resolves.toMatch(/^likely \d+\/32″–\d+\/32″/);
+    await expect(report.getByTestId('legend').textContent()).resolves.toBe(
+      'Green: 7/32″ or more (5.0 mm or more) · yellow: 4/32″–6/32″ (3.0–4.9 mm) · red: 3/32″ or less (under 3.0 mm), replace. Legal minimum 2/32″ (1.6 mm).',
+    );
+  });
+
+  it('moves the focus to "Yes, delete", and back to "Delete scan" on Cancel', async () => {
+    await page.getByRole('link', { name: 'History' }).click();
+    await page.locator('.history-item').first().click();
+    const del = page.getByRole('button', { name: 'Delete scan' });
+    await del.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'BUTTON', text: 'Yes, delete' });
+    await page.keyboard.press('Tab');
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'BUTTON', text: 'Cancel' });
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'BUTTON', text: 'Delete scan' });
+  });
+
+  it('does not say "Copied" on a new key, and moves the focus to the next key after a revoke', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    for (const name of ['Front desk', 'Back office']) {
+      await page.getByLabel(/Name of the new key/).fill(name);
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await page.getByRole('row').filter({ hasText: name }).waitFor();
+      await page.getByText(`New key “${name}”`).waitFor();
+      await expect(page.locator('.new-key').getByRole('button').textContent()).resolves.toBe('Copy key');
+      await page.locator('.new-key').getByRole('button', { name: 'Copy key' }).click();
+      await page.locator('.new-key').getByRole('button', { name: 'Copied' }).waitFor();
+    }
+    await page.getByRole('button', { name: 'Revoke key Front desk' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('row').filter({ hasText: 'Front desk' }).waitFor({ state: 'detached' });
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'BUTTON', label: 'Revoke key Back office' });
+    await page.keyboard.press('Enter');
+    await page.getByText('No keys yet.').waitFor();
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'INPUT' });
+  });
+
+  it('brings the result of a webcam photo into view', async () => {
+    await page.getByRole('link', { name: 'Scan' }).click();
+    await page.getByRole('button', { name: 'Use webcam' }).click();
+    const camera = page.getByRole('region', { name: 'Camera capture' });
+    await page.waitForFunction(() => {
+      // Runs in the page; the Node typings of this file have no DOM.
+      const { document } = globalThis as unknown as { document: { querySelector(s: string): { videoWidth: number } | null } };
+      return (document.querySelector('.camera video')?.videoWidth ?? 0) > 0;
+    });
+    await camera.getByRole('button', { name: 'Capture' }).click();
+    await camera.getByRole('button', { name: 'Analyze photo' }).click();
+    await camera.getByText('Photo sent for analysis. Its result appears below the camera.').waitFor();
+    await waitForResults(page, 1);
+    const card = page.locator('article.result-card').first();
+    // Runs in the page; the Node typings of this file have no DOM.
+    const top = () => card.evaluate((el) => Math.round((el as unknown as { getBoundingClientRect(): { top: number } }).getBoundingClientRect().top));
+    await expect.poll(top).toBeLessThan(200);
+    await expect.poll(top).toBeGreaterThanOrEqual(0);
+    await page.getByRole('button', { name: 'Hide camera' }).click();
+    expect(errors).toEqual([]);
+  });
+});
