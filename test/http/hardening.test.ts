@@ -224,6 +224,16 @@ describe('M1: stalled uploads cannot lock others out of /analyze', () => {
       expect(take(admit, '192.168.1.5')).toBeNull();
     });
 
+    it('on a desk, each shop PC counts on its own over IPv6 too (a shop LAN shares one /64)', () => {
+      const admit = admission({ concurrency: 1, queueLimit: 3, hub: false }); // a quarter is 2
+      expect([take(admit, 'fd00::10'), take(admit, 'fd00::10'), take(admit, 'fd00::10')].map(Boolean)).toEqual([true, true, false]);
+      expect(take(admit, 'fd00::11')).not.toBeNull();
+      expect(take(admit, 'fe80::12%eth0')).not.toBeNull();
+      expect(take(admit, '::ffff:192.168.1.5')).not.toBeNull();
+      expect(take(admit, '192.168.1.5')).not.toBeNull(); // the same PC, its second
+      expect(take(admit, '192.168.1.6')).toBeNull(); // the LAN's three quarters are held
+    });
+
     it('on a hub, loopback (a proxy on the same machine) is capped like any address, and an IPv6 /64 is one address', () => {
       const admit = admission({ concurrency: 1, queueLimit: 3, hub: true });
       expect([take(admit, '127.0.0.1'), take(admit, '127.0.0.1'), take(admit, '127.0.0.1')].map(Boolean)).toEqual([true, true, false]);

@@ -90,7 +90,9 @@ export function admission({ concurrency, queueLimit, hub }: AdmissionOptions): (
     new AppError('SERVER_BUSY', message, { headers: { 'Retry-After': String(Math.max(1, Math.ceil(averageMs / 1000))) } });
   return (ip) => {
     const desk = !hub && isLoopbackAddress(ip);
-    const address = meteringAddress(ip);
+    // a hub groups an IPv6 /64 as metering does (one client can take a whole /64); a desk's LAN
+    // shares one /64, so there each shop PC counts on its own
+    const address = hub ? meteringAddress(ip) : ip.replace(/^::ffff:/i, '').replace(/%.*$/, '');
     const mine = byAddress.get(address) ?? 0;
     if (held >= max || (!desk && !hub && remote >= max - share)) {
       throw busy('The server is busy analysing other images; please retry shortly.');

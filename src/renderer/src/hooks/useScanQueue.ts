@@ -44,7 +44,8 @@ const PERMANENT = new Set([
 ]);
 
 export function canRetry(item: QueueItem): boolean {
-  return !(item.error instanceof ApiError && PERMANENT.has(item.error.code));
+  // a 408 (the upload stalled on the network) carries VALIDATION_ERROR but a second try can work
+  return !(item.error instanceof ApiError && PERMANENT.has(item.error.code) && item.error.status !== 408);
 }
 
 function randomKey(): string {
