@@ -210,6 +210,34 @@ describe('shop calibration service', () => {
     expect(queue.stats).toEqual({ running: 0, waiting: 0, background: 0 });
   });
 
+  it('keeps the last outcome across a restart (a revert clears an applied one); a damaged record is forgotten', async () => {
+    const { t, service } = await setUp();
+    const fake = { loadAnalyzer: async () => new FakeAnalyzer() };
+    const { account } = await measuredScans(t, 32, (e) => e);
+    await service.start(account);
+    await service.idle();
+    const unchanged = (await service.status(account)).job;
+    expect(unchanged).toMatchObject({ state: 'unchanged' });
+    // the next start of the server: a new service on the same store
+    expect((await serviceOn(t, fake).status(account)).job).toEqual(unchanged);
+
+    await t.core.store.meta.set('calibration.lastJob', '{"state":"applied"');
+    expect((await serviceOn(t, fake).status(account)).job).toBeNull();
+    await t.core.store.meta.set('calibration.lastJob', JSON.stringify({ state: 'running', startedAt: 'x', done: 1, total: 2 }));
+    expect((await serviceOn(t, fake).status(account)).job).toBeNull();
+  });
+
+  it('forgets a kept applied outcome once reverted, also after a restart', async () => {
+    const { t, service } = await setUp();
+    const { account } = await measuredScans(t, 40, (e) => round1(1.3 * e + 0.4));
+    await service.start(account);
+    await service.idle();
+    expect((await service.status(account)).job).toMatchObject({ state: 'applied' });
+    await service.revert(account);
+    expect((await service.status(account)).job).toBeNull();
+    expect((await serviceOn(t, { loadAnalyzer: async () => new FakeAnalyzer() }).status(account)).job).toBeNull();
+  });
+
   it('fails, changing nothing, when the photos are gone', async () => {
     const { t, service } = await setUp();
     const { account } = await measuredScans(t, 30, (e) => round1(1.3 * e + 0.4));

@@ -68,6 +68,21 @@ type Job = NonNullable<CalibrationStatus['job']>;
 type Finished = Exclude<Job, { state: 'running' }>;
 
 const CALIBRATIONS = 'calibrations';
+/** The meta key the last finished job is kept under (JSON, or `null` once a revert cleared it). */
+const LAST_JOB_KEY = 'calibration.lastJob';
+
+/** A kept job as written by finish(), or null for anything else (an older or damaged record is forgotten). */
+function parseKeptJob(text: string): Finished | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (!isRecord(value) || !['applied', 'unchanged', 'failed'].includes(String(value.state))) return null;
+    if (typeof value.startedAt !== 'string' || typeof value.finishedAt !== 'string' || typeof value.message !== 'string') return null;
+    if (!isRecord(value.skipped) || (value.fit !== null && !isRecord(value.fit))) return null;
+    return value as unknown as Finished;
+  } catch {
+    return null;
+  }
+}
 
 /** The fit as the wire carries it: everything but the fit over all tires (`correction` is what was written). */
 function wireFit({ fitted: _all, ...fit }: ShopFit): CalibrationFit {
@@ -161,6 +176,20 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
   let reverting: Promise<void> | null = null;
 
   const measured = (accountId: string) => store.scans.all({ accountId, measured: true });
+
+  /** The last finished job from the store, read once before the first status, start or revert. */
+  let restored: Promise<void> | null = null;
+  const ready = () =>
+    (restored ??= store.meta.get(LAST_JOB_KEY).then(
+      (text) => {
+        const kept = text === null ? null : parseKeptJob(text);
+        if (job === null && kept !== null) job = kept;
+      },
+      (error: unknown) => logger.warn({ err: error }, 'could not read the last calibration job'),
+    ));
+  /** A failed write loses only the record of the outcome (the calibration itself is in settings.json). */
+  const keep = (finished: Job | null) =>
+    store.meta.set(LAST_JOB_KEY, JSON.stringify(finished)).catch((error: unknown) => logger.warn({ err: error }, 'could not keep the calibration job'));
   /** The shipped manifest, read once: the models that came with the app do not change while it runs (status is polled each second). */
   let shippedRead: Promise<Record<string, unknown> | null> | null = null;
   const shippedManifest = () => (shippedRead ??= readManifestJson(config.shippedModelsDir));
@@ -187,6 +216,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
   }
 
   async function status(accountId: string): Promise<CalibrationStatus> {
+    await ready();
     const scans = await measured(accountId);
     return {
       modelVersion: analyzer.modelVersion,
@@ -200,8 +230,10 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     };
   }
 
-  function finish(startedAt: string, state: Finished['state'], message: string, fit: CalibrationFit | null = null, skipped: Record<string, number> = {}): void {
+  /** The outcome, kept in the store too so that a restart still shows it (a running job is not kept). */
+  async function finish(startedAt: string, state: Finished['state'], message: string, fit: CalibrationFit | null = null, skipped: Record<string, number> = {}): Promise<void> {
     job = { state, startedAt, finishedAt: clock.now().toISOString(), message, fit, skipped };
+    await keep(job);
   }
 
   /** The photos read, the fit, and (when something is kept) the new models written and swapped in. */
@@ -239,13 +271,13 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     }
     if (points.length < MIN_TIRES) {
       const message = `Only ${points.length} of ${scans.length} photos could be read again; at least ${MIN_TIRES} are needed. Nothing was changed.`;
-      finish(startedAt, 'failed', message, null, skipped);
+      await finish(startedAt, 'failed', message, null, skipped);
       return;
     }
     const fit = fitShopCalibration(points);
     if (!fit.depthApplied && !fit.intervalApplied) {
       const message = `On these ${fit.tires} photos the models as shipped need no correction that cross-validation confirms. Nothing was changed.`;
-      finish(startedAt, 'unchanged', message, wireFit(fit), skipped);
+      await finish(startedAt, 'unchanged', message, wireFit(fit), skipped);
       return;
     }
     const created = clock.now();
@@ -277,7 +309,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     servedDir = outDir;
     fromSettings = true;
     logger.info({ modelVersion: next.modelVersion, modelsDir: outDir, tires: fit.tires }, 'shop calibration applied');
-    finish(startedAt, 'applied', `Calibrated on ${fit.tires} photos: analyses now answer with ${String(written.version)}.`, wireFit(fit), skipped);
+    await finish(startedAt, 'applied', `Calibrated on ${fit.tires} photos: analyses now answer with ${String(written.version)}.`, wireFit(fit), skipped);
   }
 
   /** settings.json's modelsDir removed and the shipped models swapped in; the last job's result no longer describes them. */
@@ -295,7 +327,10 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     logger.info({ modelVersion: shipped.modelVersion, from: servedDir }, 'back to the shipped models');
     servedDir = config.shippedModelsDir;
     fromSettings = false;
-    if (job?.state === 'applied') job = null;
+    if (job?.state === 'applied') {
+      job = null;
+      await keep(null);
+    }
   }
 
   /** start() past the running check: the rest of the checks, then the job in the background. */
@@ -314,9 +349,9 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     const progress = { state: 'running' as const, startedAt, done: 0, total: count };
     job = progress;
     running = run(scans, progress)
-      .catch((error: unknown) => {
+      .catch(async (error: unknown) => {
         logger.error({ err: error }, 'shop calibration failed');
-        finish(startedAt, 'failed', `The calibration failed and nothing was changed: ${isAppError(error) ? error.message.replace(/\.$/, '') : 'see the server log'}.`);
+        await finish(startedAt, 'failed', `The calibration failed and nothing was changed: ${isAppError(error) ? error.message.replace(/\.$/, '') : 'see the server log'}.`);
       })
       .finally(() => {
         running = null;
@@ -328,6 +363,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     status,
 
     async start(accountId) {
+      await ready();
       if (job?.state === 'running' || starting) throw new AppError('CONFLICT', 'A calibration is already running; wait for it to finish.');
       if (reverting) throw new AppError('CONFLICT', 'The shipped models are being put back; start again in a moment.');
       if (closing) throw new AppError('SERVER_BUSY', 'The server is shutting down.');
@@ -340,6 +376,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     },
 
     async revert(accountId) {
+      await ready();
       if (job?.state === 'running' || starting) throw new AppError('CONFLICT', 'A calibration is running; revert once it has finished.');
       if (closing) throw new AppError('SERVER_BUSY', 'The server is shutting down.');
       const blocked = blockedBy();
