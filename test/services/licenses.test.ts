@@ -16,6 +16,18 @@ test('a pack adds 100 scans of credit and is listed on the account', async () =>
   expect((await t.core.services.accounts.summary(account.id)).packCredit).toBe(200);
 });
 
+test('pack scans still being analysed count as spent on the account page, as in the rate-limit headers', async () => {
+  t = await testCore();
+  const { account } = await accountCaller(t.core.services);
+  await t.core.services.licenses.redeem(account.id, t.issueCode({ kind: 'pack' }));
+  // a hold on the pack (the free allowance taken as used up: limit 0), as an analysis in flight has
+  const hold = { subject: `acct:${account.id}`, window: 'month:2026-11', limit: 0, packAccountId: account.id, unmetered: false, now: t.clock.now() };
+  expect(await t.core.store.usage.reserve({ id: 'r-1', ...hold })).toMatchObject({ source: 'pack' });
+  expect((await t.core.services.accounts.summary(account.id)).packCredit).toBe(99);
+  await t.core.store.usage.release('r-1');
+  expect((await t.core.services.accounts.summary(account.id)).packCredit).toBe(100);
+});
+
 test('a code is redeemable once, by anyone', async () => {
   t = await testCore();
   const first = await accountCaller(t.core.services);

@@ -14,7 +14,10 @@ export function createAccountService(deps: { store: Store; clock: Clock }): Acco
       const now = clock.now();
       const window = monthWindow(now);
       const pro = isPro(account, now);
-      const { used, held } = await store.usage.usage(`acct:${account.id}`, window.name);
+      const [{ used, held }, pack] = await Promise.all([
+        store.usage.usage(`acct:${account.id}`, window.name),
+        store.usage.packBalance(account.id),
+      ]);
       const licenses = await store.licenses.listForAccount(account.id);
       return {
         account,
@@ -27,7 +30,8 @@ export function createAccountService(deps: { store: Store; clock: Clock }): Acco
           remaining: pro ? null : Math.max(0, FREE_MONTHLY_LIMIT - used - held),
           resetAt: window.endsAt,
         },
-        packCredit: account.packCredit,
+        // pack scans still being analysed count as spent, as in the X-RateLimit-Remaining of /analyze
+        packCredit: Math.max(0, pack.credit - pack.held),
         licenses,
       };
     },
