@@ -13,6 +13,7 @@ import { toSyncScan } from '../../src/core/sync/wire.js';
 import { makeJpeg } from '../fixtures/images/make.js';
 import { FakeAnalyzer } from '../support/fake-analyzer.js';
 import { makeScan, randomId } from '../support/store.js';
+import { fakeHub, type FakeHub } from '../sync/fake-hub.js';
 import { startApp, type AppOptions, type RunningApp } from './support/app.js';
 import { launchChromium, openPage } from './support/browser.js';
 import { saveScreenshot, tirePhotos } from './support/files.js';
@@ -258,6 +259,57 @@ describe('desktop sync with the hub in the browser', () => {
     await page.clock.runFor(10 * POLL_MS);
     await Promise.all([statusRead(), setHidden(false)]);
     expect(reads).toBe(1);
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('what the window says when something else answers for the hub, or the hub refuses a scan', () => {
+  let hub: RunningApp;
+  let desk: RunningApp;
+  let middle: FakeHub;
+  let browser: Browser;
+  let page: Page;
+  let errors: string[];
+
+  beforeAll(async () => {
+    [hub, desk] = await Promise.all([startHub(), startApp()]);
+    middle = await fakeHub(hub.url.replace(/\/$/, ''));
+    browser = await launchChromium();
+    ({ page, errors } = await openPage(browser, desk.url));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await middle?.close();
+    await desk?.close();
+    await hub?.close();
+  });
+
+  it('explains a firewall page, keeps the scan waiting, then counts a scan the hub refused for good', async () => {
+    const key = await (await hubOffice(hub.url)).newKey('Main Street');
+    await page.getByRole('heading', { name: 'Welcome to TireWear' }).waitFor();
+    await page.getByLabel('Email').fill('owner@elm-road-tires.test');
+    await page.getByLabel(/^Password/).fill('correct horse battery');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('heading', { name: 'Scan tires' }).waitFor();
+    await page.getByTestId('file-input').setInputFiles(tirePhotos()[0]!);
+    await waitForResults(page, 1);
+
+    middle.mode = 'waf'; // link probes pass, uploads get a firewall's 403 page
+    await page.getByRole('link', { name: 'Settings' }).click();
+    const panel = page.getByRole('region', { name: "Sync with the chain's hub" });
+    await panel.getByLabel('Hub address').fill(middle.url);
+    await panel.getByLabel('Hub API key').fill(key);
+    await panel.getByRole('button', { name: 'Link', exact: true }).click();
+    await panel.getByTestId('sync-error').getByText('Something other than the hub answered').waitFor();
+    await expect(panel.getByTestId('sync-pending').textContent()).resolves.toBe('1 scan');
+    await expect(panel.getByTestId('sync-skipped').count()).resolves.toBe(0);
+
+    middle.mode = 'refuseScan';
+    await page.getByRole('button', { name: 'Sync now' }).click();
+    await panel.getByTestId('sync-skipped').filter({ hasText: /^1 change \(link again/ }).waitFor();
+    await panel.getByTestId('sync-error').getByText('The hub refused one scan for good').waitFor();
+    await expect(panel.getByTestId('sync-pending').textContent()).resolves.toBe('0 scans');
     expect(errors).toEqual([]);
   });
 });

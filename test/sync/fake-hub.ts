@@ -3,12 +3,14 @@
  * as the things that really sit there answer: it forwards to the real hub, or answers as a
  * captive portal (200 HTML to everything), a WAF (403 HTML page), a proxy's body limit
  * (nginx's 413 page), a hub behind a proxy that passes a Host it does not know, or holds
- * uploads unanswered (a hub that hangs).
+ * uploads unanswered (a hub that hangs), or refuses each upload for good as a hub refuses a
+ * scan it cannot take (its envelope with the scan-refusal header).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SCAN_REFUSAL_HEADER } from '../../src/core/sync/wire.js';
 
-export type FakeMode = 'forward' | 'portal' | 'waf' | 'proxy413' | 'wrongHost' | 'hold' | 'htmlImage';
+export type FakeMode = 'forward' | 'portal' | 'waf' | 'proxy413' | 'wrongHost' | 'hold' | 'htmlImage' | 'refuseScan';
 
 export interface FakeHub {
   url: string;
@@ -51,13 +53,14 @@ export async function fakeHub(target: string): Promise<FakeHub> {
   }
 
   /** Reads the whole request first, as a proxy answering after the body would. */
-  function answer(request: http.IncomingMessage, response: http.ServerResponse, status: number, type: string, body: string): void {
+  function answer(request: http.IncomingMessage, response: http.ServerResponse, status: number, type: string, body: string, headers: http.OutgoingHttpHeaders = {}): void {
     request.resume();
     request.on('end', () => {
-      response.writeHead(status, { 'content-type': type });
+      response.writeHead(status, { 'content-type': type, ...headers });
       response.end(body);
     });
   }
+  const refusal = JSON.stringify({ success: false, error: { code: 'IMAGE_UNREADABLE', message: 'The hub could not read the photo of this scan.' } });
 
   const server = http.createServer((request, response) => {
     const upload = request.method === 'PUT' && (request.url ?? '').startsWith('/api/v1/sync/scans/');
@@ -80,6 +83,10 @@ export async function fakeHub(target: string): Promise<FakeHub> {
         return forward(request, response, 'vm.shop.lan:8911');
       case 'hold':
         return upload ? hold() : forward(request, response);
+      case 'refuseScan':
+        return upload
+          ? answer(request, response, 422, 'application/json; charset=utf-8', refusal, { [SCAN_REFUSAL_HEADER]: '1' })
+          : forward(request, response);
       case 'htmlImage':
         return image ? answer(request, response, 200, 'text/html', PAGE('not an image')) : forward(request, response);
       case 'forward':
