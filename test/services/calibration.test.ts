@@ -238,6 +238,22 @@ describe('shop calibration service', () => {
     expect((await serviceOn(t, { loadAnalyzer: async () => new FakeAnalyzer() }).status(account)).job).toBeNull();
   });
 
+  it('describes one moment: a swap while the status is being read is read again', async () => {
+    const { t, service } = await setUp();
+    const { account } = await measuredScans(t, 3, (e) => e);
+    await service.status(account); // the kept job read
+    const all = t.core.store.scans.all.bind(t.core.store.scans);
+    let calls = 0;
+    t.core.store.scans.all = async (filter) => {
+      const scans = await all(filter);
+      // the first read sees the models swapped under it, as when a job applies its calibration
+      if (calls++ === 0) t.core.analyzer.swap(new NextAnalyzer());
+      return scans;
+    };
+    expect((await service.status(account)).modelVersion).toBe('next');
+    expect(calls).toBe(2);
+  });
+
   it('fails, changing nothing, when the photos are gone', async () => {
     const { t, service } = await setUp();
     const { account } = await measuredScans(t, 30, (e) => round1(1.3 * e + 0.4));

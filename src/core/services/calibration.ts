@@ -217,17 +217,23 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
 
   async function status(accountId: string): Promise<CalibrationStatus> {
     await ready();
-    const scans = await measured(accountId);
-    return {
-      modelVersion: analyzer.modelVersion,
-      active: await active(),
-      measuredScans: scans.length,
-      byModel: byModel(scans),
-      minimumScans: MIN_TIRES,
-      blockedBy: (await startBlockedBy())?.message ?? null,
-      canRevert: fromSettings && blockedBy() === null,
-      job,
-    };
+    for (;;) {
+      const version = analyzer.modelVersion;
+      const [scans, activeRecord, blocked] = await Promise.all([measured(accountId), active(), startBlockedBy()]);
+      // a swap while reading (a job applying its models, a revert): read again, so that the model
+      // in use, its record and the job's outcome always describe the same moment
+      if (analyzer.modelVersion !== version) continue;
+      return {
+        modelVersion: version,
+        active: activeRecord,
+        measuredScans: scans.length,
+        byModel: byModel(scans),
+        minimumScans: MIN_TIRES,
+        blockedBy: blocked?.message ?? null,
+        canRevert: fromSettings && blockedBy() === null,
+        job,
+      };
+    }
   }
 
   /** The outcome, kept in the store too so that a restart still shows it (a running job is not kept). */
