@@ -1,8 +1,9 @@
 /**
  * The hub's side of a push: file a desktop's scan under the pushing hub account,
  * storing its image the first time and merging later edits (store.upsertSynced).
- * Safe to repeat and safe on several instances at once: the image files are written
- * atomically under names fixed by the scan id, and the merge is one transaction.
+ * Safe to repeat and safe on several instances at once: a first push writes its image files
+ * atomically under names of its own (`<id>.v<upload>`), which the stored scan names only if this
+ * push is the one stored, and the merge is one transaction. A deletion removes the photos.
  *
  * A refusal about the scan itself is made with scanRefusal (wire.ts), which marks it so
  * the desktop skips that scan; anything else (storage trouble) is retried by the desktop.
@@ -10,11 +11,16 @@
 import { AppError, isAppError } from '../errors.js';
 import { extensionFor, inspectImage } from '../images/inspect.js';
 import { imageKeys } from '../services/analyze.js';
-import { sha256Hex } from '../services/ids.js';
+import { randomId, sha256Hex } from '../services/ids.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
 import type { ScanRecord } from '../types.js';
 import { fromSyncScan, scanRefusal, type SyncScan } from './wire.js';
+
+/** Best effort: a file left behind is unreferenced, and the leftover sweep removes it later. */
+async function removeFiles(images: ImageStore, keys: { originalKey: string; thumbnailKey: string }): Promise<void> {
+  await Promise.all([images.delete(keys.originalKey), images.delete(keys.thumbnailKey)].map((p) => p.catch(() => undefined)));
+}
 
 export interface ReceiveDeps {
   store: Pick<Store, 'scans' | 'apiKeys'>;
@@ -64,7 +70,11 @@ export async function receiveSyncedScan(
   }
   if (existing) {
     await checkShop(deps.store, owner, existing);
-    return deps.store.scans.upsertSynced(fromSyncScan(wire, owner, existing.image));
+    const merged = await deps.store.scans.upsertSynced(fromSyncScan(wire, owner, existing.image));
+    // a deletion synced from the shop: the photos are the customer's data and go now, as a
+    // deletion made on the hub removes them (services/scans.ts); the record stays as a tombstone
+    if (existing.deletedAt === null && merged.deletedAt !== null) await removeFiles(deps.images, merged.image);
+    return merged;
   }
 
   if (image === null) {
@@ -87,15 +97,17 @@ export async function receiveSyncedScan(
     if (isAppError(error)) throw scanRefusal(error.code, error.message, error);
     throw error;
   }
-  const keys = imageKeys(wire.scanId, extensionFor(inspected.mime));
+  // names of this upload's own: another first push of the same id may be stored instead
+  const keys = imageKeys(wire.scanId, extensionFor(inspected.mime), randomId().slice(0, 16));
   await deps.images.put(keys.originalKey, image);
   await deps.images.put(keys.thumbnailKey, inspected.thumbnail);
   const { mime, width, height, bytes } = inspected;
   const stored = await deps.store.scans.upsertSynced(
     fromSyncScan({ ...wire, image: { mime, width, height, bytes, sha256: wire.image.sha256 } }, owner, keys),
   );
-  // Another account or shop stored the same id first, between the lookup above and now (two
-  // first uploads at once): the upsert merged into their copy; at least do not acknowledge it.
+  // Another push stored the same id first, between the lookup above and now (two first uploads
+  // at once): the upsert merged into that copy, which keeps its own files; ours name nothing.
+  if (stored.image.originalKey !== keys.originalKey) await removeFiles(deps.images, keys);
   if (stored.accountId !== owner.accountId) throw scanRefusal('FORBIDDEN', 'This scan id belongs to another account');
   await checkShop(deps.store, owner, stored);
   return stored;

@@ -97,6 +97,14 @@ export function syncConformance(store: GetStore): void {
       expect(changes[0]!.scan.deletedAt).toEqual(deletedAt);
     });
 
+    it('takes both the deletion and a newer reading that arrive together', async () => {
+      await store().scans.upsertSynced(pushed({ measurementMm: 6.1, measuredAt: T('09:00:00.000') }));
+      const deletedAt = T('11:00:00.000');
+      const merged = await store().scans.upsertSynced(pushed({ measurementMm: 3.2, measuredAt: T('10:00:00.000'), deletedAt }));
+      expect(merged).toMatchObject({ deletedAt, measurementMm: 3.2, measuredAt: T('10:00:00.000') });
+      expect(await store().scans.get('synced-1')).toEqual(merged);
+    });
+
     it('merges into a scan this store committed itself', async () => {
       const local = makeScan({ accountId: 'hub-acct' });
       await store().scans.commit({ scan: local, reservation: null, idempotency: null });

@@ -79,6 +79,13 @@ export function usageConformance(store: GetStore): void {
       expect(await store().usage.usage('acct:pro', MONTH)).toEqual({ used: 5, held: 0 });
     });
 
+    it('counts pro holds against the allowance too (a license that lapses while its scans are analysed)', async () => {
+      for (let i = 0; i < 9; i++) await store().usage.reserve(reserveRequest({ subject: 'acct:lapsed', limit: 10, unmetered: true }));
+      const free = await concurrently(5, () => store().usage.reserve(reserveRequest({ subject: 'acct:lapsed', limit: 10 })));
+      expect(free.filter((r) => r !== null)).toHaveLength(1);
+      expect(await store().usage.usage('acct:lapsed', MONTH)).toEqual({ used: 0, held: 10 });
+    });
+
     it('release gives the unit back and is idempotent', async () => {
       const first = await store().usage.reserve(reserveRequest({ subject: 'acct:r', limit: 1 }));
       expect(await store().usage.reserve(reserveRequest({ subject: 'acct:r', limit: 1 }))).toBeNull();

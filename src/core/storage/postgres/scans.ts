@@ -8,6 +8,7 @@
 import { AppError } from '../../errors.js';
 import type { ScanRecord, ScanResult, ScanSource, StoredImageInfo, TirePosition } from '../../types.js';
 import type { ScanFilter, ScanStore } from '../store.js';
+import { mergeSynced, sameMutableFields } from '../sync-merge.js';
 import { num, type Db, type Queryable } from './db.js';
 
 const CHANGE_LOCK = 7_146_908_218;
@@ -141,14 +142,6 @@ function where(filter: Omit<ScanFilter, 'cursor' | 'limit'>, params: unknown[]):
   return clauses.join(' AND ');
 }
 
-/** The merged copy, or null when the stored one already says everything the incoming one does. */
-function merge(stored: ScanRecord, incoming: ScanRecord): ScanRecord | null {
-  if (stored.deletedAt) return null;
-  if (incoming.deletedAt) return { ...stored, deletedAt: incoming.deletedAt };
-  const newer =
-    incoming.measuredAt !== null && (stored.measuredAt === null || incoming.measuredAt > stored.measuredAt);
-  return newer ? { ...stored, measurementMm: incoming.measurementMm, measuredAt: incoming.measuredAt } : null;
-}
 
 export function scanStore(db: Db): ScanStore {
   return {
@@ -236,8 +229,8 @@ export function scanStore(db: Db): ScanStore {
           throw Object.assign(new Error('concurrent first upload of one scan'), { code: '40001' });
         }
         const current = toScan(stored);
-        const merged = merge(current, scan);
-        if (!merged) return current;
+        const merged = mergeSynced(current, scan);
+        if (sameMutableFields(current, merged)) return current;
         await tx.query(
           `UPDATE scans SET measurement_mm = $2, measured_at = $3, deleted_at = $4, change_seq = $5 WHERE id = $1`,
           [scan.id, merged.measurementMm, merged.measuredAt, merged.deletedAt, await nextSeq(tx)],

@@ -39,7 +39,8 @@ export function usageStore(db: Db): UsageStore {
         if (request.unmetered) return hold(tx, { ...base, source: 'unmetered' }, null, request.now);
 
         const [held] = await tx.query<{ n: string }>(
-          `SELECT count(*) AS n FROM reservations WHERE subject = $1 AND "window" = $2 AND source = 'allowance'`,
+          // holds that will add to used on commit: pro ones (unmetered) too, as in SQLite and usage()
+          `SELECT count(*) AS n FROM reservations WHERE subject = $1 AND "window" = $2 AND source IN ('allowance', 'unmetered')`,
           [request.subject, request.window],
         );
         if (used + num(held!.n) < request.limit) {

@@ -1,0 +1,27 @@
+/** The hub's merge of a pushed scan into its stored copy: one rule for the SQLite and PostgreSQL stores. */
+import type { ScanRecord } from '../types.js';
+
+const ms = (date: Date | null): number | null => (date === null ? null : date.getTime());
+
+/**
+ * Merge rules: fields fixed at analysis time stay as first stored; the measurement with the
+ * later measuredAt wins (ties keep the stored one, so a replay changes nothing); a tombstone
+ * is final — once deleted, later edits are ignored, and the earliest deletion time is kept.
+ * A deletion that arrives with a newer reading takes both.
+ */
+export function mergeSynced(stored: ScanRecord, incoming: ScanRecord): ScanRecord {
+  if (stored.deletedAt !== null) return stored;
+  const incomingNewer =
+    incoming.measuredAt !== null && (stored.measuredAt === null || incoming.measuredAt > stored.measuredAt);
+  return {
+    ...stored,
+    measurementMm: incomingNewer ? incoming.measurementMm : stored.measurementMm,
+    measuredAt: incomingNewer ? incoming.measuredAt : stored.measuredAt,
+    deletedAt: incoming.deletedAt,
+  };
+}
+
+/** Whether a merge changed nothing (no new change to record). */
+export function sameMutableFields(a: ScanRecord, b: ScanRecord): boolean {
+  return a.measurementMm === b.measurementMm && ms(a.measuredAt) === ms(b.measuredAt) && ms(a.deletedAt) === ms(b.deletedAt);
+}
