@@ -260,3 +260,41 @@ test('uploads waiting for an analysis slot write nothing until they get one', as
   expect(writers()).toEqual(new Set([first.body.data.scanId, second.body.data.scanId]));
   expect(await filesOnDisk()).toHaveLength(4);
 });
+
+test('a commit that failed on its way back but stored the scan is answered 200, charged once, files kept', async () => {
+  const { core } = await setUp();
+  const commit = core.store.scans.commit.bind(core.store.scans);
+  core.store.scans.commit = async (input) => {
+    await commit(input); // PostgreSQL applied COMMIT, then the connection dropped
+    throw new AppError('STORAGE_UNAVAILABLE', 'The database is unavailable; try again shortly');
+  };
+  const image = await freshJpeg();
+  const response = await core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'pos-lost-reply' }));
+  expect(response.status).toBe(200);
+  const stored = await core.store.scans.get(response.body.data.scanId);
+  expect(await core.images.exists(stored!.image.originalKey)).toBe(true);
+  expect(await core.images.exists(stored!.image.thumbnailKey)).toBe(true);
+  expect(await usage()).toEqual({ used: 1, held: 0 });
+  core.store.scans.commit = commit;
+  // a retry with the key replays the stored answer, photo and all
+  const retry = await core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'pos-lost-reply' }));
+  expect(retry.body.data.scanId).toBe(response.body.data.scanId);
+  expect(await usage()).toEqual({ used: 1, held: 0 });
+});
+
+test('a failed commit whose outcome cannot be read back keeps the files (the leftover sweep decides later)', async () => {
+  const { core } = await setUp();
+  core.store.scans.commit = async () => {
+    throw new AppError('STORAGE_UNAVAILABLE', 'The database is unavailable; try again shortly');
+  };
+  const get = core.store.scans.get.bind(core.store.scans);
+  core.store.scans.get = async () => {
+    throw new AppError('STORAGE_UNAVAILABLE', 'The database is unavailable; try again shortly');
+  };
+  await expectAppError(core.services.scans.analyze(await command(anon())), 'STORAGE_UNAVAILABLE');
+  expect(await filesOnDisk()).toHaveLength(2);
+  core.store.scans.get = get;
+  // a commit that surely failed (the scan is not there) still removes them
+  await expectAppError(core.services.scans.analyze(await command(anon())), 'STORAGE_UNAVAILABLE');
+  expect(await filesOnDisk()).toHaveLength(2);
+});

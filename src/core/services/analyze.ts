@@ -93,6 +93,8 @@ async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeR
 
   let reservation: Reservation | null = null;
   const writes = new ImageWrites(deps.images);
+  /** Set when a failed commit may still have stored the scan (it could not be read back): its files stay. */
+  let keepFiles = false;
   try {
     const image = await checkImageHeader(command.image);
     reservation = await deps.metering.reserve(caller, deps.clock.now());
@@ -154,24 +156,35 @@ async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeR
       },
       headers: rateLimitHeaders(state),
     };
-    await deps.store.scans.commit({ scan, reservation, idempotency: claim ? { ...claim, response } : null });
+    try {
+      await deps.store.scans.commit({ scan, reservation, idempotency: claim ? { ...claim, response } : null });
+    } catch (error) {
+      // A commit that failed on its way back (PostgreSQL applied COMMIT, then the connection
+      // dropped) stored the scan, its charge and its idempotency record together: answer it. When
+      // that cannot be told, keep the files: the leftover sweep removes them only if no scan names them.
+      const stored = await deps.store.scans.get(scanId).then((found) => found !== null, () => null);
+      if (stored === true) return response;
+      keepFiles = stored === null;
+      throw error;
+    }
     return response;
   } catch (error) {
-    await undo(deps, reservation, writes, claim);
+    await undo(deps, reservation, keepFiles ? null : writes, claim);
     throw error;
   }
 }
 
+/** `writes` null: the files stay (a commit whose outcome is unknown may name them). */
 async function undo(
   deps: AnalyzeDeps,
   reservation: Reservation | null,
-  writes: ImageWrites,
+  writes: ImageWrites | null,
   claim: IdempotencyClaim | null,
 ): Promise<void> {
   const steps: Array<Promise<unknown>> = [];
   if (reservation) steps.push(deps.store.usage.release(reservation.id));
   if (claim) steps.push(deps.store.idempotency.abandon(claim.callerKey, claim.key));
-  const [released, removed] = await Promise.all([Promise.allSettled(steps), writes.removeAll()]);
+  const [released, removed] = await Promise.all([Promise.allSettled(steps), writes ? writes.removeAll() : []]);
   for (const step of [...released, ...removed]) {
     // Reservations expire and orphan files are harmless; the caller's own error matters more.
     if (step.status === 'rejected') deps.logger.warn({ err: step.reason }, 'cleanup after a failed analysis failed');
