@@ -4,15 +4,28 @@
  */
 export const MM_PER_32ND = 0.79375;
 
-type Band = 'new' | 'good' | 'medium' | 'worn' | 'critical';
+export const WEAR_CLASSES = ['new', 'good', 'medium', 'worn', 'critical'] as const;
+export type Wear = (typeof WEAR_CLASSES)[number];
 
 /**
- * Whole 32nds each wear band can show. An exact 32nd falls in these bands when converted to mm
- * (2/32″ = 1.59 mm is under the 1.6 mm legal line, 6/32″ = 4.76 mm is medium, 7/32″ = 5.56 mm
- * good), so a gauge reading typed in 32nds comes back as typed, and a legend can name them.
- * Plain rounding would give 2.8 mm (worn) 4/32″ and 5.0 mm (good) 6/32″.
+ * Wear band of a depth in mm (SPEC §2), the one rule the server and the counter UI share: the
+ * reported class is always the band of the reported depth.
  */
-export const BAND_32NDS: Readonly<Record<Band, readonly [number, number]>> = {
+export function wearForDepth(depthMm: number): Wear {
+  if (depthMm >= 7.0) return 'new';
+  if (depthMm >= 5.0) return 'good';
+  if (depthMm >= 3.0) return 'medium';
+  if (depthMm >= 1.6) return 'worn';
+  return 'critical';
+}
+
+/**
+ * Whole 32nds each wear band can show. A whole 32nd stored as the counter stores a gauge reading
+ * (mm to one decimal) falls in these bands (2/32″ → 1.6 mm, the legal line, is worn; 6/32″ →
+ * 4.8 mm medium; 7/32″ → 5.6 mm good), so a reading typed in 32nds comes back as typed, and a
+ * legend can name them. Plain rounding would give 2.8 mm (worn) 4/32″ and 5.0 mm (good) 6/32″.
+ */
+export const BAND_32NDS: Readonly<Record<Wear, readonly [number, number]>> = {
   critical: [0, 1],
   worn: [2, 3],
   medium: [4, 6],
@@ -21,11 +34,11 @@ export const BAND_32NDS: Readonly<Record<Band, readonly [number, number]>> = {
 };
 
 /**
- * A depth in whole 32nds: the nearest 32nd inside the wear band of the depth in mm (`band`, from
- * the mm bands of SPEC §2). Differs from plain rounding only for 1.2–1.5 mm (1/32″, down),
+ * A depth in whole 32nds: the nearest 32nd inside the wear band of the depth in mm
+ * (`wearForDepth`). Differs from plain rounding only for 1.2–1.5 mm (1/32″, down),
  * 2.8–2.9 mm (3/32″, down) and 5.0–5.1 mm (7/32″, up).
  */
-export function whole32nds(mm: number, band: Band): number {
-  const [low, high] = BAND_32NDS[band];
+export function whole32nds(mm: number): number {
+  const [low, high] = BAND_32NDS[wearForDepth(mm)];
   return Math.min(high, Math.max(low, Math.round(mm / MM_PER_32ND)));
 }

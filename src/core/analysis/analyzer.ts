@@ -7,17 +7,9 @@
  * service adds `processingTimeMs` and `disclaimer` itself.
  */
 
-export const WEAR_CLASSES = ['new', 'good', 'medium', 'worn', 'critical'] as const;
-export type Wear = (typeof WEAR_CLASSES)[number];
+import type { Wear } from '../../shared/units.js';
 
-/** Wear band of a depth (SPEC §2): the reported class is always the band of the reported depth. */
-export function wearForDepth(depthMm: number): Wear {
-  if (depthMm >= 7.0) return 'new';
-  if (depthMm >= 5.0) return 'good';
-  if (depthMm >= 3.0) return 'medium';
-  if (depthMm >= 1.6) return 'worn';
-  return 'critical';
-}
+export { WEAR_CLASSES, wearForDepth, type Wear } from '../../shared/units.js';
 
 /** SPEC §2: clamp((depth - 1.6) / (8.0 - 1.6) * 100, 0, 100), integer. */
 export function treadHealthIndex(depthMm: number): number {

@@ -182,7 +182,7 @@ export function combine(
       modelAlignment,
       twiConsensusCount: findTwiBars(maps).filter((b) => b.confirmed).length,
       // the nearest whole 32nd inside the wear band, as the counter UI shows it (shared/units.ts)
-      depth32nds: whole32nds(estimate, wear),
+      depth32nds: whole32nds(estimate),
     },
   };
 }

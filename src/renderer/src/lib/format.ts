@@ -40,18 +40,9 @@ export const WEAR_ADVICE: Record<WireWear, string> = {
 
 export type Units = SettingsData['units'];
 
-/** SPEC §2's wear bands in mm, as the server assigns them (`wearForDepth`). */
-export function wearOfDepth(mm: number): WireWear {
-  if (mm >= 7.0) return 'new';
-  if (mm >= 5.0) return 'good';
-  if (mm >= 3.0) return 'medium';
-  if (mm >= 1.6) return 'worn';
-  return 'critical';
-}
-
 /** A depth in whole 32nds, as the API's depth32nds gives it (src/shared/units.ts). */
 export function to32nds(mm: number): number {
-  return whole32nds(mm, wearOfDepth(mm));
+  return whole32nds(mm);
 }
 
 export function formatMm(mm: number): string {
