@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findTwiBars, MASK_GROOVE, MASK_TREAD, MASK_TWI, type MaskMaps } from '../../src/core/analysis/mask.js';
+import { findTwiBars, grooveRegions, MASK_GROOVE, MASK_TREAD, MASK_TWI, type MaskMaps } from '../../src/core/analysis/mask.js';
 
 const SIDE = 40;
 
@@ -44,5 +44,18 @@ describe('TWI bars counted in twiConsensusCount', () => {
     const bars = [8, 32].flatMap((x) => rows.map((y) => [x, y] as [number, number]));
     expect(confirmed(tread([8, 32], bars))).toBe(4);
     expect(confirmed(tread([8, 32], bars.slice(0, 2).concat(bars.slice(4, 6))))).toBe(4);
+  });
+});
+
+describe('one segmentation, read once', () => {
+  it('finds the bars and grooves of a segmentation once, however many readers ask (result, cap, overlay)', () => {
+    const maps = tread([8, 20, 32], [[8, 15], [20, 15]]);
+    const first = findTwiBars(maps);
+    expect(findTwiBars(maps)).toBe(first);
+    expect(grooveRegions(maps)).toBe(grooveRegions(maps));
+    // another segmentation, even an equal one, is read afresh
+    const other = tread([8, 20, 32], [[8, 15], [20, 15]]);
+    expect(findTwiBars(other)).not.toBe(first);
+    expect(findTwiBars(other)).toEqual(first);
   });
 });

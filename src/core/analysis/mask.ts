@@ -79,15 +79,28 @@ function regions(maps: MaskMaps, accept: (label: number) => boolean, minCells: n
 }
 
 /**
+ * One computation per segmentation: a verbose analysis reads the grooves and the bars for the
+ * result (twiConsensusCount), for the TWI cap and again for the overlay points. A segmentation is
+ * never changed once the segmenter has made it.
+ */
+function oncePerMaps<T>(compute: (maps: MaskMaps) => T): (maps: MaskMaps) => T {
+  const seen = new WeakMap<MaskMaps, T>();
+  return (maps) => {
+    if (!seen.has(maps)) seen.set(maps, compute(maps));
+    return seen.get(maps)!;
+  };
+}
+
+/**
  * Main grooves (with the TWI bars inside them), left to right, largest six. Located only: their
  * depths are not read from the dense map (Analysis.grooves says why).
  */
-export function grooveRegions(maps: MaskMaps): Region[] {
-  return regions(maps, (l) => l === MASK_GROOVE || l === MASK_TWI, 12)
+export const grooveRegions: (maps: MaskMaps) => readonly Region[] = oncePerMaps((maps) =>
+  regions(maps, (l) => l === MASK_GROOVE || l === MASK_TWI, 12)
     .sort((a, b) => b.cells.length - a.cells.length)
     .slice(0, 6)
-    .sort((a, b) => a.cx - b.cx);
-}
+    .sort((a, b) => a.cx - b.cx),
+);
 
 export interface TwiBar extends Region {
   /**
@@ -142,7 +155,7 @@ function grooveAxis(maps: MaskMaps): [number, number] | null {
  * counts only when a bar in another main groove lines up with it across the tread, and never more
  * than two per main groove found (models/README.md, Known limits: the count is still weak evidence).
  */
-export function findTwiBars(maps: MaskMaps): TwiBar[] {
+export const findTwiBars: (maps: MaskMaps) => readonly Readonly<TwiBar>[] = oncePerMaps((maps) => {
   const { side, label } = maps;
   const bars = regions(maps, (l) => l === MASK_TWI, 1).map((r) => {
     const sides = new Set<string>();
@@ -180,8 +193,8 @@ export function findTwiBars(maps: MaskMaps): TwiBar[] {
       .slice(cap)
       .forEach((b) => (b.confirmed = false));
   }
-  return bars.map(({ across: _across, ...bar }) => bar);
-}
+  return bars.map(({ across: _across, ...bar }): TwiBar => bar);
+});
 
 /** Where the regressor takes its second look (manifest calibration.crop, models/training/preprocess.py CROP). */
 export interface CropSpec {
