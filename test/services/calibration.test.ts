@@ -254,6 +254,23 @@ describe('shop calibration service', () => {
     expect(calls).toBe(2);
   });
 
+  it('answers after a few reads when the models keep being swapped under it (never spins)', async () => {
+    const { t, service } = await setUp();
+    const { account } = await measuredScans(t, 3, (e) => e);
+    await service.status(account);
+    const all = t.core.store.scans.all.bind(t.core.store.scans);
+    let calls = 0;
+    t.core.store.scans.all = async (filter) => {
+      const scans = await all(filter);
+      calls++;
+      t.core.analyzer.swap(calls % 2 ? new NextAnalyzer() : new FakeAnalyzer()); // a swap on every read
+      return scans;
+    };
+    const status = await service.status(account);
+    expect(calls).toBe(4);
+    expect(status.measuredScans).toBe(3);
+  });
+
   it('fails, changing nothing, when the photos are gone', async () => {
     const { t, service } = await setUp();
     const { account } = await measuredScans(t, 30, (e) => round1(1.3 * e + 0.4));

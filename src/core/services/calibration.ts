@@ -215,14 +215,19 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     return null;
   }
 
+  /** At most this many reads of one status (above). */
+  const STATUS_READS = 4;
+
   async function status(accountId: string): Promise<CalibrationStatus> {
     await ready();
-    for (;;) {
+    for (let attempt = 1; ; attempt++) {
       const version = analyzer.modelVersion;
       const [scans, activeRecord, blocked] = await Promise.all([measured(accountId), active(), startBlockedBy()]);
       // a swap while reading (a job applying its models, a revert): read again, so that the model
-      // in use, its record and the job's outcome always describe the same moment
-      if (analyzer.modelVersion !== version) continue;
+      // in use, its record and the job's outcome always describe the same moment. Swaps are rare
+      // (one per job or revert); should they keep coming, the last read is answered and the next
+      // poll (each second) describes the moment after them.
+      if (analyzer.modelVersion !== version && attempt < STATUS_READS) continue;
       return {
         modelVersion: version,
         active: activeRecord,
