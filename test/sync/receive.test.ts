@@ -1,7 +1,8 @@
 /**
  * The hub's receiving side against the storage audit of 2026-11-24: a refused first push must
- * leave the owner's photo as it was (two first pushes of one id at once), and a deletion synced
- * from a shop removes the photos on the hub as a deletion made there does.
+ * leave the owner's copy as it was, photo, reading and all (two first pushes of one id at once,
+ * from another account or another shop of the same one), and a deletion synced from a shop
+ * removes the photos on the hub as a deletion made there does.
  */
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -12,6 +13,7 @@ import { toSyncScan } from '../../src/core/sync/wire.js';
 import { makeJpeg } from '../fixtures/images/make.js';
 import { testCore, type TestCore } from '../support/core.js';
 import { makeScan, randomId } from '../support/store.js';
+import { accountCaller } from '../services/helpers.js';
 
 let t: TestCore | null = null;
 afterEach(async () => {
@@ -24,6 +26,11 @@ async function wireFor(id: string, jpeg: Buffer, overrides: Parameters<typeof ma
   return toSyncScan({ ...record, image: { ...record.image, mime: 'image/jpeg', sha256: sha256Hex(jpeg), bytes: jpeg.length } });
 }
 
+/** Store and images of the test core, with a lookup that answers "no such scan" (it ran before another push's commit). */
+function staleLookup(core: TestCore) {
+  return { images: core.core.images, store: { ...core.core.store, scans: { ...core.core.store.scans, get: async () => null } } };
+}
+
 describe('receiving a pushed scan on the hub', () => {
   it('a first push refused because another account stored the id meanwhile leaves that account\'s photo as it was', async () => {
     t = await testCore();
@@ -33,12 +40,13 @@ describe('receiving a pushed scan on the hub', () => {
     const stored = await receiveSyncedScan(deps, { accountId: 'acct-owner', apiKeyId: null }, await wireFor(id, mine), mine);
     const photo = await t.core.images.get(stored.image.originalKey);
     // the other push looked the id up before the owner's commit (two first pushes at once)
-    const stale = { ...deps, store: { ...t.core.store, scans: { ...t.core.store.scans, get: async () => null } } };
-    await expect(receiveSyncedScan(stale, { accountId: 'acct-other', apiKeyId: null }, await wireFor(id, theirs), theirs)).rejects.toMatchObject({
+    const stale = staleLookup(t);
+    const hostile = await wireFor(id, theirs, { measurementMm: 9.9, measuredAt: new Date(Date.UTC(2026, 10, 24, 13)) });
+    await expect(receiveSyncedScan(stale, { accountId: 'acct-other', apiKeyId: null }, hostile, theirs)).rejects.toMatchObject({
       code: 'FORBIDDEN',
     });
     expect(await t.core.images.get(stored.image.originalKey)).toEqual(photo);
-    expect((await t.core.store.scans.get(id))?.image).toEqual(stored.image);
+    expect(await t.core.store.scans.get(id)).toEqual(stored); // the reading not merged either
     // and the refused push's own files are gone: only the owner's two remain in the id's folder
     const folder = path.join(t.core.config.imagesDir, 'scans', id.slice(0, 2));
     expect((await readdir(folder)).sort()).toEqual([path.basename(stored.image.originalKey), path.basename(stored.image.thumbnailKey)].sort());
@@ -59,5 +67,54 @@ describe('receiving a pushed scan on the hub', () => {
     expect(await t.core.images.exists(stored.image.thumbnailKey)).toBe(false);
     // a replay of the deletion is still answered, with nothing left to remove
     expect((await receiveSyncedScan(deps, owner, await wireFor(id, jpeg, { deletedAt }), null)).deletedAt).toEqual(deletedAt);
+  });
+
+  describe('two shops (API keys) of one account push the same id at once', () => {
+    async function twoShops() {
+      t = await testCore();
+      const { account } = await accountCaller(t.core.services);
+      const first = (await t.core.services.apiKeys.create(account.id, 'Main street')).record;
+      const second = (await t.core.services.apiKeys.create(account.id, 'Harbour road')).record;
+      const jpeg = await makeJpeg({ width: 320, height: 256 });
+      const id = randomId();
+      const deps = { store: t.core.store, images: t.core.images };
+      const stored = await receiveSyncedScan(deps, { accountId: account.id, apiKeyId: first.id }, await wireFor(id, jpeg), jpeg);
+      return { t, account, first, second, jpeg, id, stored };
+    }
+    const at = new Date(Date.UTC(2026, 10, 24, 13));
+
+    it('the second shop\'s first push with a reading is refused and merges nothing into the first shop\'s copy', async () => {
+      const { t, account, second, jpeg, id, stored } = await twoShops();
+      const wire = await wireFor(id, jpeg, { measurementMm: 2.1, measuredAt: at });
+      await expect(receiveSyncedScan(staleLookup(t), { accountId: account.id, apiKeyId: second.id }, wire, jpeg)).rejects.toMatchObject({
+        code: 'FORBIDDEN',
+        message: expect.stringContaining('Main street'),
+      });
+      expect(await t.core.store.scans.get(id)).toEqual(stored);
+      expect(await t.core.images.exists(stored.image.originalKey)).toBe(true);
+    });
+
+    it('the second shop\'s deletion of an id it never sent is refused and deletes nothing', async () => {
+      const { t, account, second, jpeg, id, stored } = await twoShops();
+      const wire = await wireFor(id, jpeg, { deletedAt: at });
+      await expect(receiveSyncedScan(staleLookup(t), { accountId: account.id, apiKeyId: second.id }, wire, null)).rejects.toMatchObject({
+        code: 'FORBIDDEN',
+      });
+      expect(await t.core.store.scans.get(id)).toEqual(stored);
+      expect(await t.core.images.exists(stored.image.originalKey)).toBe(true);
+    });
+
+    it('once the first shop\'s key is revoked, the shop that replaced it carries on: its deletion is merged and the photos go', async () => {
+      const { t, account, first, second, jpeg, id, stored } = await twoShops();
+      await t.core.services.apiKeys.revoke(account.id, first.id);
+      const wire = await wireFor(id, jpeg, { deletedAt: at });
+      const merged = await receiveSyncedScan(staleLookup(t), { accountId: account.id, apiKeyId: second.id }, wire, jpeg);
+      expect(merged).toEqual({ ...stored, deletedAt: at });
+      expect(await t.core.store.scans.get(id)).toEqual(merged);
+      expect(await t.core.images.exists(stored.image.originalKey)).toBe(false);
+      // and the push's own upload left nothing behind: the folder holds no photo of this id
+      const folder = path.join(t.core.config.imagesDir, 'scans', id.slice(0, 2));
+      expect((await readdir(folder).catch(() => [])).filter((f) => f.startsWith(id))).toEqual([]);
+    });
   });
 });

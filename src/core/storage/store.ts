@@ -15,6 +15,7 @@ import type {
   TirePosition,
 } from '../types.js';
 import type { Wear } from '../analysis/analyzer.js';
+import type { MergeInto } from './sync-merge.js';
 
 export interface AccountStore {
   /** Throws AppError CONFLICT when the (case-folded) email exists. */
@@ -162,9 +163,11 @@ export interface ScanStore {
    * the stored copy: immutable fields are kept, the measurement is last-writer-wins by
    * measuredAt (a tie keeps the stored one), a deletion wins over any edit (a tombstone is
    * final; later edits are ignored). Idempotent: a merge that changes nothing takes no new
-   * change sequence. Returns the stored record.
+   * change sequence. Only the copy `into` names is merged into (default: the copy of the same
+   * account and API key as `scan`; `'none'`: insert only); any other copy is returned unchanged,
+   * inside the same transaction as the check. Returns the stored record.
    */
-  upsertSynced(scan: ScanRecord): Promise<ScanRecord>;
+  upsertSynced(scan: ScanRecord, into?: MergeInto): Promise<ScanRecord>;
   /**
    * The image keys (original and thumbnail) of the stored scans among `ids`, soft-deleted ones
    * included; unknown ids are skipped. For the leftover sweep, which asks in bounded batches

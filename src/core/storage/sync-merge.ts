@@ -4,12 +4,22 @@ import type { ScanRecord } from '../types.js';
 const ms = (date: Date | null): number | null => (date === null ? null : date.getTime());
 
 /**
- * Merge rules: fields fixed at analysis time stay as first stored; the measurement with the
+ * Which stored copy a push may change: the copy of the shop (hub API key id; null for the hub's
+ * own scans) whose ownership the caller checked, or `'none'` for a first push, which expects no
+ * copy at all. The default is the pushing key's own copy.
+ */
+export type MergeInto = { apiKeyId: string | null } | 'none';
+
+/**
+ * Merge rules: a copy of another account or another shop than `into` names is left as it is (two
+ * first pushes of one id at once: the one that lost is checked as a later push would be, never
+ * merged unseen); fields fixed at analysis time stay as first stored; the measurement with the
  * later measuredAt wins (ties keep the stored one, so a replay changes nothing); a tombstone
  * is final — once deleted, later edits are ignored, and the earliest deletion time is kept.
  * A deletion that arrives with a newer reading takes both.
  */
-export function mergeSynced(stored: ScanRecord, incoming: ScanRecord): ScanRecord {
+export function mergeSynced(stored: ScanRecord, incoming: ScanRecord, into: MergeInto = { apiKeyId: incoming.apiKeyId }): ScanRecord {
+  if (into === 'none' || stored.accountId !== incoming.accountId || stored.apiKeyId !== into.apiKeyId) return stored;
   if (stored.deletedAt !== null) return stored;
   const incomingNewer =
     incoming.measuredAt !== null && (stored.measuredAt === null || incoming.measuredAt > stored.measuredAt);

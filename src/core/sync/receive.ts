@@ -65,24 +65,16 @@ export async function receiveSyncedScan(
   image: Buffer | null,
 ): Promise<ScanRecord> {
   const existing = await deps.store.scans.get(wire.scanId);
-  if (existing && existing.accountId !== owner.accountId) {
-    throw scanRefusal('FORBIDDEN', 'This scan id belongs to another account');
-  }
-  if (existing) {
-    await checkShop(deps.store, owner, existing);
-    const merged = await deps.store.scans.upsertSynced(fromSyncScan(wire, owner, existing.image));
-    // a deletion synced from the shop: the photos are the customer's data and go now, as a
-    // deletion made on the hub removes them (services/scans.ts); the record stays as a tombstone
-    if (existing.deletedAt === null && merged.deletedAt !== null) await removeFiles(deps.images, merged.image);
-    return merged;
-  }
+  if (existing) return mergeInto(deps, owner, wire, existing);
 
   if (image === null) {
     if (wire.deletedAt === null) {
       throw new AppError('CONFLICT', 'The hub does not have this scan yet; send it again with its image');
     }
     // A deletion of a scan the hub never received: keep the tombstone, there is no image to keep.
-    return deps.store.scans.upsertSynced(fromSyncScan(wire, owner, imageKeys(wire.scanId, extensionFor(wire.image.mime))));
+    const stored = await deps.store.scans.upsertSynced(fromSyncScan(wire, owner, imageKeys(wire.scanId, extensionFor(wire.image.mime))), 'none');
+    // ours, or a copy another push stored meanwhile, checked and merged as any later push
+    return mergeInto(deps, owner, wire, stored);
   }
 
   // Hash before decoding: bytes that are not the image the metadata names never reach the decoder.
@@ -104,11 +96,26 @@ export async function receiveSyncedScan(
   const { mime, width, height, bytes } = inspected;
   const stored = await deps.store.scans.upsertSynced(
     fromSyncScan({ ...wire, image: { mime, width, height, bytes, sha256: wire.image.sha256 } }, owner, keys),
+    'none',
   );
+  if (stored.image.originalKey === keys.originalKey) return stored;
   // Another push stored the same id first, between the lookup above and now (two first uploads
-  // at once): the upsert merged into that copy, which keeps its own files; ours name nothing.
-  if (stored.image.originalKey !== keys.originalKey) await removeFiles(deps.images, keys);
-  if (stored.accountId !== owner.accountId) throw scanRefusal('FORBIDDEN', 'This scan id belongs to another account');
-  await checkShop(deps.store, owner, stored);
-  return stored;
+  // at once): that copy keeps its own files, ours name nothing; the insert-only upsert left it
+  // as it was, and this push is now checked against it as any later push is.
+  await removeFiles(deps.images, keys);
+  return mergeInto(deps, owner, wire, stored);
+}
+
+/**
+ * A push of a scan the hub holds: refused unless the copy is this account's and this shop may
+ * change it (checkShop), then merged into exactly the copy checked, inside the store's transaction.
+ */
+async function mergeInto(deps: ReceiveDeps, owner: SyncOwner, wire: SyncScan, existing: ScanRecord): Promise<ScanRecord> {
+  if (existing.accountId !== owner.accountId) throw scanRefusal('FORBIDDEN', 'This scan id belongs to another account');
+  await checkShop(deps.store, owner, existing);
+  const merged = await deps.store.scans.upsertSynced(fromSyncScan(wire, owner, existing.image), { apiKeyId: existing.apiKeyId });
+  // a deletion synced from the shop: the photos are the customer's data and go now, as a
+  // deletion made on the hub removes them (services/scans.ts); the record stays as a tombstone
+  if (existing.deletedAt === null && merged.deletedAt !== null) await removeFiles(deps.images, merged.image);
+  return merged;
 }

@@ -105,6 +105,21 @@ export function syncConformance(store: GetStore): void {
       expect(await store().scans.get('synced-1')).toEqual(merged);
     });
 
+    it('merges only into the copy it is told to: another account\'s or shop\'s copy, or any copy on an insert-only push, stays as it is', async () => {
+      const stored = pushed({ apiKeyId: 'key-main', measurementMm: 6.1, measuredAt: T('09:00:00.000') });
+      await store().scans.upsertSynced(stored);
+      const edit = { measurementMm: 2.0, measuredAt: T('12:00:00.000'), deletedAt: T('12:30:00.000') };
+      expect(await store().scans.upsertSynced(pushed({ ...edit, apiKeyId: 'key-harbour' }))).toEqual(stored);
+      expect(await store().scans.upsertSynced(pushed({ ...edit, apiKeyId: 'key-main', accountId: 'other-acct' }))).toEqual(stored);
+      expect(await store().scans.upsertSynced(pushed({ ...edit, apiKeyId: 'key-main' }), 'none')).toEqual(stored);
+      expect(await store().scans.get(stored.id)).toEqual(stored);
+      expect(await store().scans.changesSince(0, 10)).toHaveLength(1);
+      // the copy the caller checked (a shop that replaced a revoked key) is merged into
+      const merged = await store().scans.upsertSynced(pushed({ ...edit, apiKeyId: 'key-harbour' }), { apiKeyId: 'key-main' });
+      expect(merged).toEqual({ ...stored, ...edit });
+      expect(await store().scans.get(stored.id)).toEqual(merged);
+    });
+
     it('merges into a scan this store committed itself', async () => {
       const local = makeScan({ accountId: 'hub-acct' });
       await store().scans.commit({ scan: local, reservation: null, idempotency: null });

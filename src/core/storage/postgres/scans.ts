@@ -221,7 +221,7 @@ export function scanStore(db: Db): ScanStore {
       );
       return rows.flatMap((row) => [row.original, row.thumbnail]);
     },
-    upsertSynced(scan) {
+    upsertSynced(scan, into) {
       return db.transaction(async (tx) => {
         const [stored] = await tx.query<ScanRow>('SELECT * FROM scans WHERE id = $1 FOR UPDATE', [scan.id]);
         if (!stored) {
@@ -229,7 +229,7 @@ export function scanStore(db: Db): ScanStore {
           throw Object.assign(new Error('concurrent first upload of one scan'), { code: '40001' });
         }
         const current = toScan(stored);
-        const merged = mergeSynced(current, scan);
+        const merged = mergeSynced(current, scan, into);
         if (sameMutableFields(current, merged)) return current;
         await tx.query(
           `UPDATE scans SET measurement_mm = $2, measured_at = $3, deleted_at = $4, change_seq = $5 WHERE id = $1`,

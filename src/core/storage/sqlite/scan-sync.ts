@@ -18,14 +18,14 @@ export function createScanSync(db: Db): Pick<ScanStore, 'changesSince' | 'upsert
           scan: scanFromRow(row),
         })),
       ),
-    upsertSynced: (scan) =>
+    upsertSynced: (scan, into) =>
       immediate(db, () => {
         const stored = readScan(db, scan.id);
         if (stored === null) {
           insertScan(db, scan);
           return readScan(db, scan.id)!;
         }
-        const merged = mergeSynced(stored, scan);
+        const merged = mergeSynced(stored, scan, into);
         if (sameMutableFields(stored, merged)) return stored;
         update.run(merged.measurementMm, toMs(merged.measuredAt), toMs(merged.deletedAt), nextSeq(db), scan.id);
         return merged;
