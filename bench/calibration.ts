@@ -17,7 +17,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
-import { defaultConfig, type Config } from '../src/core/config.js';
+import { testConfig } from '../test/support/config.js';
 import { createCore } from '../src/core/core.js';
 import { createLogger } from '../src/core/logger.js';
 import { parseCli } from '../src/core/cli/args.js';
@@ -33,14 +33,7 @@ const mb = (bytes: number) => `${Math.round(bytes / 1048576)} MB`;
 
 const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-bench-cal-'));
 const keys = makeTestLicenseKeys();
-const config: Config = {
-  ...defaultConfig(ROOT),
-  dataDir,
-  imagesDir: path.join(dataDir, 'images'),
-  rendererDir: null,
-  licensePublicKeyPem: keys.publicKeyPem,
-  logLevel: 'silent',
-};
+const config = testConfig(dataDir, keys.publicKeyPem, {}, ROOT);
 const core = await createCore(config, { logger: createLogger({ level: 'silent' }) });
 try {
   const registered = await core.services.auth.register('bench@example.com', 'correct horse battery', '127.0.0.1');

@@ -1,7 +1,12 @@
 /** The server as a child process (bench/server.ts), so its memory and CPU are its own. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { generateLicenseKeyPair } from '../src/core/licensing/codes.js';
 import { withServerMallocEnv } from '../scripts/malloc-env.mjs';
+import { setUpAccount } from './account.js';
+import { proCode } from './cli.js';
 import type { ServerMessage, ServerOptions } from './server.js';
 
 export interface BenchServer {
@@ -51,4 +56,33 @@ export function memoryOf(child: ChildProcess): Promise<NodeJS.MemoryUsage> {
     child.on('message', listen);
     child.send('memory');
   });
+}
+
+/**
+ * A server on the shipped models and a fresh data dir, with a pro account and its API key made over
+ * the API (the long runs' set-up: scripts/fuzz.ts, scripts/soak.ts). The caller stops the server
+ * and removes `dataDir`; if the set-up fails, both are done here.
+ */
+export async function startProServer(
+  label: string,
+  analyzer: ServerOptions['analyzer'],
+): Promise<{ server: BenchServer; dataDir: string; apiKey: string }> {
+  const keys = generateLicenseKeyPair();
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), `tirewear-${label}-`));
+  let server: BenchServer | null = null;
+  try {
+    server = await startBenchServer({
+      dataDir,
+      modelsDir: path.join(import.meta.dirname, '..', 'models'),
+      licensePublicKeyPem: keys.publicKeyPem,
+      analyzer,
+      logFile: path.join(dataDir, 'server.log'),
+    });
+    const apiKey = await setUpAccount(server.url, proCode(keys.privateKeyPem, label));
+    return { server, dataDir, apiKey };
+  } catch (error) {
+    if (server && server.child.exitCode === null) await stopBenchServer(server.child);
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
 }

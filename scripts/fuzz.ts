@@ -7,20 +7,16 @@
  *
  *   npx tsx scripts/fuzz.ts [--cases 20000] [--parallel 8] [--seed 1] [--analyzer onnx|decode-only]
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { setUpAccount } from '../bench/account.js';
-import { memoryOf, startBenchServer, stopBenchServer } from '../bench/child.js';
+import { memoryOf, startProServer, stopBenchServer } from '../bench/child.js';
 import { growthMb, rssOf } from '../bench/proc.js';
-import { generateLicenseKeyPair } from '../src/core/licensing/codes.js';
 import { SQLITE_FILE_NAME } from '../src/core/storage/index.js';
 import { fuzzCases, seedImages } from '../test/reliability/corpus.js';
 import { runFuzz } from '../test/reliability/fuzz-runner.js';
 import { readLedger } from '../test/reliability/ledger.js';
-import { arg, checkFlags, proCode } from '../bench/cli.js';
+import { arg, checkFlags } from '../bench/cli.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 
 async function main(): Promise<void> {
   checkFlags(['cases', 'parallel', 'seed', 'analyzer'], 'usage: npx tsx scripts/fuzz.ts [--cases 20000] [--parallel 8] [--seed 1] [--analyzer onnx|decode-only]');
@@ -28,19 +24,9 @@ async function main(): Promise<void> {
   const parallel = Number(arg('parallel', '8'));
   const seed = Number(arg('seed', '1'));
   const analyzer = arg('analyzer', 'onnx') as 'onnx' | 'decode-only';
-  const keys = generateLicenseKeyPair();
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-fuzz-'));
-  const server = await startBenchServer({
-    dataDir,
-    modelsDir: path.join(ROOT, 'models'),
-    licensePublicKeyPem: keys.publicKeyPem,
-    analyzer,
-    logFile: path.join(dataDir, 'server.log'),
-  });
+  const { server, dataDir, apiKey } = await startProServer('fuzz', analyzer);
   let failed = false;
   try {
-    const code = proCode(keys.privateKeyPem, 'fuzz');
-    const apiKey = await setUpAccount(server.url, code);
     const started = Date.now();
     const outcome = await runFuzz({
       baseUrl: server.url,

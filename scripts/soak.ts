@@ -7,23 +7,19 @@
  *
  *   npx tsx scripts/soak.ts [--minutes 10] [--concurrency 4] [--interval 30] [--analyzer onnx|decode-only]
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
-import { setUpAccount } from '../bench/account.js';
-import { memoryOf, startBenchServer, stopBenchServer } from '../bench/child.js';
+import { memoryOf, startProServer, stopBenchServer } from '../bench/child.js';
 import { benchImages } from '../bench/images.js';
 import { multipartBody, percentile, post } from '../bench/load.js';
 import { growthMb, rssOf } from '../bench/proc.js';
-import { generateLicenseKeyPair } from '../src/core/licensing/codes.js';
 import { SQLITE_FILE_NAME } from '../src/core/storage/index.js';
 import { BOUNDARY, fuzzCases, multipart, seedImages } from '../test/reliability/corpus.js';
 import { judge } from '../test/reliability/fuzz-runner.js';
 import { readLedger } from '../test/reliability/ledger.js';
-import { arg, checkFlags, proCode } from '../bench/cli.js';
+import { arg, checkFlags } from '../bench/cli.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 
 interface Interval {
   latencies: number[];
@@ -36,19 +32,9 @@ async function main(): Promise<void> {
   const concurrency = Number(arg('concurrency', '4'));
   const intervalS = Number(arg('interval', '30'));
   const analyzer = arg('analyzer', 'onnx') as 'onnx' | 'decode-only';
-  const keys = generateLicenseKeyPair();
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-soak-'));
-  const server = await startBenchServer({
-    dataDir,
-    modelsDir: path.join(ROOT, 'models'),
-    licensePublicKeyPem: keys.publicKeyPem,
-    analyzer,
-    logFile: path.join(dataDir, 'server.log'),
-  });
+  const { server, dataDir, apiKey } = await startProServer('soak', analyzer);
   let failed = false;
   try {
-    const code = proCode(keys.privateKeyPem, 'soak');
-    const apiKey = await setUpAccount(server.url, code);
     const photos = (await benchImages()).map((i) => multipartBody(i.data, 'tire', i.mime));
     const hostile = fuzzCases(await seedImages(), Number.MAX_SAFE_INTEGER, Date.now() % 100_000);
     const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });

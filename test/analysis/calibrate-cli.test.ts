@@ -3,17 +3,15 @@
  * photos the shipped models read wrong (corrected, and better on photos it was not fitted on),
  * and a shop whose photos they read right (nothing written).
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Report } from '../../src/core/analysis/eval-metrics.js';
+import { runCli } from '../support/cli.js';
 import { heldoutLabels, MODELS_DIR } from './helpers.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 let dir: string;
 
 beforeAll(async () => {
@@ -23,12 +21,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-type Run = { code: number; stdout: string; stderr: string };
-const run = (tool: string, ...args: string[]): Promise<Run> =>
-  promisify(execFile)(process.execPath, ['--import', 'tsx', `src/core/cli/${tool}.ts`, ...args], { cwd: ROOT }).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: Run) => error,
-  );
+const run = (tool: string, ...args: string[]) => runCli(tool, args);
 const calibrate = (...args: string[]) => run('calibrate', ...args);
 
 /** A folder of held-out tire photos (linked, not copied) whose labels say `gauge(true depth)`. */

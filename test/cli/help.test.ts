@@ -3,14 +3,12 @@
  * flags it does not know with exit 2. `npm run serve` reads its flags through loadConfig
  * (src/core/config.ts), so its flag handling is checked here end to end as well.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { runCli } from '../support/cli.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 let dir: string;
 
 beforeAll(async () => {
@@ -20,26 +18,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * One tool under tsx. A server that should have refused its flags but started anyway is stopped
- * by the timeout (and the test then fails on its exit code).
- */
-function cli(tool: string, args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
-  return promisify(execFile)(process.execPath, ['--import', 'tsx', `src/core/cli/${tool}.ts`, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    timeout: 20_000,
-  }).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number | null; stdout: string; stderr: string }) => ({ ...error, code: error.code ?? -1 }),
-  );
-}
+/** One tool; a server that should have refused its flags but started is stopped by the timeout (code -1). */
+const cli = (tool: string, args: readonly string[], env: Record<string, string> = {}) => runCli(tool, args, { env, timeoutMs: 20_000 });
 
 describe('--help', () => {
   test.each([

@@ -5,17 +5,12 @@
  * keyboard focus after hiding a card, deleting or cancelling, and revoking a key; history search
  * kept on the way back from a scan; form problems in plain words.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type RunningApp } from './support/app.js';
-import { launchChromium, openPage } from './support/browser.js';
+import type { RunningApp } from './support/app.js';
 import { dropFiles, focused, photoFile } from './support/drop.js';
-import { tirePhotos } from './support/files.js';
 import { waitForResults } from './support/results.js';
-import { writeY4mFromImage } from './support/y4m.js';
+import { startWebcamSession, type WebcamSession } from './support/webcam.js';
 
 /** Whole 32nds each colour may show, as the report's legend states them. */
 const LEGEND_32NDS = { red: [0, 3], yellow: [4, 6], green: [7, Infinity] } as const;
@@ -27,7 +22,7 @@ describe('counter details in the browser', () => {
   let page: Page;
   let errors: string[];
   let photos: string[];
-  let videoDir: string;
+  let session: WebcamSession | undefined;
 
   const origin = () => new URL(app.url).origin;
   /** An error the app found itself: its words only, no "Something went wrong." and no code. */
@@ -40,21 +35,12 @@ describe('counter details in the browser', () => {
   };
 
   beforeAll(async () => {
-    photos = tirePhotos();
-    videoDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-webcam-'));
-    const video = path.join(videoDir, 'tire.y4m');
-    await writeY4mFromImage(photos[0]!, video);
-    app = await startApp();
-    browser = await launchChromium(video);
-    ({ page, errors } = await openPage(browser, app.url));
+    session = await startWebcamSession();
+    ({ app, browser, page, errors, photos } = session);
     page.on('dialog', (dialog) => void dialog.accept());
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close();
-    if (videoDir) await rm(videoDir, { recursive: true, force: true });
-  });
+  afterAll(() => session?.close());
 
   it('says what is wrong with a short password in plain words, then creates the account', async () => {
     await page.getByLabel('Email').fill('owner@counter.test');

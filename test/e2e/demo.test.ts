@@ -3,16 +3,13 @@
  * a tire video), a picked and a pasted photo, an unreadable file explained in plain words, and the
  * 3-a-day limit met with what to do about it.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { readFile } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type RunningApp } from './support/app.js';
-import { launchChromium, openPage } from './support/browser.js';
-import { saveScreenshot, tirePhotos } from './support/files.js';
+import type { RunningApp } from './support/app.js';
+import { saveScreenshot } from './support/files.js';
 import { waitForResults } from './support/results.js';
-import { writeY4mFromImage } from './support/y4m.js';
+import { startWebcamSession, type WebcamSession } from './support/webcam.js';
 
 /** Ctrl+V of a copied image: a paste event carrying the file, as the clipboard delivers it. */
 async function pastePhoto(page: Page, photo: string): Promise<void> {
@@ -35,24 +32,15 @@ describe('anonymous demo in the browser', () => {
   let browser: Browser;
   let page: Page;
   let errors: string[];
-  let videoDir: string;
+  let session: WebcamSession | undefined;
   let photos: string[];
 
   beforeAll(async () => {
-    photos = tirePhotos();
-    videoDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-webcam-'));
-    const video = path.join(videoDir, 'tire.y4m');
-    await writeY4mFromImage(photos[0]!, video);
-    app = await startApp();
-    browser = await launchChromium(video);
-    ({ page, errors } = await openPage(browser, app.url));
+    session = await startWebcamSession();
+    ({ app, browser, page, errors, photos } = session);
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close();
-    if (videoDir) await rm(videoDir, { recursive: true, force: true });
-  });
+  afterAll(() => session?.close());
 
   it('continues without an account', async () => {
     await page.getByRole('button', { name: 'Continue without an account' }).click();

@@ -11,7 +11,8 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { defaultConfig, type Config } from '../../src/core/config.js';
+import type { Config } from '../../src/core/config.js';
+import { testConfig } from '../support/config.js';
 import { isAppError } from '../../src/core/errors.js';
 import type { BuildServerOptions } from '../../src/core/http/app.js';
 import { admission } from '../../src/core/http/routes/analyze.js';
@@ -43,16 +44,7 @@ async function tempDir(prefix: string): Promise<string> {
 async function start(options: BuildServerOptions = {}, config: Partial<Config> = {}): Promise<RunningServer> {
   const dataDir = await tempDir('tirewear-hardening-');
   return startServer(
-    {
-      ...defaultConfig(dataDir),
-      dataDir,
-      imagesDir: path.join(dataDir, 'images'),
-      rendererDir: null,
-      licensePublicKeyPem: licenseKeys.publicKeyPem,
-      logLevel: 'silent',
-      port: 0,
-      ...config,
-    },
+    testConfig(dataDir, licenseKeys.publicKeyPem, { port: 0, ...config }),
     { analyzer: new FakeAnalyzer(), clock: new ManualClock(), logger: createLogger({ level: 'silent' }) },
     { logger: false, ...options },
   );

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { defaultConfig, type Config } from '../../src/core/config.js';
+import type { Config } from '../../src/core/config.js';
+import { testConfig } from '../support/config.js';
 import { createLogger } from '../../src/core/logger.js';
 import { startServer, type RunningServer } from '../../src/core/server.js';
 import { makeJpeg } from '../fixtures/images/make.js';
@@ -21,15 +22,7 @@ const keys = makeTestLicenseKeys();
 async function configFor(port = 0): Promise<Config> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-server-'));
   dirs.push(dataDir);
-  return {
-    ...defaultConfig(dataDir),
-    dataDir,
-    imagesDir: path.join(dataDir, 'images'),
-    rendererDir: null,
-    licensePublicKeyPem: keys.publicKeyPem,
-    logLevel: 'silent',
-    port,
-  };
+  return testConfig(dataDir, keys.publicKeyPem, { port });
 }
 
 async function start(analyzer = new FakeAnalyzer(), port = 0): Promise<RunningServer & { analyzer: FakeAnalyzer }> {

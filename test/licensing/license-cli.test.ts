@@ -3,17 +3,15 @@
  * refused (exit 2 with the usage) rather than silently issuing another product; a bad value names
  * the flag and the form it takes; a key file that is not an Ed25519 private key says so.
  */
-import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadLicensePublicKey, verifyLicenseCode, type LicensePayload } from '../../src/core/licensing/codes.js';
+import { runCli, type CliRun } from '../support/cli.js';
 import { makeTestLicenseKeys } from '../support/licenses.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const keys = makeTestLicenseKeys();
 const trusted = loadLicensePublicKey(keys.publicKeyPem);
 let dir: string;
@@ -28,22 +26,10 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function license(...args: string[]): Promise<Run> {
-  return promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/core/cli/license.ts', ...args], { cwd: ROOT, timeout: 20_000 }).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => error,
-  );
-}
-
+const license = (...args: string[]) => runCli('license', args, { timeoutMs: 20_000 });
 const issue = (...args: string[]) => license('issue', '--key', privateFile, ...args);
 
-function issued(run: Run): LicensePayload {
+function issued(run: CliRun): LicensePayload {
   expect(run.code, run.stderr).toBe(0);
   return verifyLicenseCode(run.stdout, trusted);
 }

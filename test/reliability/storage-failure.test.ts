@@ -12,7 +12,8 @@ import Database from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, expect, test } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { defaultConfig, type Config } from '../../src/core/config.js';
+import type { Config } from '../../src/core/config.js';
+import { testConfig } from '../support/config.js';
 import { createCore, type Core } from '../../src/core/core.js';
 import { buildServer } from '../../src/core/http/app.js';
 import { createLogger } from '../../src/core/logger.js';
@@ -33,14 +34,7 @@ afterEach(async () => {
 async function serve(imagesDir: (dataDir: string) => string): Promise<{ app: FastifyInstance; core: Core; analyzer: FakeAnalyzer; config: Config; db: string }> {
   const dataDir = path.join(os.tmpdir(), `tirewear-storage-${process.pid}-${Math.random().toString(36).slice(2)}`);
   await mkdir(dataDir, { recursive: true });
-  const config: Config = {
-    ...defaultConfig(dataDir),
-    dataDir,
-    imagesDir: imagesDir(dataDir),
-    rendererDir: null,
-    licensePublicKeyPem: keys.publicKeyPem,
-    logLevel: 'silent',
-  };
+  const config = testConfig(dataDir, keys.publicKeyPem, { imagesDir: imagesDir(dataDir) });
   const clock = new ManualClock();
   const db = path.join(dataDir, SQLITE_FILE_NAME);
   // A short busy timeout, so a locked database fails in milliseconds rather than five seconds.

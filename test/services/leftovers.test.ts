@@ -8,7 +8,7 @@ import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { defaultConfig } from '../../src/core/config.js';
+import { testConfig } from '../support/config.js';
 import { createLogger } from '../../src/core/logger.js';
 import { LEFTOVER_MIN_AGE_MS, sweepLeftovers } from '../../src/core/services/leftovers.js';
 import { imageKeys } from '../../src/core/services/analyze.js';
@@ -159,14 +159,7 @@ it('a server start sweeps in the background after listen and logs what it remove
   for (const key of orphans) await plant(key, OLD, 50);
   const { lines, logger } = capture();
   const server = await startServer(
-    {
-      ...defaultConfig(dataDir),
-      dataDir,
-      imagesDir,
-      rendererDir: null,
-      licensePublicKeyPem: makeTestLicenseKeys().publicKeyPem,
-      port: 0,
-    },
+    testConfig(dataDir, makeTestLicenseKeys().publicKeyPem, { imagesDir, port: 0 }),
     { analyzer: new FakeAnalyzer(), logger },
     { logger: false },
   );

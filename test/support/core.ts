@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Analyzer } from '../../src/core/analysis/analyzer.js';
 import { ManualClock, type Clock } from '../../src/core/clock.js';
-import { defaultConfig, type Config } from '../../src/core/config.js';
+import type { Config } from '../../src/core/config.js';
+import { testConfig } from './config.js';
 import { createCore, type Core } from '../../src/core/core.js';
 import type { Store } from '../../src/core/storage/store.js';
 import { createLogger } from '../../src/core/logger.js';
@@ -38,17 +39,11 @@ export async function testCore<C extends Clock = ManualClock, A extends Analyzer
   const licenseKeys = sharedKeys;
   const clock = options.clock ?? (new ManualClock() as unknown as C);
   const analyzer = options.analyzer ?? (new FakeAnalyzer() as unknown as A);
-  const config: Config = {
-    ...defaultConfig(dataDir),
-    dataDir,
-    imagesDir: path.join(dataDir, 'images'),
-    rendererDir: null,
-    licensePublicKeyPem: licenseKeys.publicKeyPem,
-    logLevel: 'silent',
+  const config = testConfig(dataDir, licenseKeys.publicKeyPem, {
     // Suites register many accounts from 127.0.0.1 on one core; the throttle's own tests set a low limit.
     registrationsPerHour: 1000,
     ...options.config,
-  };
+  });
   const logger = createLogger({ level: 'silent' });
   const core = await createCore(config, {
     clock,

@@ -5,15 +5,14 @@
  * something that is not the hub are retried and explained on the status line.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/core/logger.js';
 import { createHubClient, HubError, type FetchLike } from '../../src/core/sync/hub-client.js';
-import { createSyncService, type SyncService } from '../../src/core/sync/service.js';
+import type { SyncService } from '../../src/core/sync/service.js';
 import { toSyncScan } from '../../src/core/sync/wire.js';
 import { makeJpeg } from '../fixtures/images/make.js';
 import { createKey, expectError, signIn } from '../http/helpers.js';
 import { makeScan, randomId } from '../support/store.js';
 import { fakeHub, type FakeHub } from './fake-hub.js';
-import { analyze, call, hubAccount, hubScans, removeNode, startNode, type Node } from './nodes.js';
+import { analyze, call, hubAccount, hubScans, removeNode, deskSync, startNode, type Node } from './nodes.js';
 
 let nodes: Node[] = [];
 let fakes: FakeHub[] = [];
@@ -46,18 +45,9 @@ async function setup(scans: number) {
   return { hub, office, key, desk, cookie, made, fake };
 }
 
-/** The desktop's sync, each pass driven by the test (the background loop never fires). */
+/** The desktop's sync, each pass driven by the test, closed after it. */
 function service(desk: Node, link: { hubUrl: string; hubApiKey: string }, options: { runWaitMs?: number } = {}): SyncService {
-  const created = createSyncService({
-    link,
-    store: desk.server.core.store,
-    images: desk.server.core.images,
-    clock: desk.clock,
-    logger: createLogger({ level: 'silent' }),
-    saveLink: async () => undefined,
-    timers: { set: () => null, clear: () => undefined },
-    ...options,
-  });
+  const created = deskSync(desk, link, options);
   services.push(created);
   return created;
 }

@@ -9,9 +9,11 @@ import path from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { defaultConfig, readSettingsFile, type Config } from '../../src/core/config.js';
+import { readSettingsFile, type Config } from '../../src/core/config.js';
+import { testConfig } from '../support/config.js';
 import { createLogger } from '../../src/core/logger.js';
 import { startServer, type RunningServer } from '../../src/core/server.js';
+import { createSyncService, type SyncService, type SyncServiceDeps } from '../../src/core/sync/service.js';
 import { makeJpeg } from '../fixtures/images/make.js';
 import { createKey, imageForm, signIn } from '../http/helpers.js';
 import { FakeAnalyzer } from '../support/fake-analyzer.js';
@@ -38,20 +40,14 @@ export interface NodeOptions {
 export async function startNode(options: NodeOptions = {}): Promise<Node> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'tirewear-sync-')));
   const clock = options.clock ?? new ManualClock();
-  const config: Config = {
-    ...defaultConfig(dataDir),
-    dataDir,
-    imagesDir: path.join(dataDir, 'images'),
-    rendererDir: null,
-    licensePublicKeyPem: keys.publicKeyPem,
-    logLevel: 'silent',
+  const config = testConfig(dataDir, keys.publicKeyPem, {
     port: options.port ?? 0,
     // Hubs in these suites register many accounts from 127.0.0.1.
     registrationsPerHour: 1000,
     // As loadConfig would: a link saved in settings.json survives a restart.
     sync: readSettingsFile(dataDir).sync ?? null,
     ...options.config,
-  };
+  });
   const server = await startServer(
     config,
     { clock, analyzer: new FakeAnalyzer(), logger: createLogger({ level: 'silent' }) },
@@ -102,4 +98,22 @@ export async function hubScans(hub: Node, key: string): Promise<Array<{ scanId: 
   const res = await hub.app.inject({ method: 'GET', url: '/api/v1/sync/scans?limit=100', headers: { 'x-api-key': key } });
   expect(res.statusCode).toBe(200);
   return res.json().data.items;
+}
+
+/**
+ * A desktop's sync linked to `link`, each pass driven by the test (the background loop never
+ * fires; the link is not saved). `extra` sets a fetch of the test's own, a wait, and so on.
+ * The caller closes it.
+ */
+export function deskSync(desk: Node, link: { hubUrl: string; hubApiKey: string }, extra: Partial<SyncServiceDeps> = {}): SyncService {
+  return createSyncService({
+    link,
+    store: desk.server.core.store,
+    images: desk.server.core.images,
+    clock: desk.clock,
+    logger: createLogger({ level: 'silent' }),
+    saveLink: async () => undefined,
+    timers: { set: () => null, clear: () => undefined },
+    ...extra,
+  });
 }

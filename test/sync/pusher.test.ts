@@ -4,11 +4,10 @@
  * desktop's own database; a change that can never go is skipped, not retried forever.
  */
 import { afterEach, expect, it } from 'vitest';
-import { createLogger } from '../../src/core/logger.js';
 import type { FetchLike } from '../../src/core/sync/hub-client.js';
-import { createSyncService, type SyncService } from '../../src/core/sync/service.js';
+import type { SyncService } from '../../src/core/sync/service.js';
 import { signIn } from '../http/helpers.js';
-import { analyze, hubAccount, hubScans, removeNode, startNode, type Node } from './nodes.js';
+import { analyze, hubAccount, hubScans, removeNode, deskSync, startNode, type Node } from './nodes.js';
 
 let nodes: Node[] = [];
 let services: SyncService[] = [];
@@ -35,17 +34,7 @@ function countingFetch(allowed = Infinity): FetchLike & { uploads: number } {
 }
 
 function service(desk: Node, link: { hubUrl: string; hubApiKey: string }, fetchLike: FetchLike): SyncService {
-  const created = createSyncService({
-    link,
-    store: desk.server.core.store,
-    images: desk.server.core.images,
-    clock: desk.clock,
-    logger: createLogger({ level: 'silent' }),
-    saveLink: async () => undefined,
-    fetch: fetchLike,
-    // The test drives each pass itself; the background loop never fires.
-    timers: { set: () => null, clear: () => undefined },
-  });
+  const created = deskSync(desk, link, { fetch: fetchLike });
   services.push(created);
   return created;
 }

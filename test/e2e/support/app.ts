@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { defaultConfig, type Config } from '../../../src/core/config.js';
+import { testConfig } from '../../support/config.js';
 import type { CoreOverrides } from '../../../src/core/core.js';
 import { startServer } from '../../../src/core/server.js';
 import { issueTestCode, makeTestLicenseKeys, type TestLicense } from '../../support/licenses.js';
@@ -40,16 +40,7 @@ export async function startApp(options: AppOptions = {}): Promise<RunningApp> {
   }
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'tirewear-e2e-')));
   const keys = makeTestLicenseKeys();
-  const config: Config = {
-    ...defaultConfig(ROOT),
-    host: '127.0.0.1',
-    port: options.port ?? 0,
-    dataDir,
-    imagesDir: path.join(dataDir, 'images'),
-    rendererDir: RENDERER_DIR,
-    licensePublicKeyPem: keys.publicKeyPem,
-    logLevel: 'silent',
-  };
+  const config = testConfig(dataDir, keys.publicKeyPem, { host: '127.0.0.1', port: options.port ?? 0, rendererDir: RENDERER_DIR }, ROOT);
   const server = await startServer(config, options.overrides);
   return {
     url: server.url.endsWith('/') ? server.url : `${server.url}/`,
