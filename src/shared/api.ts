@@ -4,7 +4,9 @@
  * Every response is an envelope: { success: true, data } or { success: false, error }.
  */
 
-export type WireWear = 'new' | 'good' | 'medium' | 'worn' | 'critical';
+import type { Wear } from './units.js';
+
+export type WireWear = Wear;
 export type WirePosition = 'FL' | 'FR' | 'RL' | 'RR' | 'SPARE';
 
 export interface ErrorEnvelope {
@@ -17,7 +19,8 @@ export interface SuccessEnvelope<T> {
 }
 export type Envelope<T> = SuccessEnvelope<T> | ErrorEnvelope;
 
-export interface WireResult {
+/** What the models tell from one photo: the core's Analysis, and the heart of every result. */
+export interface WireAnalysis {
   wear: WireWear;
   confidence: number;
   estimatedDepthMm: number;
@@ -26,12 +29,22 @@ export interface WireResult {
   isPreliminary: boolean;
   modelAlignment: number;
   twiConsensusCount: number;
-  processingTimeMs: number;
   modelVersion: string;
-  disclaimer: string;
+  /** Additive: the estimate as the nearest whole 32nd of an inch inside its wear band (src/shared/units.ts). */
   depth32nds: number;
-  /** only in scans stored before 2026-11-24: per-groove depths are no longer produced (no skill measured) */
+  /**
+   * Additive: per-main-groove depths (0-based index, left to right in the analysed frame). Not
+   * produced since 2026-11-24: the segmenter's per-groove readings carried no information about
+   * how the grooves differ (their spread correlated 0.02-0.03 with the true one on held-out
+   * renders; models/README.md, "How a result is made", item 9). Kept for scans stored before, and
+   * for a model that resolves them.
+   */
   grooves?: { index: number; depthMm: number }[];
+}
+
+export interface WireResult extends WireAnalysis {
+  processingTimeMs: number;
+  disclaimer: string;
   /** verbose=1 only */
   overlays?: Record<string, string>;
   /** verbose=1 only */

@@ -7,7 +7,7 @@
  * service adds `processingTimeMs` and `disclaimer` itself.
  */
 
-import type { Wear } from '../../shared/units.js';
+import type { WireAnalysis } from '../../shared/api.js';
 
 export { WEAR_CLASSES, wearForDepth, type Wear } from '../../shared/units.js';
 
@@ -21,12 +21,6 @@ export { MM_PER_32ND } from '../../shared/units.js';
 /** Deeper than any passenger or light-truck tread, new (TIRES.md): a larger reading is a unit mistake. */
 export const MAX_TREAD_DEPTH_MM = 30;
 
-export interface GrooveDepth {
-  /** 0-based index of the main groove, left to right in the analysed frame. */
-  index: number;
-  depthMm: number;
-}
-
 /** A located feature, in the uploaded image's pixel coordinates (EXIF orientation applied). */
 export interface AnalysisPoint {
   kind: 'twi' | 'groove' | (string & {});
@@ -35,26 +29,8 @@ export interface AnalysisPoint {
   [extra: string]: unknown;
 }
 
-export interface Analysis {
-  wear: Wear;
-  confidence: number;
-  estimatedDepthMm: number;
-  depthRangeMm: { min: number; max: number };
-  treadHealthIndex: number;
-  isPreliminary: boolean;
-  modelAlignment: number;
-  twiConsensusCount: number;
-  modelVersion: string;
-  /** Additive: the estimate in 32nds of an inch, rounded to a whole 32nd. */
-  depth32nds: number;
-  /**
-   * Additive: per-main-groove depths. Not produced since 2026-11-24: the segmenter's per-groove
-   * readings carried no information about how the grooves differ (their spread correlated 0.02-0.03
-   * with the true one on held-out renders; models/README.md, "How a result is made", item 9). Kept in the
-   * type for scans stored before, and for a model that resolves them.
-   */
-  grooves?: GrooveDepth[];
-}
+/** What the models tell from one photo, as the API gives it (the service adds processingTimeMs and disclaimer). */
+export type Analysis = WireAnalysis;
 
 export interface VerboseExtras {
   /** Named PNG data URLs (`data:image/png;base64,...`), at least `depthHeatmap` and `mask`. */
