@@ -32,11 +32,21 @@ export function desktopBaseConfig(paths: DesktopPaths): Config {
 }
 
 /**
- * Env still wins (TIREWEAR_DATA_DIR gives each e2e run its own folder); CLI flags are not
- * read because Electron and Chromium put their own switches in process.argv.
+ * Variables an installed app does not take from its environment: the key license codes must
+ * verify against (one `setx` would let a shop sign its own pro codes) and the UI it serves with
+ * the desktop bridge. Development, the e2e runs and `npm run serve` still take them.
+ */
+export const PACKAGED_IGNORES = ['TIREWEAR_LICENSE_PUBLIC_KEY', 'TIREWEAR_RENDERER_DIR'] as const;
+
+/**
+ * Env still wins (TIREWEAR_DATA_DIR gives each e2e run its own folder), except PACKAGED_IGNORES
+ * in an installed app; CLI flags are not read because Electron and Chromium put their own
+ * switches in process.argv.
  */
 export function loadDesktopConfig(env: Env, paths: DesktopPaths): Config {
-  return loadConfig(env, [], desktopBaseConfig(paths));
+  const taken = { ...env };
+  if (paths.isPackaged) for (const name of PACKAGED_IGNORES) delete taken[name];
+  return loadConfig(taken, [], desktopBaseConfig(paths));
 }
 
 /** Read at each window close, so a change made in Settings applies without a restart. */

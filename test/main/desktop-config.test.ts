@@ -60,6 +60,18 @@ describe('desktop config', () => {
     expect(config.imagesDir).toBe(path.join(other, 'images'));
   });
 
+  it('an installed app keeps its own license key and UI whatever the environment says; from source both can be set', async () => {
+    const otherPem = '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAother\n-----END PUBLIC KEY-----\n';
+    const otherUi = path.join(tmp, 'other-ui');
+    const env = { TIREWEAR_LICENSE_PUBLIC_KEY: otherPem, TIREWEAR_RENDERER_DIR: otherUi };
+    const installed = loadDesktopConfig(env, paths);
+    expect(installed.licensePublicKeyPem).toBe(PEM);
+    expect(installed.rendererDir).toBe(path.join(paths.appPath, 'out', 'renderer'));
+    const fromSource = loadDesktopConfig(env, { ...paths, isPackaged: false });
+    expect(fromSource.licensePublicKeyPem).toBe(otherPem);
+    expect(fromSource.rendererDir).toBe(otherUi);
+  });
+
   it('reports a broken settings file as a ConfigError naming the file', async () => {
     await writeSettings('{ "port": ');
     expect(() => loadDesktopConfig({}, paths)).toThrow(ConfigError);
