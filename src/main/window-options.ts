@@ -50,7 +50,8 @@ export function rendererUrl(serverUrl: string, env: Record<string, string | unde
 
 /**
  * Where the window finds the core. A server bound to every interface (LAN access) is still
- * reached over loopback, which its Host allow-list always accepts.
+ * reached over loopback, which its Host allow-list always accepts; one bound to a single LAN
+ * address is reached there, and counts the window as this computer (security.ts isThisComputer).
  */
 export function localServerUrl(serverUrl: string): string {
   const url = new URL(serverUrl);

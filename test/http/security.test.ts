@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeJpeg } from '../fixtures/images/make.js';
 import { tempSqliteStore } from '../support/store.js';
 import { createKey, expectError, httpTest, imageForm, signIn, type HttpTest } from './helpers.js';
@@ -123,6 +123,40 @@ describe('LAN callers', () => {
       expect((await fromLan('/api/v1/health', { host: `${address}:8787` })).statusCode).toBe(200);
       expect((await health({ host: `${address}:8787` })).statusCode).toBe(403);
     });
+  });
+});
+
+describe('a desk bound to one LAN address of its own', () => {
+  const OWN = '198.51.100.7'; // documentation range: never this machine's own
+  let own: HttpTest;
+  beforeAll(async () => {
+    own = await httpTest({ config: { lanAccess: true, host: OWN } });
+  });
+  afterAll(async () => {
+    await own.cleanup();
+  });
+
+  it('takes its own window (a caller from one of this computer\'s addresses) as this computer: signed in, settings open', async () => {
+    const real = os.networkInterfaces();
+    const interfaces = vi.spyOn(os, 'networkInterfaces').mockReturnValue({
+      ...real,
+      eth9: [{ address: OWN, netmask: '255.255.255.0', family: 'IPv4', mac: '00:00:00:00:00:00', internal: false, cidr: `${OWN}/24` }],
+    });
+    const fromHere = { host: `${OWN}:8787`, origin: `http://${OWN}:8787` };
+    expect((await own.app.inject({ url: '/', headers: fromHere, remoteAddress: OWN })).statusCode).not.toBe(403);
+    const { cookie } = await signIn(own.app);
+    const account = await own.app.inject({ url: '/api/v1/account', headers: { ...fromHere, cookie }, remoteAddress: OWN });
+    expect(account.statusCode).toBe(200);
+    const settings = await own.app.inject({ url: '/api/v1/settings', headers: { ...fromHere, cookie }, remoteAddress: `::ffff:${OWN}` });
+    expect(settings.statusCode).toBe(200);
+    // another computer of the LAN is still a LAN caller: a key, and no settings
+    const other = await own.app.inject({ url: '/api/v1/account', headers: { ...fromHere, cookie }, remoteAddress: '198.51.100.8' });
+    expect(expectError(other, 403, 'FORBIDDEN')).toMatch(/requires an API key/);
+    interfaces.mockRestore();
+    expect(os.networkInterfaces()).toEqual(real);
+    // and once the address is no longer this computer's (DHCP gave it away), neither is the caller
+    const gone = await own.app.inject({ url: '/api/v1/account', headers: { ...fromHere, cookie }, remoteAddress: OWN });
+    expectError(gone, 403, 'FORBIDDEN');
   });
 });
 

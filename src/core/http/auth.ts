@@ -12,7 +12,7 @@ import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../errors.js';
 import type { Caller } from '../types.js';
-import { SESSION_COOKIE, isLoopbackAddress } from './security.js';
+import { SESSION_COOKIE, isThisComputer } from './security.js';
 import type { AuthMode } from './types.js';
 
 export type AccountCaller = Caller & { kind: 'account' };
@@ -61,7 +61,7 @@ function enforce(mode: AuthMode, caller: Caller, request: FastifyRequest): void 
   if (caller.via === 'key') {
     throw new AppError('FORBIDDEN', 'An API key cannot do this; sign in to the app instead');
   }
-  if (mode === 'desk' && !isLoopbackAddress(request.ip)) {
+  if (mode === 'desk' && !isThisComputer(request.ip)) {
     throw new AppError('FORBIDDEN', 'Settings can only be changed on the computer running TireWear');
   }
 }

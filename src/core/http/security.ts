@@ -39,6 +39,20 @@ export function isLoopbackAddress(ip: string): boolean {
   return /^127\./.test(ip) || ip === '::1' || /^::ffff:127\./i.test(ip);
 }
 
+/**
+ * Whether a caller is the computer running TireWear: loopback, or one of this computer's own
+ * interface addresses (a server bound to its LAN address is reached from this computer on that
+ * address: the desktop's own window then comes from there). Read again at each such call, as DHCP
+ * may change them; LAN callers are few.
+ */
+export function isThisComputer(ip: string): boolean {
+  if (isLoopbackAddress(ip)) return true;
+  const bare = ip.replace(/^::ffff:(?=\d+\.)/i, '').replace(/%.*$/, '').toLowerCase();
+  return Object.values(os.networkInterfaces())
+    .flat()
+    .some((info) => info !== undefined && info.address.replace(/%.*$/, '').toLowerCase() === bare);
+}
+
 /** `example.com:8787` → `example.com`, `[::1]:80` → `[::1]`; null when malformed. */
 export function hostName(header: string): string | null {
   const host = header.trim().toLowerCase();
@@ -93,7 +107,7 @@ function checkOrigin(request: FastifyRequest): void {
 function checkClient(request: FastifyRequest, config: Config): void {
   // A hub (hub mode, on PostgreSQL) is a server for many shops, usually behind a proxy:
   // the desk's LAN rule does not apply to it; the Host allow-list and credentials do.
-  if (isLoopbackAddress(request.ip) || config.databaseUrl !== null) return;
+  if (config.databaseUrl !== null || isThisComputer(request.ip)) return;
   if (!config.lanAccess) {
     throw new AppError('FORBIDDEN', 'This server only accepts requests from this computer (LAN access is off)');
   }

@@ -17,7 +17,7 @@ import { anyCaller } from '../auth.js';
 import { multipartError, toErrorReply } from '../errors.js';
 import { MAX_IMAGE_BYTES, registerMultipart } from '../plugins/multipart.js';
 import { AnalyzeData, replies } from '../schemas.js';
-import { isLoopbackAddress } from '../security.js';
+import { isThisComputer } from '../security.js';
 
 /** The image plus ten short fields and multipart framing. */
 const MAX_BODY_BYTES = MAX_IMAGE_BYTES + 64 * 1024;
@@ -89,7 +89,7 @@ export function admission({ concurrency, queueLimit, hub }: AdmissionOptions): (
   const busy = (message: string) =>
     new AppError('SERVER_BUSY', message, { headers: { 'Retry-After': String(Math.max(1, Math.ceil(averageMs / 1000))) } });
   return (ip) => {
-    const desk = !hub && isLoopbackAddress(ip);
+    const desk = !hub && isThisComputer(ip);
     // a hub groups an IPv6 /64 as metering does (one client can take a whole /64); a desk's LAN
     // shares one /64, so there each shop PC counts on its own
     const address = hub ? meteringAddress(ip) : ip.replace(/^::ffff:/i, '').replace(/%.*$/, '');
