@@ -15,6 +15,15 @@ export interface DesktopPaths {
   isPackaged: boolean;
 }
 
+/**
+ * Where `npm run dev` and `npm run start` keep their user data: beside the installed app's, not
+ * in it, so a developer on a shop's PC never works on the shop's database or hub link, and is not
+ * stopped by the installed app's single-instance lock.
+ */
+export function devUserDataPath(appDataPath: string): string {
+  return path.join(appDataPath, 'TireWear-dev');
+}
+
 export function desktopBaseConfig(paths: DesktopPaths): Config {
   const base = defaultConfig(paths.appPath);
   const dataDir = path.join(paths.userDataPath, 'data');

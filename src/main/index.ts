@@ -14,6 +14,7 @@ import {
   ipcMain,
   Menu,
   nativeImage,
+  powerMonitor,
   session,
   shell,
   Tray,
@@ -23,20 +24,22 @@ import trayIconPath from '../../build/tray.png?asset';
 import windowIconPath from '../../build/icons/512x512.png?asset';
 import type { Config } from '../core/config.js';
 import { createLogger, type Logger } from '../core/logger.js';
-import { startServer } from '../core/server.js';
 import { pageSizeForCountry, registerBridgeHandlers } from './bridge-handlers.js';
-import { desktopBaseConfig, keepApiRunningInTray, loadDesktopConfig, type DesktopPaths } from './desktop-config.js';
+import { desktopBaseConfig, devUserDataPath, keepApiRunningInTray, loadDesktopConfig, type DesktopPaths } from './desktop-config.js';
 import { prepareLogFile } from './log-file.js';
-import { closeCoreBeforeQuit, trayMenu, windowCloseAction, type Shutdown } from './lifecycle.js';
+import { closeCoreBeforeQuit, quitOnSystemShutdown, trayMenu, windowCloseAction, type Shutdown } from './lifecycle.js';
 import { isSafeExternalUrl, navigationGuards, originOf } from './navigation.js';
 import { permissionGuards, withCspFallback } from './security.js';
 import { describeStartupFailure } from './startup-error.js';
-import { localServerUrl, mainWindowOptions, rendererUrl } from './window-options.js';
+import { applicationMenuTemplate, localServerUrl, mainWindowOptions, rendererUrl } from './window-options.js';
+import { loadWatched, logProcessErrors } from './window-watch.js';
 
 const preloadPath = fileURLToPath(new URL('../preload/index.cjs', import.meta.url));
 
 let mainWindow: BrowserWindow | null = null;
 let tray: Tray | null = null;
+/** Set once the core listens: what a failure later in the start must close before exiting. */
+let stopCore: (() => Promise<void>) | null = null;
 
 async function openExternal(url: string): Promise<void> {
   if (isSafeExternalUrl(url)) await shell.openExternal(url);
@@ -69,7 +72,19 @@ async function startCore(paths: DesktopPaths) {
   try {
     config = loadDesktopConfig(process.env, paths);
     const logger = await desktopLogger(config, paths.isPackaged);
-    return { config, logger, server: await startServer(config, { logger }) };
+    if (paths.isPackaged) {
+      logProcessErrors(process, logger, (error) => {
+        const message = error instanceof Error ? error.message : String(error);
+        dialog.showErrorBox('TireWear stopped', `${message}\n\nDetails are in ${config.dataDir}/logs/tirewear.log. TireWear will close; start it again.`);
+        app.quit();
+      });
+    }
+    // Imported here, not at the top: a native module that fails to load (sharp, onnxruntime, an
+    // antivirus holding a DLL) then reaches the start-up dialog and the log like any other failure.
+    const { startServer } = await import('../core/server.js');
+    const server = await startServer(config, { logger });
+    stopCore = () => server.close();
+    return { config, logger, server };
   } catch (error) {
     const failure = describeStartupFailure(error, config);
     await dialog.showMessageBox({ type: 'error', title: failure.title, message: failure.message, detail: failure.detail });
@@ -84,14 +99,16 @@ function secureSession(appOrigin: string, serverOrigin: string): void {
     const mediaTypes = 'mediaTypes' in details ? details.mediaTypes : undefined;
     callback(permissions.request(permission, { requestingUrl: details.requestingUrl, mediaTypes }));
   });
-  ses.setPermissionCheckHandler((_contents, permission, requestingOrigin) => permissions.check(permission, requestingOrigin));
+  ses.setPermissionCheckHandler((_contents, permission, requestingOrigin, details) =>
+    permissions.check(permission, requestingOrigin, 'mediaType' in details ? details.mediaType : undefined),
+  );
   ses.webRequest.onHeadersReceived((details, callback) => {
     const responseHeaders = withCspFallback(details.url, details.responseHeaders, serverOrigin);
     callback(responseHeaders ? { responseHeaders } : {});
   });
 }
 
-function createWindow(url: string, config: Config, shutdown: Shutdown, apiUrl: string): void {
+function createWindow(url: string, config: Config, shutdown: Shutdown, apiUrl: string, logger: Logger): void {
   const window = new BrowserWindow(
     mainWindowOptions({
       preloadPath,
@@ -116,12 +133,31 @@ function createWindow(url: string, config: Config, shutdown: Shutdown, apiUrl: s
   window.on('closed', () => {
     mainWindow = null;
   });
+  // Windows ends the session without a before-quit: start the same bounded close
+  window.on('session-end', quitOnSystemShutdown(app));
   mainWindow = window;
-  void window.loadURL(url);
+  loadWatched(window, url, {
+    logger,
+    askRetry: async (message) => {
+      const { response } = await dialog.showMessageBox(window, {
+        type: 'error',
+        title: 'TireWear',
+        message,
+        detail: `The log is in ${config.dataDir}/logs.`,
+        buttons: ['Try again', 'Quit'],
+        defaultId: 0,
+        cancelId: 1,
+      });
+      if (response === 1) app.quit();
+      return response === 0;
+    },
+  });
 }
 
 async function run(): Promise<void> {
   await app.whenReady();
+  const menu = applicationMenuTemplate(process.platform);
+  Menu.setApplicationMenu(menu ? Menu.buildFromTemplate(menu) : null);
   const paths: DesktopPaths = {
     appPath: app.getAppPath(),
     userDataPath: app.getPath('userData'),
@@ -137,12 +173,15 @@ async function run(): Promise<void> {
   const apiUrl = localServerUrl(server.url);
   const windowUrl = rendererUrl(apiUrl, process.env, app.isPackaged);
   const appOrigin = originOf(windowUrl) ?? '';
-  const shutdown = closeCoreBeforeQuit(app, () => server.close(), (error) =>
-    logger.error({ err: error }, 'closing the core failed'),
-  );
+  const shutdown = closeCoreBeforeQuit(app, () => server.close(), (error) => logger.error({ err: error }, 'closing the core failed'), {
+    // the core answers 503 while it closes: nothing to click meanwhile
+    onClosing: () => mainWindow?.hide(),
+  });
+  // macOS and Linux: the OS shutting down or restarting waits while the core closes
+  powerMonitor.on('shutdown', quitOnSystemShutdown(app));
 
   secureSession(appOrigin, originOf(apiUrl) ?? '');
-  const guards = navigationGuards(appOrigin, openExternal);
+  const guards = navigationGuards(appOrigin, (url) => shell.openExternal(url));
   app.on('web-contents-created', (_event, contents) => {
     contents.on('will-navigate', guards.willNavigate);
     contents.on('will-redirect', guards.willRedirect);
@@ -167,17 +206,22 @@ async function run(): Promise<void> {
   });
 
   app.on('window-all-closed', () => app.quit());
-  app.on('activate', () => (mainWindow ? showWindow() : createWindow(windowUrl, config, shutdown, apiUrl)));
-  createWindow(windowUrl, config, shutdown, apiUrl);
+  app.on('activate', () => (mainWindow ? showWindow() : createWindow(windowUrl, config, shutdown, apiUrl, logger)));
+  createWindow(windowUrl, config, shutdown, apiUrl, logger);
 }
+
+// `npm run dev` and `npm run start` keep their data apart from an installed TireWear's
+if (!app.isPackaged) app.setPath('userData', devUserDataPath(app.getPath('appData')));
 
 if (app.requestSingleInstanceLock()) {
   app.setAppUserModelId('com.tirewear.desktop');
   app.on('second-instance', showWindow);
-  run().catch((error: unknown) => {
+  run().catch(async (error: unknown) => {
     dialog.showErrorBox('TireWear stopped', error instanceof Error ? error.message : String(error));
+    await stopCore?.().catch(() => undefined);
     app.exit(1);
   });
 } else {
+  console.error('TireWear is already running: its window has been brought to the front.');
   app.quit();
 }

@@ -5,6 +5,8 @@
 export interface QuittableApp {
   on(event: 'before-quit', listener: (event: { preventDefault(): void }) => void): unknown;
   quit(): void;
+  /** Ends the app at once, without before-quit. */
+  exit(code: number): void;
 }
 
 export interface Shutdown {
@@ -12,25 +14,64 @@ export interface Shutdown {
   isQuitting(): boolean;
 }
 
+export interface QuitOptions {
+  /** Called once, when the close starts: hide the windows (the core answers 503 meanwhile). */
+  onClosing?: () => void;
+  /** A close still running after this long ends the app anyway (committed data is safe: WAL). */
+  deadlineMs?: number;
+  setTimer?: (run: () => void, ms: number) => { unref?(): void };
+}
+
+/** Longer than the HTTP server's 10 s grace for requests in flight, plus the database's close. */
+export const QUIT_DEADLINE_MS = 15_000;
+
 /**
  * Electron does not wait for async work in before-quit, so the first quit is held back until
- * `close()` settles (database checkpointed, port released) and then repeated.
+ * `close()` settles (database checkpointed, port released) and then repeated. The windows hide at
+ * once, and a close that hangs cannot keep the app alive: after the deadline it exits anyway.
  */
-export function closeCoreBeforeQuit(app: QuittableApp, close: () => Promise<void>, onError: (error: unknown) => void): Shutdown {
+export function closeCoreBeforeQuit(
+  app: QuittableApp,
+  close: () => Promise<void>,
+  onError: (error: unknown) => void,
+  options: QuitOptions = {},
+): Shutdown {
+  const { deadlineMs = QUIT_DEADLINE_MS, setTimer = setTimeout } = options;
   let state: 'running' | 'closing' | 'closed' = 'running';
   app.on('before-quit', (event) => {
     if (state === 'closed') return;
     event.preventDefault();
     if (state === 'closing') return;
     state = 'closing';
+    options.onClosing?.();
+    setTimer(() => {
+      if (state === 'closed') return;
+      onError(new Error(`closing the core took longer than ${deadlineMs / 1000} s; exiting anyway`));
+      state = 'closed';
+      app.exit(0);
+    }, deadlineMs).unref?.();
     close()
       .catch(onError)
       .finally(() => {
+        if (state === 'closed') return; // the deadline came first
         state = 'closed';
         app.quit();
       });
   });
   return { isQuitting: () => state !== 'running' };
+}
+
+/**
+ * The OS is shutting down, restarting or logging off (powerMonitor 'shutdown' on macOS and Linux,
+ * a window's 'session-end' on Windows, where no before-quit comes): start the same bounded close.
+ * Electron's docs: prevent the shutdown event's default (macOS, Linux) to delay the OS while the
+ * app quits as soon as it can.
+ */
+export function quitOnSystemShutdown(app: Pick<QuittableApp, 'quit'>): (event?: { preventDefault(): void }) => void {
+  return (event) => {
+    event?.preventDefault();
+    app.quit();
+  };
 }
 
 export type CloseAction = 'hide-to-tray' | 'close';

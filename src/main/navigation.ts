@@ -34,7 +34,23 @@ interface PreventableEvent {
   preventDefault(): void;
 }
 
-/** Listeners for the window's WebContents; index.ts attaches them, tests call them directly. */
+/** The app's own documents that a link opens in the user's browser (the API description, for a POS integrator). */
+const BROWSER_DOCUMENTS = new Set(['/api/v1/openapi.json']);
+
+function isBrowserDocument(url: string, appOrigin: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.origin === appOrigin && BROWSER_DOCUMENTS.has(parsed.pathname);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Listeners for the window's WebContents; index.ts attaches them, tests call them directly.
+ * `openExternal` is the OS's own opener: these guards decide what reaches it (https links, and
+ * the app's own BROWSER_DOCUMENTS).
+ */
 export function navigationGuards(appOrigin: string, openExternal: (url: string) => Promise<void>) {
   const openQuietly = (url: string): void => void openExternal(url).catch(() => undefined);
   return {
@@ -48,9 +64,14 @@ export function navigationGuards(appOrigin: string, openExternal: (url: string) 
     willRedirect(event: PreventableEvent): void {
       if (originOf(event.url) !== appOrigin) event.preventDefault();
     },
-    /** No second window ever: same-origin targets are refused, https goes to the browser. */
+    /**
+     * No second window ever: https and the app's own API description go to the browser, other
+     * same-origin targets are refused.
+     */
     windowOpen(details: { url: string }): { action: 'deny' } {
-      if (decideNavigation(details.url, appOrigin) === 'open-external') openQuietly(details.url);
+      if (decideNavigation(details.url, appOrigin) === 'open-external' || isBrowserDocument(details.url, appOrigin)) {
+        openQuietly(details.url);
+      }
       return { action: 'deny' };
     },
     willAttachWebview(event: { preventDefault(): void }): void {

@@ -19,9 +19,11 @@ export function permissionGuards(appOrigin: string) {
       if (permission === 'media') return (details.mediaTypes ?? []).every((type) => type === 'video');
       return permission === 'clipboard-sanitized-write';
     },
-    check(permission: string, requestingOrigin: string): boolean {
+    /** What the page may believe it has (permissions.query, device labels): the same rule as request. */
+    check(permission: string, requestingOrigin: string, mediaType?: string): boolean {
       if (originOf(requestingOrigin) !== appOrigin) return false;
-      return permission === 'media' || permission === 'clipboard-sanitized-write';
+      if (permission === 'media') return mediaType === undefined || mediaType === 'video';
+      return permission === 'clipboard-sanitized-write';
     },
   };
 }

@@ -59,3 +59,13 @@ export function localServerUrl(serverUrl: string): string {
   if (url.hostname === '[::]') url.hostname = '[::1]';
   return new URL('/', url).href;
 }
+
+/**
+ * The application menu. Windows and Linux get none: the app has its own navigation, and
+ * Electron's default offers Reload (which throws away a half-scanned queue) and links to
+ * electronjs.org. A Mac app needs one for Quit, Hide and copy and paste (API keys, license
+ * codes): the app, Edit and Window menus, no View or Help.
+ */
+export function applicationMenuTemplate(platform: NodeJS.Platform): Array<{ role: 'appMenu' | 'editMenu' | 'windowMenu' }> | null {
+  return platform === 'darwin' ? [{ role: 'appMenu' }, { role: 'editMenu' }, { role: 'windowMenu' }] : null;
+}

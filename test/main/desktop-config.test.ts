@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/core/config.js';
-import { keepApiRunningInTray, loadDesktopConfig, type DesktopPaths } from '../../src/main/desktop-config.js';
+import { devUserDataPath, keepApiRunningInTray, loadDesktopConfig, type DesktopPaths } from '../../src/main/desktop-config.js';
 
 const PEM = '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAtest\n-----END PUBLIC KEY-----\n';
 
@@ -92,5 +92,13 @@ describe('keepApiRunningInTray', () => {
   it('is off when settings.json is unreadable, so the window can still close', async () => {
     const dataDir = await writeSettings('not json');
     expect(keepApiRunningInTray(dataDir)).toBe(false);
+  });
+});
+
+describe('development user data', () => {
+  it('lives beside the installed app\'s, never in it', () => {
+    const appData = path.join('/home/shop', '.config');
+    expect(devUserDataPath(appData)).toBe(path.join(appData, 'TireWear-dev'));
+    expect(devUserDataPath(appData)).not.toBe(path.join(appData, 'TireWear'));
   });
 });

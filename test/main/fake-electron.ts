@@ -16,12 +16,18 @@ class FakeApp extends EventEmitter {
   readonly getAppPath = () => process.cwd();
   readonly getVersion = () => '0.1.0-test';
   readonly getLocaleCountryCode = () => 'US';
-  constructor(private readonly userDataPath: string) {
+  /** Folders main moved with setPath (development keeps its user data apart). */
+  readonly paths = new Map<string, string>();
+  constructor(private readonly root: string) {
     super();
   }
 
   getPath(name: string): string {
-    return name === 'userData' ? this.userDataPath : path.join(this.userDataPath, name);
+    return this.paths.get(name) ?? (name === 'userData' ? this.root : path.join(this.root, name));
+  }
+
+  setPath(name: string, value: string): void {
+    this.paths.set(name, value);
   }
 
   /** Like Electron: before-quit listeners may hold the quit back with preventDefault. */
@@ -45,6 +51,7 @@ class FakeApp extends EventEmitter {
 }
 
 class FakeWebContents extends EventEmitter {
+  readonly reload = vi.fn();
   windowOpenHandler: ((details: { url: string }) => unknown) | null = null;
   setWindowOpenHandler(handler: (details: { url: string }) => unknown): void {
     this.windowOpenHandler = handler;
@@ -61,6 +68,9 @@ export function createFakeElectron(userDataPath: string) {
     openedExternally: [] as string[],
     ipcHandlers: new Map<string, (event: unknown, ...args: unknown[]) => Promise<unknown>>(),
     requestHandler: null as null | ((...args: unknown[]) => void),
+    /** What main set as the application menu (undefined: never set, Electron's default shows). */
+    applicationMenu: undefined as unknown,
+    powerMonitor: new EventEmitter(),
     /** What the session's permission handler answers for a request from `url`. */
     permissionRequest(permission: string, url: string, mediaTypes?: string[]): boolean {
       let granted: boolean | undefined;
@@ -97,6 +107,12 @@ export function createFakeElectron(userDataPath: string) {
     isMinimized(): boolean {
       return false;
     }
+    isVisible(): boolean {
+      return this.visible;
+    }
+    isDestroyed(): boolean {
+      return false;
+    }
     restore(): void {}
   }
 
@@ -113,7 +129,11 @@ export function createFakeElectron(userDataPath: string) {
     app,
     BrowserWindow: FakeWindow,
     Tray: FakeTray,
-    Menu: { buildFromTemplate: (template: unknown) => template },
+    Menu: {
+      buildFromTemplate: (template: unknown) => template,
+      setApplicationMenu: (menu: unknown) => void (fake.applicationMenu = menu),
+    },
+    powerMonitor: fake.powerMonitor,
     nativeImage: { createFromPath: (file: string) => ({ file }) },
     dialog: {
       showMessageBox: async (options: Record<string, unknown>) => {

@@ -1,10 +1,15 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { closeCoreBeforeQuit, trayMenu, windowCloseAction, type QuittableApp } from '../../src/main/lifecycle.js';
+import { closeCoreBeforeQuit, quitOnSystemShutdown, trayMenu, windowCloseAction, type QuittableApp } from '../../src/main/lifecycle.js';
 
 /** Electron's quit loop: quit() emits before-quit and only ends the app if nobody prevented it. */
 class FakeApp extends EventEmitter implements QuittableApp {
   ended = false;
+  exitCode: number | null = null;
+  exit(code: number): void {
+    this.exitCode = code;
+    this.ended = true;
+  }
   quit(): void {
     let prevented = false;
     this.emit('before-quit', { preventDefault: () => (prevented = true) });
@@ -49,6 +54,49 @@ describe('quitting', () => {
     app.quit();
     await vi.waitFor(() => expect(app.ended).toBe(true));
     expect(onError).toHaveBeenCalledWith(expect.objectContaining({ message: 'disk full' }));
+  });
+
+  it('hides the windows at once, and ends the app after the deadline when the close hangs', () => {
+    const app = new FakeApp();
+    const onError = vi.fn();
+    const onClosing = vi.fn();
+    let deadline: (() => void) | null = null;
+    const setTimer = vi.fn((run: () => void) => {
+      deadline = run;
+      return {};
+    });
+    closeCoreBeforeQuit(app, () => new Promise<void>(() => undefined), onError, { onClosing, setTimer, deadlineMs: 15_000 });
+    app.quit();
+    expect(onClosing).toHaveBeenCalledTimes(1);
+    expect(setTimer).toHaveBeenCalledWith(expect.any(Function), 15_000);
+    app.quit(); // a second Quit while closing: held, nothing new
+    expect(onClosing).toHaveBeenCalledTimes(1);
+    expect(app.ended).toBe(false);
+    deadline!();
+    expect(app.exitCode).toBe(0);
+    expect(onError).toHaveBeenCalledWith(expect.objectContaining({ message: expect.stringMatching(/longer than 15 s/) }));
+  });
+
+  it('a close that finishes in time quits normally; the deadline then does nothing', async () => {
+    const app = new FakeApp();
+    let deadline: (() => void) | null = null;
+    closeCoreBeforeQuit(app, async () => undefined, vi.fn(), { setTimer: (run) => ((deadline = run), {}) });
+    app.quit();
+    await vi.waitFor(() => expect(app.ended).toBe(true));
+    deadline!();
+    expect(app.exitCode).toBeNull();
+  });
+
+  it('the OS shutting down starts the same close and delays the OS meanwhile', async () => {
+    const app = new FakeApp();
+    const close = vi.fn(async () => undefined);
+    closeCoreBeforeQuit(app, close, vi.fn(), { setTimer: () => ({}) });
+    const event = { preventDefault: vi.fn() };
+    quitOnSystemShutdown(app)(event);
+    expect(event.preventDefault).toHaveBeenCalled();
+    expect(close).toHaveBeenCalledTimes(1);
+    await vi.waitFor(() => expect(app.ended).toBe(true));
+    quitOnSystemShutdown(app)(); // Windows' session-end carries no event to prevent
   });
 });
 

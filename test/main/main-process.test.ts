@@ -71,7 +71,15 @@ describe('main process', () => {
     fake.app.emit('second-instance');
     expect(window.focused).toBe(true);
 
+    // from source: user data apart from an installed TireWear's; no Electron menu (Linux here)
+    expect(fake.app.getPath('userData')).toBe(path.join(tmp, 'appData', 'TireWear-dev'));
+    expect(fake.applicationMenu).toBeNull();
+    expect(fake.powerMonitor.listenerCount('shutdown')).toBe(1);
+    expect(window.listenerCount('session-end')).toBe(1);
+    expect(window.webContents.listenerCount('render-process-gone')).toBe(1);
+
     await fake.app.requestQuit();
+    expect(window.visible).toBe(false); // hidden as soon as the close began
     expect(fake.app.ended).toBe(true);
     await expect(fetch(`${url}api/v1/health`)).rejects.toThrow();
   });
@@ -80,7 +88,7 @@ describe('main process', () => {
     const fake = await launch({ TIREWEAR_PORT: '0' });
     await vi.waitFor(() => expect(fake.windows[0]?.loadedUrl).toBeDefined(), { timeout: 10_000 });
     const window = fake.windows[0]!;
-    await writeFile(path.join(tmp, 'data', 'settings.json'), JSON.stringify({ keepApiRunningInTray: true }));
+    await writeFile(path.join(fake.app.getPath('userData'), 'data', 'settings.json'), JSON.stringify({ keepApiRunningInTray: true }));
 
     const close = { preventDefault: vi.fn() };
     window.emit('close', close);

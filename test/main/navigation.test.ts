@@ -59,6 +59,19 @@ describe('navigation guards', () => {
     expect(openExternal.mock.calls).toEqual([['https://example.com/']]);
   });
 
+  it('opens the API description (the keys page link for a POS integrator) in the browser, and nothing else of the app', () => {
+    const openExternal = vi.fn(async () => {});
+    const guards = navigationGuards(APP, openExternal);
+    expect(guards.windowOpen({ url: `${APP}/api/v1/openapi.json` })).toEqual({ action: 'deny' });
+    guards.windowOpen({ url: `${APP}/api/v1/account` });
+    guards.windowOpen({ url: `${APP}/api/v1/openapi.json/../account` });
+    guards.windowOpen({ url: 'http://evil.example/api/v1/openapi.json' });
+    const away = event(`${APP}/api/v1/openapi.json`);
+    guards.willNavigate(away); // in the window itself it stays an app page
+    expect(away.preventDefault).not.toHaveBeenCalled();
+    expect(openExternal.mock.calls).toEqual([[`${APP}/api/v1/openapi.json`]]);
+  });
+
   it('refuses redirects off the app origin and any webview', () => {
     const guards = navigationGuards(APP, vi.fn(async () => {}));
     const away = event('https://example.com/');

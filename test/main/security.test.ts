@@ -13,8 +13,11 @@ describe('permissions', () => {
     expect(guards.check('media', 'http://127.0.0.1:9999')).toBe(false);
   });
 
-  it('does not grant the microphone', () => {
+  it('does not grant the microphone, nor say it is granted', () => {
     expect(guards.request('media', { requestingUrl: APP, mediaTypes: ['video', 'audio'] })).toBe(false);
+    expect(guards.check('media', APP, 'audio')).toBe(false);
+    expect(guards.check('media', APP, 'unknown')).toBe(false);
+    expect(guards.check('media', APP, 'video')).toBe(true);
   });
 
   it('lets the app copy a new API key but refuses other permissions', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { appVersionFromArgv } from '../../src/preload/channels.js';
-import { localServerUrl, mainWindowOptions, rendererUrl } from '../../src/main/window-options.js';
+import { applicationMenuTemplate, localServerUrl, mainWindowOptions, rendererUrl } from '../../src/main/window-options.js';
 
 const setup = { preloadPath: '/app/out/preload/index.cjs', iconPath: '/app/icon.png', appVersion: '0.1.0', isPackaged: true };
 
@@ -45,5 +45,13 @@ describe('window URL', () => {
     expect(localServerUrl('http://0.0.0.0:8787')).toBe('http://127.0.0.1:8787/');
     expect(localServerUrl('http://[::]:8787')).toBe('http://[::1]:8787/');
     expect(localServerUrl('http://192.168.1.20:8787')).toBe('http://192.168.1.20:8787/');
+  });
+});
+
+describe('application menu', () => {
+  it('is none on Windows and Linux; on macOS the app, Edit and Window menus only (no Reload, no Electron help links)', () => {
+    expect(applicationMenuTemplate('win32')).toBeNull();
+    expect(applicationMenuTemplate('linux')).toBeNull();
+    expect(applicationMenuTemplate('darwin')).toEqual([{ role: 'appMenu' }, { role: 'editMenu' }, { role: 'windowMenu' }]);
   });
 });

@@ -1,0 +1,83 @@
+import { EventEmitter } from 'node:events';
+import { describe, expect, it, vi } from 'vitest';
+import { loadWatched, logProcessErrors, type WatchedWindow } from '../../src/main/window-watch.js';
+
+class Contents extends EventEmitter {
+  reload = vi.fn();
+}
+
+class Window implements WatchedWindow {
+  readonly webContents = new Contents();
+  visible = false;
+  destroyed = false;
+  loads: string[] = [];
+  failNextLoad = false;
+  isVisible = () => this.visible;
+  isDestroyed = () => this.destroyed;
+  show = () => void (this.visible = true);
+  async loadURL(url: string): Promise<void> {
+    this.loads.push(url);
+    if (this.failNextLoad) {
+      this.failNextLoad = false;
+      throw new Error('ERR_CONNECTION_REFUSED (-102) loading ' + url);
+    }
+  }
+}
+
+const URL_ = 'http://127.0.0.1:8787/';
+const logger = () => ({ error: vi.fn(), warn: vi.fn(), fatal: vi.fn() });
+
+describe('the watched window', () => {
+  it('reloads a page that crashed, not one that exited cleanly, and logs both', () => {
+    const window = new Window();
+    const log = logger();
+    loadWatched(window, URL_, { logger: log, askRetry: async () => false, setTimer: () => undefined });
+    window.webContents.emit('render-process-gone', {}, { reason: 'oom', exitCode: 9 });
+    expect(window.webContents.reload).toHaveBeenCalledTimes(1);
+    window.webContents.emit('render-process-gone', {}, { reason: 'clean-exit' });
+    expect(window.webContents.reload).toHaveBeenCalledTimes(1);
+    expect(log.error).toHaveBeenCalledTimes(2);
+  });
+
+  it('a page that fails to load is logged, shown, and loaded again when the user asks; a rejected load is no unhandled rejection', async () => {
+    const window = new Window();
+    window.failNextLoad = true;
+    const log = logger();
+    const askRetry = vi.fn(async () => true);
+    loadWatched(window, URL_, { logger: log, askRetry, setTimer: () => undefined });
+    await vi.waitFor(() => expect(log.warn).toHaveBeenCalled());
+    window.webContents.emit('did-fail-load', {}, -102, 'ERR_CONNECTION_REFUSED', URL_, true);
+    expect(window.visible).toBe(true);
+    expect(askRetry).toHaveBeenCalledWith(expect.stringContaining('ERR_CONNECTION_REFUSED'));
+    await vi.waitFor(() => expect(window.loads).toEqual([URL_, URL_]));
+    // a replaced navigation or a sub-frame is no failure
+    window.webContents.emit('did-fail-load', {}, -3, 'ERR_ABORTED', URL_, true);
+    window.webContents.emit('did-fail-load', {}, -102, 'ERR_CONNECTION_REFUSED', 'http://x/', false);
+    expect(askRetry).toHaveBeenCalledTimes(1);
+  });
+
+  it('shows a window whose first paint never came, after the wait', () => {
+    const window = new Window();
+    let later: (() => void) | null = null;
+    loadWatched(window, URL_, { logger: logger(), askRetry: async () => false, setTimer: (run, ms) => void (ms === 5000 && (later = run)) });
+    expect(window.visible).toBe(false);
+    later!();
+    expect(window.visible).toBe(true);
+  });
+});
+
+describe('errors nobody awaited (installed app)', () => {
+  it('are logged; an uncaught one also ends the app through onFatal', () => {
+    const proc = new EventEmitter();
+    const log = logger();
+    const onFatal = vi.fn();
+    logProcessErrors(proc, log, onFatal);
+    proc.emit('unhandledRejection', new Error('a promise nobody awaited'));
+    expect(log.error).toHaveBeenCalledWith({ err: expect.objectContaining({ message: 'a promise nobody awaited' }) }, expect.any(String));
+    expect(onFatal).not.toHaveBeenCalled();
+    const boom = new Error('boom');
+    proc.emit('uncaughtException', boom);
+    expect(log.fatal).toHaveBeenCalledWith({ err: boom }, expect.any(String));
+    expect(onFatal).toHaveBeenCalledWith(boom);
+  });
+});
