@@ -8,7 +8,7 @@ import type { Analyzer } from './analysis/analyzer.js';
 import { SwappableAnalyzer } from './analysis/swappable.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
-import { AppError } from './errors.js';
+import { AppError, isAppError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { AnalysisQueue } from './services/analysis-queue.js';
 import { createCalibrationService, type CalibrationService } from './services/calibration.js';
@@ -66,20 +66,41 @@ export async function housekeeping(
  * Models that fail to load do not stop the server: history, accounts and licenses keep working
  * and every analysis answers MODEL_UNAVAILABLE (SPEC §3) while the log says why.
  */
-export async function loadOnnxAnalyzer(modelsDir: string, logger: Logger): Promise<Analyzer> {
+export async function loadOnnxAnalyzer(modelsDir: string, logger: Logger, platform: NodeJS.Platform = process.platform): Promise<Analyzer> {
   try {
     const { createOnnxAnalyzer } = await import('./analysis/index.js');
     return await createOnnxAnalyzer({ modelsDir, logger });
   } catch (error) {
     logger.error({ err: error, modelsDir }, 'tread models failed to load; analyses will answer MODEL_UNAVAILABLE');
+    const message = modelLoadFailure(error, platform);
     return {
       modelVersion: 'unavailable',
       analyze: async () => {
-        throw new AppError('MODEL_UNAVAILABLE', 'The tread models are not available; see the server log.');
+        throw new AppError('MODEL_UNAVAILABLE', message);
       },
       close: async () => {},
     };
   }
+}
+
+/**
+ * What a shop is told when the models did not load, by cause: the runtime's native library could
+ * not be loaded (on Windows almost always the Microsoft Visual C++ runtime that onnxruntime needs
+ * and Windows does not include), or the models themselves (missing, corrupt: the manifest check's
+ * own words), or anything else (the log has it).
+ */
+export function modelLoadFailure(error: unknown, platform: NodeJS.Platform): string {
+  const text = error instanceof Error ? error.message : String(error);
+  const native = (error as { code?: unknown } | null)?.code === 'ERR_DLOPEN_FAILED' || /specified module could not be found|cannot open shared object|dlopen|Library not loaded/i.test(text);
+  if (native && platform === 'win32') {
+    return (
+      'The analysis runtime could not be loaded: this PC is missing the Microsoft Visual C++ 2015-2022 ' +
+      'Redistributable (x64). Install it from https://aka.ms/vs/17/release/vc_redist.x64.exe, then restart TireWear.'
+    );
+  }
+  if (native) return `The analysis runtime could not be loaded (${text.split('\n')[0]}); reinstall TireWear. The server log has the details.`;
+  if (isAppError(error)) return `${error.message} Reinstall TireWear to restore the models that came with it.`;
+  return 'The tread models could not be loaded; the server log says why. Restart TireWear, or reinstall it.';
 }
 
 export async function createCore(config: Config, overrides: CoreOverrides = {}): Promise<Core> {

@@ -1,5 +1,6 @@
 import { afterEach, expect, test } from 'vitest';
-import { createCore, housekeeping } from '../../src/core/core.js';
+import { createCore, housekeeping, modelLoadFailure } from '../../src/core/core.js';
+import { AppError } from '../../src/core/errors.js';
 import { createLogger } from '../../src/core/logger.js';
 import { sha256Hex } from '../../src/core/services/ids.js';
 import { testCore, type TestCore } from '../support/core.js';
@@ -60,6 +61,32 @@ test('models that fail to load leave the server up, answering MODEL_UNAVAILABLE 
   try {
     await expectAppError(core.services.scans.analyze(await command(anon())), 'MODEL_UNAVAILABLE');
     expect(await core.store.usage.usage('ip:203.0.113.7', 'day:2026-11-21')).toEqual({ used: 0, held: 0 });
+  } finally {
+    await core.close();
+    await base.cleanup();
+  }
+});
+
+test('a model load failure tells the shop what to do, by cause', () => {
+  const dlopen = Object.assign(new Error('\\\\?\\C:\\TireWear\\onnxruntime_binding.node: The specified module could not be found.'), { code: 'ERR_DLOPEN_FAILED' });
+  expect(modelLoadFailure(dlopen, 'win32')).toMatch(/Visual C\+\+ 2015-2022 Redistributable \(x64\).*vc_redist\.x64\.exe.*restart TireWear/);
+  const linux = new Error('libonnxruntime.so.1: cannot open shared object file: No such file or directory');
+  expect(modelLoadFailure(linux, 'linux')).toMatch(/^The analysis runtime could not be loaded \(libonnxruntime\.so\.1: cannot open shared object file.*reinstall TireWear/);
+  const corrupt = new AppError('MODEL_UNAVAILABLE', 'Model file tread.onnx does not match its manifest sha256.');
+  expect(modelLoadFailure(corrupt, 'win32')).toBe('Model file tread.onnx does not match its manifest sha256. Reinstall TireWear to restore the models that came with it.');
+  expect(modelLoadFailure(new Error('out of memory'), 'darwin')).toMatch(/server log says why/);
+});
+
+test('the shop sees that message on every analysis while the models are unavailable', async () => {
+  const base = await testCore();
+  const config = { ...base.config, modelsDir: `${base.dataDir}/no-models-here` };
+  await base.core.close();
+  const core = await createCore(config, { clock: base.clock, logger: createLogger({ level: 'silent' }) });
+  try {
+    await expect(core.services.scans.analyze(await command(anon()))).rejects.toMatchObject({
+      code: 'MODEL_UNAVAILABLE',
+      message: expect.stringMatching(/Reinstall TireWear|server log/),
+    });
   } finally {
     await core.close();
     await base.cleanup();

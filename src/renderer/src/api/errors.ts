@@ -24,7 +24,7 @@ const FRIENDLY: Record<string, string> = {
   TOO_MANY_ATTEMPTS: 'Too many sign-in attempts. Wait a moment and try again.',
   INTERNAL_ERROR: 'Something went wrong inside TireWear. Try again; nothing was charged.',
   SERVER_BUSY: 'TireWear is busy with other photos. Try again in a few seconds.',
-  MODEL_UNAVAILABLE: 'The analysis model could not be loaded. Restart TireWear or reinstall it.',
+  MODEL_UNAVAILABLE: 'The analysis model could not be loaded.',
   STORAGE_UNAVAILABLE: 'The database is not available right now. Try again shortly.',
   NETWORK_ERROR: 'No connection to the TireWear service.',
   BAD_RESPONSE: 'The service gave an unexpected answer.',
