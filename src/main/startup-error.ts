@@ -26,7 +26,11 @@ export function describeStartupFailure(error: unknown, where: { host: string; po
     return {
       title: 'TireWear cannot start',
       message: `TireWear may not listen on ${where.host}:${where.port} (${code}).`,
-      detail: `Choose a port from 1024 to 65535 and a local address in ${settingsFile}, or set TIREWEAR_PORT / TIREWEAR_HOST.`,
+      detail:
+        `Choose a port from 1024 to 65535 and a local address in ${settingsFile}, or set TIREWEAR_PORT / TIREWEAR_HOST.` +
+        (code === 'EACCES'
+          ? ' On Windows a port can also be reserved by Hyper-V, WSL or Docker: `netsh int ipv4 show excludedportrange protocol=tcp` lists the reserved ranges; pick a port outside them.'
+          : ''),
     };
   }
   if (error instanceof ConfigError) {

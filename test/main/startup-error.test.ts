@@ -27,6 +27,15 @@ describe('startup failure dialog', () => {
     expect(failure.detail).toContain('TIREWEAR_PORT');
   });
 
+  it('a port it may not use names the cause Windows often has (a range reserved by Hyper-V, WSL or Docker)', () => {
+    const denied = Object.assign(new Error('listen EACCES: permission denied 127.0.0.1:8787'), { code: 'EACCES' });
+    const failure = describeStartupFailure(denied, where);
+    expect(failure.message).toBe('TireWear may not listen on 127.0.0.1:8787 (EACCES).');
+    expect(failure.detail).toMatch(/excludedportrange/);
+    const notHere = Object.assign(new Error('listen EADDRNOTAVAIL'), { code: 'EADDRNOTAVAIL' });
+    expect(describeStartupFailure(notHere, where).detail).not.toMatch(/excludedportrange/);
+  });
+
   it('shows a settings problem with its own message', () => {
     const failure = describeStartupFailure(new ConfigError('TIREWEAR_PORT must be an integer from 0 to 65535, got "x"'), where);
     expect(failure.title).toBe('TireWear settings are invalid');
