@@ -4,6 +4,7 @@
  * in one locked-down window, keep it in the tray if the shop wants the API up, and close it
  * cleanly on quit. The decisions live in the small modules beside this file.
  */
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
@@ -21,6 +22,8 @@ import {
   type WebContents,
 } from 'electron';
 import trayIconPath from '../../build/tray.png?asset';
+import trayTemplatePath from '../../build/trayTemplate.png?asset';
+import trayTemplate2xPath from '../../build/trayTemplate@2x.png?asset';
 import windowIconPath from '../../build/icons/512x512.png?asset';
 import type { Config } from '../core/config.js';
 import { createLogger, type Logger } from '../core/logger.js';
@@ -52,9 +55,18 @@ function showWindow(): void {
   mainWindow.focus();
 }
 
+/** The macOS menu bar takes a 16 pt template image (black and clear, tinted by macOS); the others the colour icon. */
+function trayImage(): Electron.NativeImage {
+  if (process.platform !== 'darwin') return nativeImage.createFromPath(trayIconPath);
+  const image = nativeImage.createFromPath(trayTemplatePath);
+  image.addRepresentation({ scaleFactor: 2, buffer: readFileSync(trayTemplate2xPath) });
+  image.setTemplateImage(true);
+  return image;
+}
+
 function showTray(apiUrl: string): void {
   if (tray) return;
-  tray = new Tray(nativeImage.createFromPath(trayIconPath));
+  tray = new Tray(trayImage());
   tray.setToolTip(`TireWear: API at ${apiUrl}`);
   tray.setContextMenu(Menu.buildFromTemplate(trayMenu({ apiUrl, showWindow, quit: () => app.quit() })));
   tray.on('click', showWindow);
