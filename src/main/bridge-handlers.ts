@@ -3,9 +3,14 @@
  * The main-process side of `window.tirewear`. Every handler first checks that the call
  * comes from the app's own top frame, then validates its arguments: the renderer is
  * treated like any other untrusted client.
+ *
+ * ipcRenderer.invoke passes on only the message of an error a handler throws, so the app's
+ * window gets every failure as an answer instead: { ok: false, code, message } (TireWear.Outcome).
+ * A caller that is not the app's window is still refused with a thrown FORBIDDEN: it gets no
+ * structured answer, and our preload does not run in such frames anyway.
  */
 import path from 'node:path';
-import { AppError } from '../core/errors.js';
+import { AppError, isAppError } from '../core/errors.js';
 import { CHANNELS } from '../preload/channels.js';
 import { isSafeExternalUrl, originOf } from './navigation.js';
 
@@ -69,21 +74,45 @@ export function parsePrintRequest(raw: unknown, defaultPageSize: 'A4' | 'Letter'
   return { fileName: safePdfName(fileName), landscape: landscape ?? false, pageSize: pageSize ?? defaultPageSize };
 }
 
+/** A failure as the app's window receives it; anything but an AppError is an INTERNAL_ERROR. */
+export function bridgeFailure(error: unknown): TireWear.BridgeFailure {
+  if (isAppError(error)) return { ok: false, code: error.code, message: error.message };
+  const message = error instanceof Error ? error.message : String(error);
+  return { ok: false, code: 'INTERNAL_ERROR', message: message || 'Something went wrong inside TireWear' };
+}
+
+/** Registers `run` on `channel`: strangers are refused by a throw, the app's window always gets an Outcome. */
+function answer<Sender, T>(
+  ipc: IpcMainLike<Sender>,
+  channel: string,
+  appOrigin: string,
+  run: (event: InvokeEventLike<Sender>, ...args: unknown[]) => Promise<T>,
+): void {
+  ipc.handle(channel, async (event, ...args): Promise<TireWear.Outcome<T>> => {
+    assertAppFrame(event, appOrigin);
+    try {
+      return { ok: true, value: await run(event, ...args) };
+    } catch (error) {
+      return bridgeFailure(error);
+    }
+  });
+}
+
 export function registerBridgeHandlers<Sender extends PdfSource>(ipc: IpcMainLike<Sender>, deps: BridgeDeps<Sender>): void {
-  ipc.handle(CHANNELS.openDataFolder, async (event) => {
-    assertAppFrame(event, deps.appOrigin);
-    const failure = await deps.openPath(deps.dataDir);
-    if (failure) throw new AppError('NOT_FOUND', `Could not open ${deps.dataDir}: ${failure}`);
+  answer(ipc, CHANNELS.openDataFolder, deps.appOrigin, async (): Promise<void> => {
+    // shell.openPath reports by resolving to an error text; a rejection is treated the same way.
+    const failure = await deps
+      .openPath(deps.dataDir)
+      .catch((error: unknown) => String(error instanceof Error ? error.message : error) || 'no file manager answered');
+    if (failure) throw new AppError('NOT_FOUND', `Could not open the data folder ${deps.dataDir}: ${failure}`);
   });
 
-  ipc.handle(CHANNELS.openExternal, async (event, url) => {
-    assertAppFrame(event, deps.appOrigin);
+  answer(ipc, CHANNELS.openExternal, deps.appOrigin, async (_event, url): Promise<void> => {
     if (!isSafeExternalUrl(url)) throw new AppError('VALIDATION_ERROR', 'Only https:// links can be opened');
     await deps.openExternal(url);
   });
 
-  ipc.handle(CHANNELS.printToPdf, async (event, raw): Promise<TireWear.PrintToPdfResult> => {
-    assertAppFrame(event, deps.appOrigin);
+  answer(ipc, CHANNELS.printToPdf, deps.appOrigin, async (event, raw): Promise<TireWear.PrintToPdfResult> => {
     const request = parsePrintRequest(raw, deps.defaultPageSize);
     const pdf = await event.sender.printToPDF({
       landscape: request.landscape,

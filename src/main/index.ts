@@ -29,7 +29,7 @@ import type { Config } from '../core/config.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { pageSizeForCountry, registerBridgeHandlers } from './bridge-handlers.js';
 import { desktopBaseConfig, devUserDataPath, keepApiRunningInTray, loadDesktopConfig, type DesktopPaths } from './desktop-config.js';
-import { prepareLogFile } from './log-file.js';
+import { prepareLogFile, rotateLogWhileRunning } from './log-file.js';
 import { closeCoreBeforeQuit, quitOnSystemShutdown, trayMenu, windowCloseAction, type Shutdown } from './lifecycle.js';
 import { isSafeExternalUrl, navigationGuards, originOf } from './navigation.js';
 import { permissionGuards, withCspFallback } from './security.js';
@@ -76,7 +76,10 @@ function showTray(apiUrl: string): void {
 async function desktopLogger(config: Config, isPackaged: boolean): Promise<Logger> {
   if (!isPackaged) return createLogger({ level: config.logLevel });
   const dest = await prepareLogFile(config.dataDir);
-  return createLogger({ level: config.logLevel, destination: pino.destination({ dest, sync: true }) });
+  const destination = pino.destination({ dest, sync: true });
+  // a desk kept in the tray for weeks: the size is checked while it runs too
+  rotateLogWhileRunning(dest, destination);
+  return createLogger({ level: config.logLevel, destination });
 }
 
 async function startCore(paths: DesktopPaths) {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CHANNELS } from '../../src/preload/channels.js';
 import {
+  bridgeFailure,
   pageSizeForCountry,
   registerBridgeHandlers,
   safePdfName,
@@ -12,6 +13,7 @@ import {
   type IpcMainLike,
   type PdfSource,
 } from '../../src/main/bridge-handlers.js';
+import { AppError } from '../../src/core/errors.js';
 
 const APP = 'http://127.0.0.1:8787';
 const PDF = new TextEncoder().encode('%PDF-1.7 test');
@@ -24,10 +26,13 @@ function fakeIpc() {
   return {
     ipc,
     handlers,
-    invoke(channel: string, event: InvokeEventLike, ...args: unknown[]) {
+    /** The handler's own answer, checked to cross IPC unchanged (IPC structured-clones it). */
+    async invoke(channel: string, event: InvokeEventLike, ...args: unknown[]) {
       const handler = handlers.get(channel);
       if (!handler) throw new Error(`no handler for ${channel}`);
-      return handler(event, ...args);
+      const answer = await handler(event, ...args);
+      expect(structuredClone(answer)).toEqual(answer);
+      return answer;
     },
   };
 }
@@ -86,19 +91,34 @@ describe('bridge handlers', () => {
   });
 
   it('opens the data folder', async () => {
-    await bridge.invoke(CHANNELS.openDataFolder, fromApp());
+    expect(await bridge.invoke(CHANNELS.openDataFolder, fromApp())).toEqual({ ok: true, value: undefined });
     expect(deps.openPath).toHaveBeenCalledWith(deps.dataDir);
   });
 
-  it('reports a data folder the OS cannot open', async () => {
+  it('answers the window that the OS could not open the data folder, naming it', async () => {
     deps.openPath = vi.fn(async () => 'Failed to open path');
-    await expect(bridge.invoke(CHANNELS.openDataFolder, fromApp())).rejects.toThrow(/Failed to open path/);
+    expect(await bridge.invoke(CHANNELS.openDataFolder, fromApp())).toEqual({
+      ok: false,
+      code: 'NOT_FOUND',
+      message: `Could not open the data folder ${deps.dataDir}: Failed to open path`,
+    });
+
+    deps.openPath = vi.fn(async () => Promise.reject(new Error('spawn xdg-open ENOENT')));
+    expect(await bridge.invoke(CHANNELS.openDataFolder, fromApp())).toEqual({
+      ok: false,
+      code: 'NOT_FOUND',
+      message: `Could not open the data folder ${deps.dataDir}: spawn xdg-open ENOENT`,
+    });
   });
 
   it('opens https links only', async () => {
-    await bridge.invoke(CHANNELS.openExternal, fromApp(), 'https://example.com/help');
+    expect(await bridge.invoke(CHANNELS.openExternal, fromApp(), 'https://example.com/help')).toEqual({ ok: true, value: undefined });
     for (const bad of ['http://example.com/', 'file:///etc/passwd', 'ms-settings:privacy', 42, undefined]) {
-      await expect(bridge.invoke(CHANNELS.openExternal, fromApp(), bad)).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+      expect(await bridge.invoke(CHANNELS.openExternal, fromApp(), bad)).toEqual({
+        ok: false,
+        code: 'VALIDATION_ERROR',
+        message: 'Only https:// links can be opened',
+      });
     }
     expect(deps.openExternal).toHaveBeenCalledTimes(1);
   });
@@ -107,7 +127,7 @@ describe('bridge handlers', () => {
     const event = fromApp();
     const result = await bridge.invoke(CHANNELS.printToPdf, event, { fileName: 'tire-report-AB123.pdf', landscape: true });
     const saved = path.join(tmp, 'tire-report-AB123.pdf');
-    expect(result).toEqual({ saved: true, path: saved });
+    expect(result).toEqual({ ok: true, value: { saved: true, path: saved } });
     expect(await readFile(saved, 'utf8')).toBe('%PDF-1.7 test');
     expect(event.sender.printToPDF).toHaveBeenCalledWith({ landscape: true, pageSize: 'A4', printBackground: true });
     expect(deps.chooseSavePath).toHaveBeenCalledWith(event.sender, path.join(deps.documentsDir, 'tire-report-AB123.pdf'));
@@ -116,16 +136,34 @@ describe('bridge handlers', () => {
   it('saves nothing when the user cancels the dialog', async () => {
     deps.chooseSavePath = vi.fn(async () => null);
     const result = await bridge.invoke(CHANNELS.printToPdf, fromApp(), { fileName: 'report' });
-    expect(result).toEqual({ saved: false });
+    expect(result).toEqual({ ok: true, value: { saved: false } });
     expect(deps.writeFile).not.toHaveBeenCalled();
   });
 
   it('rejects malformed print requests before printing', async () => {
     const event = fromApp();
     for (const bad of [undefined, 'report.pdf', {}, { fileName: '' }, { fileName: 'a', landscape: 'yes' }, { fileName: 'a', pageSize: 'A3' }]) {
-      await expect(bridge.invoke(CHANNELS.printToPdf, event, bad)).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+      expect(await bridge.invoke(CHANNELS.printToPdf, event, bad)).toMatchObject({ ok: false, code: 'VALIDATION_ERROR' });
     }
     expect(event.sender.printToPDF).not.toHaveBeenCalled();
+  });
+
+  it('answers an unexpected failure as INTERNAL_ERROR with its message', async () => {
+    deps.writeFile = vi.fn(async () => Promise.reject(new Error("EACCES: permission denied, open 'C:\\report.pdf'")));
+    expect(await bridge.invoke(CHANNELS.printToPdf, fromApp(), { fileName: 'report' })).toEqual({
+      ok: false,
+      code: 'INTERNAL_ERROR',
+      message: "EACCES: permission denied, open 'C:\\report.pdf'",
+    });
+  });
+});
+
+describe('bridge failures', () => {
+  it('keep an AppError code and make anything else an INTERNAL_ERROR', () => {
+    expect(bridgeFailure(new AppError('NOT_FOUND', 'gone'))).toEqual({ ok: false, code: 'NOT_FOUND', message: 'gone' });
+    expect(bridgeFailure(new TypeError('x is not a function'))).toEqual({ ok: false, code: 'INTERNAL_ERROR', message: 'x is not a function' });
+    expect(bridgeFailure('odd')).toEqual({ ok: false, code: 'INTERNAL_ERROR', message: 'odd' });
+    expect(bridgeFailure(new Error(''))).toMatchObject({ ok: false, code: 'INTERNAL_ERROR', message: expect.stringMatching(/\S/) });
   });
 });
 

@@ -8,7 +8,7 @@ import { CalibrationPanel } from '../components/CalibrationPanel';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { SyncPanel } from '../components/SyncPanel';
 import { useSession } from '../hooks/useSession';
-import { bridge } from '../lib/bridge';
+import { bridge, BridgeError } from '../lib/bridge';
 
 type Editable = Omit<SettingsData, 'restartRequired'>;
 
@@ -21,6 +21,8 @@ export function SettingsPage() {
   const [done, setDone] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  /** Why "Open data folder" failed, until the next try. */
+  const [folderError, setFolderError] = useState<unknown>(null);
   /** The port as typed: an emptied field stays empty instead of turning into 0. */
   const [portText, setPortText] = useState('');
   const id = { shop: useId(), port: useId(), units: useId(), legal: useId(), lan: useId(), tray: useId() };
@@ -65,6 +67,16 @@ export function SettingsPage() {
       setError(err);
     } finally {
       setBusy(false);
+    }
+  }
+
+  async function openDataFolder() {
+    if (!desktop) return;
+    setFolderError(null);
+    try {
+      await desktop.openDataFolder();
+    } catch (err) {
+      setFolderError(err);
     }
   }
 
@@ -139,15 +151,37 @@ export function SettingsPage() {
             {busy ? 'Saving…' : 'Save settings'}
           </button>
           {desktop && (
-            <button type="button" className="secondary" onClick={() => void desktop.openDataFolder()}>
+            <button type="button" className="secondary" onClick={() => void openDataFolder()}>
               Open data folder
             </button>
           )}
         </div>
+        <DataFolderProblem error={folderError} />
       </form>
       <SyncPanel />
       <CalibrationPanel />
       <AboutPanel />
     </section>
+  );
+}
+
+/**
+ * "Open data folder" failed (no file manager, a network data folder that is offline): say so,
+ * and where the folder is. Main's NOT_FOUND message names its path; any other failure does not.
+ */
+function DataFolderProblem({ error }: { error: unknown }) {
+  if (error === null || error === undefined) return null;
+  const named = error instanceof BridgeError && error.code === 'NOT_FOUND';
+  const detail = error instanceof Error ? error.message : String(error);
+  return (
+    <div className="message message-error" role="alert">
+      <strong>The data folder did not open.</strong>
+      {detail && <p>{detail}</p>}
+      <p>
+        {named
+          ? 'Open that folder yourself in your file manager (File Explorer on Windows, Finder on a Mac).'
+          : 'Open it yourself in your file manager: it is the folder named “data” in TireWear’s folder of your user profile (on Windows, under AppData).'}
+      </p>
+    </div>
   );
 }
