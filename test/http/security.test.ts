@@ -136,27 +136,79 @@ describe('a desk bound to one LAN address of its own', () => {
     await own.cleanup();
   });
 
-  it('takes its own window (a caller from one of this computer\'s addresses) as this computer: signed in, settings open', async () => {
-    const real = os.networkInterfaces();
+  const iface = (address: string, family: 'IPv4' | 'IPv6', internal = false, scopeid?: number) => ({
+    address,
+    netmask: family === 'IPv4' ? '255.255.255.0' : 'ffff:ffff:ffff:ffff::',
+    family,
+    mac: '00:00:00:00:00:00',
+    internal,
+    cidr: null,
+    ...(scopeid === undefined ? {} : { scopeid }),
+  });
+  /** This computer's interfaces as a Mac has them (fe80::1 on the loopback interface), plus OWN on eth9. */
+  function withOwnAddress<T>(run: () => Promise<T>): Promise<T> {
     const interfaces = vi.spyOn(os, 'networkInterfaces').mockReturnValue({
-      ...real,
-      eth9: [{ address: OWN, netmask: '255.255.255.0', family: 'IPv4', mac: '00:00:00:00:00:00', internal: false, cidr: `${OWN}/24` }],
-    });
-    const fromHere = { host: `${OWN}:8787`, origin: `http://${OWN}:8787` };
-    expect((await own.app.inject({ url: '/', headers: fromHere, remoteAddress: OWN })).statusCode).not.toBe(403);
+      lo0: [iface('127.0.0.1', 'IPv4', true), iface('::1', 'IPv6', true), iface('fe80::1', 'IPv6', true, 1)],
+      eth9: [iface(OWN, 'IPv4'), iface('fe80::aede:48ff:fe00:1122', 'IPv6', false, 4)],
+    } as ReturnType<typeof os.networkInterfaces>);
+    return run().finally(() => interfaces.mockRestore());
+  }
+  const fromHere = { host: `${OWN}:8787`, origin: `http://${OWN}:8787` };
+
+  it('takes its own window (a caller from one of this computer\'s addresses) as this computer: signed in, settings open', async () => {
     const { cookie } = await signIn(own.app);
-    const account = await own.app.inject({ url: '/api/v1/account', headers: { ...fromHere, cookie }, remoteAddress: OWN });
-    expect(account.statusCode).toBe(200);
-    const settings = await own.app.inject({ url: '/api/v1/settings', headers: { ...fromHere, cookie }, remoteAddress: `::ffff:${OWN}` });
-    expect(settings.statusCode).toBe(200);
-    // another computer of the LAN is still a LAN caller: a key, and no settings
-    const other = await own.app.inject({ url: '/api/v1/account', headers: { ...fromHere, cookie }, remoteAddress: '198.51.100.8' });
-    expect(expectError(other, 403, 'FORBIDDEN')).toMatch(/requires an API key/);
-    interfaces.mockRestore();
-    expect(os.networkInterfaces()).toEqual(real);
-    // and once the address is no longer this computer's (DHCP gave it away), neither is the caller
+    await withOwnAddress(async () => {
+      expect((await own.app.inject({ url: '/', headers: fromHere, remoteAddress: OWN })).statusCode).not.toBe(403);
+      const account = await own.app.inject({ url: '/api/v1/account', headers: { ...fromHere, cookie }, remoteAddress: OWN });
+      expect(account.statusCode).toBe(200);
+      const settings = await own.app.inject({ url: '/api/v1/settings', headers: { ...fromHere, cookie }, remoteAddress: `::ffff:${OWN}` });
+      expect(settings.statusCode).toBe(200);
+      // another computer of the LAN is still a LAN caller: a key, and no settings
+      const other = await own.app.inject({ url: '/api/v1/account', headers: { ...fromHere, cookie }, remoteAddress: '198.51.100.8' });
+      expect(expectError(other, 403, 'FORBIDDEN')).toMatch(/requires an API key/);
+    });
+    // once the address is no longer this computer's (DHCP gave it away), neither is the caller
     const gone = await own.app.inject({ url: '/api/v1/account', headers: { ...fromHere, cookie }, remoteAddress: OWN });
     expectError(gone, 403, 'FORBIDDEN');
+  });
+
+  it('never takes a link-local or zoned address for this computer (fe80::1 is a Mac\'s loopback interface and many routers\' address)', async () => {
+    const { cookie } = await signIn(own.app);
+    await withOwnAddress(async () => {
+      for (const remoteAddress of ['fe80::1', 'fe80::1%en0', 'fe80::aede:48ff:fe00:1122', 'fe80::aede:48ff:fe00:1122%eth9']) {
+        const res = await own.app.inject({ url: '/api/v1/settings', headers: { ...fromHere, cookie }, remoteAddress });
+        expectError(res, 403, 'FORBIDDEN');
+      }
+    });
+  });
+});
+
+describe('a hub on the same computer as its proxy', () => {
+  const OWN = '198.51.100.9';
+  let store: Awaited<ReturnType<typeof tempSqliteStore>>;
+  let hub: HttpTest;
+  beforeAll(async () => {
+    store = await tempSqliteStore();
+    hub = await httpTest({ store: store.store, config: { databaseUrl: 'postgres://hub.invalid/tirewear', host: '0.0.0.0' } });
+  });
+  afterAll(async () => {
+    await hub.cleanup();
+    await store.cleanup();
+  });
+
+  it('keeps the desk-only routes (settings, models) to loopback, even from its own address', async () => {
+    const { cookie } = await signIn(hub.app);
+    const interfaces = vi.spyOn(os, 'networkInterfaces').mockReturnValue({
+      eth0: [{ address: OWN, netmask: '255.255.255.0', family: 'IPv4', mac: '00:00:00:00:00:00', internal: false, cidr: `${OWN}/24` }],
+    });
+    try {
+      // the proxy connects from the hub's own address on behalf of any internet caller
+      const res = await hub.app.inject({ url: '/api/v1/settings', headers: { cookie }, remoteAddress: OWN });
+      expect(expectError(res, 403, 'FORBIDDEN')).toMatch(/computer running TireWear/);
+    } finally {
+      interfaces.mockRestore();
+    }
+    expect((await hub.app.inject({ url: '/api/v1/settings', headers: { cookie } })).statusCode).toBe(200);
   });
 });
 

@@ -61,7 +61,7 @@ function enforce(mode: AuthMode, caller: Caller, request: FastifyRequest): void 
   if (caller.via === 'key') {
     throw new AppError('FORBIDDEN', 'An API key cannot do this; sign in to the app instead');
   }
-  if (mode === 'desk' && !isThisComputer(request.ip)) {
+  if (mode === 'desk' && !isThisComputer(request.ip, request.server.core.config)) {
     throw new AppError('FORBIDDEN', 'Settings can only be changed on the computer running TireWear');
   }
 }

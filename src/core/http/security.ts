@@ -39,18 +39,27 @@ export function isLoopbackAddress(ip: string): boolean {
   return /^127\./.test(ip) || ip === '::1' || /^::ffff:127\./i.test(ip);
 }
 
+/** Link-local addresses (fe80::/10, 169.254/16) are unique only per link: another device can hold the same one. */
+function isLinkLocal(address: string): boolean {
+  return /^fe[89ab][0-9a-f]:/i.test(address) || /^169\.254\./.test(address);
+}
+
 /**
- * Whether a caller is the computer running TireWear: loopback, or one of this computer's own
- * interface addresses (a server bound to its LAN address is reached from this computer on that
- * address: the desktop's own window then comes from there). Read again at each such call, as DHCP
- * may change them; LAN callers are few.
+ * Whether a caller is the computer running TireWear: loopback always; on a desk (not a hub) also
+ * one of this computer's own routable interface addresses (a desk bound to its LAN address is
+ * reached from this computer on that address: the desktop's own window then comes from there).
+ * Never a link-local or zoned address (`fe80::1` is the loopback interface's on a Mac and a router's
+ * on many LANs), never on a hub (its proxy may connect from the hub's own address on behalf of
+ * anyone). Read again at each such call, as DHCP may change them; LAN callers are few.
  */
-export function isThisComputer(ip: string): boolean {
+export function isThisComputer(ip: string, config: Pick<Config, 'databaseUrl'>): boolean {
   if (isLoopbackAddress(ip)) return true;
-  const bare = ip.replace(/^::ffff:(?=\d+\.)/i, '').replace(/%.*$/, '').toLowerCase();
+  if (config.databaseUrl !== null || ip.includes('%')) return false;
+  const bare = ip.replace(/^::ffff:(?=\d+\.)/i, '').toLowerCase();
+  if (isLinkLocal(bare)) return false;
   return Object.values(os.networkInterfaces())
     .flat()
-    .some((info) => info !== undefined && info.address.replace(/%.*$/, '').toLowerCase() === bare);
+    .some((info) => info !== undefined && !info.internal && !info.address.includes('%') && info.address.toLowerCase() === bare);
 }
 
 /** `example.com:8787` → `example.com`, `[::1]:80` → `[::1]`; null when malformed. */
@@ -107,7 +116,7 @@ function checkOrigin(request: FastifyRequest): void {
 function checkClient(request: FastifyRequest, config: Config): void {
   // A hub (hub mode, on PostgreSQL) is a server for many shops, usually behind a proxy:
   // the desk's LAN rule does not apply to it; the Host allow-list and credentials do.
-  if (config.databaseUrl !== null || isThisComputer(request.ip)) return;
+  if (config.databaseUrl !== null || isThisComputer(request.ip, config)) return;
   if (!config.lanAccess) {
     throw new AppError('FORBIDDEN', 'This server only accepts requests from this computer (LAN access is off)');
   }

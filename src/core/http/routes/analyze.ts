@@ -89,7 +89,7 @@ export function admission({ concurrency, queueLimit, hub }: AdmissionOptions): (
   const busy = (message: string) =>
     new AppError('SERVER_BUSY', message, { headers: { 'Retry-After': String(Math.max(1, Math.ceil(averageMs / 1000))) } });
   return (ip) => {
-    const desk = !hub && isThisComputer(ip);
+    const desk = !hub && isThisComputer(ip, { databaseUrl: null });
     // a hub groups an IPv6 /64 as metering does (one client can take a whole /64); a desk's LAN
     // shares one /64, so there each shop PC counts on its own
     const address = hub ? meteringAddress(ip) : ip.replace(/^::ffff:/i, '').replace(/%.*$/, '');
