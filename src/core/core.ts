@@ -66,13 +66,18 @@ export async function housekeeping(
  * Models that fail to load do not stop the server: history, accounts and licenses keep working
  * and every analysis answers MODEL_UNAVAILABLE (SPEC §3) while the log says why.
  */
-export async function loadOnnxAnalyzer(modelsDir: string, logger: Logger, platform: NodeJS.Platform = process.platform): Promise<Analyzer> {
+export async function loadOnnxAnalyzer(
+  modelsDir: string,
+  logger: Logger,
+  source: Config['modelsDirSource'] = 'shipped',
+  platform: NodeJS.Platform = process.platform,
+): Promise<Analyzer> {
   try {
     const { createOnnxAnalyzer } = await import('./analysis/index.js');
     return await createOnnxAnalyzer({ modelsDir, logger });
   } catch (error) {
     logger.error({ err: error, modelsDir }, 'tread models failed to load; analyses will answer MODEL_UNAVAILABLE');
-    const message = modelLoadFailure(error, platform);
+    const message = modelLoadFailure(error, platform, source);
     return {
       modelVersion: 'unavailable',
       analyze: async () => {
@@ -85,21 +90,30 @@ export async function loadOnnxAnalyzer(modelsDir: string, logger: Logger, platfo
 
 /**
  * What a shop is told when the models did not load, by cause: the runtime's native library could
- * not be loaded (on Windows almost always the Microsoft Visual C++ runtime that onnxruntime needs
- * and Windows does not include), or the models themselves (missing, corrupt: the manifest check's
- * own words), or anything else (the log has it).
+ * not be loaded (on Windows most often the Microsoft Visual C++ runtime that onnxruntime needs and
+ * Windows does not include), or the models themselves (missing, corrupt: the manifest check's own
+ * words, with what brings good ones back for where they came from: the installation, a shop
+ * calibration chosen in Settings, or TIREWEAR_MODELS_DIR), or anything else (the log has it).
  */
-export function modelLoadFailure(error: unknown, platform: NodeJS.Platform): string {
+export function modelLoadFailure(error: unknown, platform: NodeJS.Platform, source: Config['modelsDirSource'] = 'shipped'): string {
   const text = error instanceof Error ? error.message : String(error);
   const native = (error as { code?: unknown } | null)?.code === 'ERR_DLOPEN_FAILED' || /specified module could not be found|cannot open shared object|dlopen|Library not loaded/i.test(text);
   if (native && platform === 'win32') {
     return (
-      'The analysis runtime could not be loaded: this PC is missing the Microsoft Visual C++ 2015-2022 ' +
-      'Redistributable (x64). Install it from https://aka.ms/vs/17/release/vc_redist.x64.exe, then restart TireWear.'
+      'The analysis runtime could not be loaded. The usual cause is a missing Microsoft Visual C++ 2015-2022 ' +
+      'Redistributable (x64): install it from https://aka.ms/vs/17/release/vc_redist.x64.exe, then restart TireWear. ' +
+      'The server log names the file that failed.'
     );
   }
   if (native) return `The analysis runtime could not be loaded (${text.split('\n')[0]}); reinstall TireWear. The server log has the details.`;
-  if (isAppError(error)) return `${error.message} Reinstall TireWear to restore the models that came with it.`;
+  if (isAppError(error)) {
+    const remedy = {
+      shipped: 'Reinstall TireWear to restore the models that came with it.',
+      settings: 'These are a shop calibration: choose "Back to the models as shipped" in Settings, then calibrate again if you wish.',
+      env: 'They come from TIREWEAR_MODELS_DIR: point it at a good models folder, or unset it to use the models that came with TireWear.',
+    }[source];
+    return `${error.message} ${remedy}`;
+  }
   return 'The tread models could not be loaded; the server log says why. Restart TireWear, or reinstall it.';
 }
 
@@ -113,7 +127,7 @@ export async function createCore(config: Config, overrides: CoreOverrides = {}):
   const store = overrides.store ?? (await openStore(config, clock));
   try {
     const images = overrides.images ?? createFileImageStore(config.imagesDir);
-    const analyzer = new SwappableAnalyzer(overrides.analyzer ?? (await loadOnnxAnalyzer(config.modelsDir, logger)));
+    const analyzer = new SwappableAnalyzer(overrides.analyzer ?? (await loadOnnxAnalyzer(config.modelsDir, logger, config.modelsDirSource)));
     const loginThrottle = new LoginThrottle();
     const registrationThrottle = new RegistrationThrottle(config.registrationsPerHour);
     // one set of analysis slots for the scans and the shop calibration's re-reading

@@ -30,7 +30,7 @@ import { createLogger, type Logger } from '../core/logger.js';
 import { pageSizeForCountry, registerBridgeHandlers } from './bridge-handlers.js';
 import { desktopBaseConfig, devUserDataPath, keepApiRunningInTray, loadDesktopConfig, type DesktopPaths } from './desktop-config.js';
 import { prepareLogFile, rotateLogWhileRunning } from './log-file.js';
-import { closeCoreBeforeQuit, quitOnSystemShutdown, trayMenu, windowCloseAction, type Shutdown } from './lifecycle.js';
+import { closeCoreBeforeQuit, QUIT_DEADLINE_MS, quitOnSystemShutdown, trayMenu, windowCloseAction, type Shutdown } from './lifecycle.js';
 import { isSafeExternalUrl, navigationGuards, originOf } from './navigation.js';
 import { permissionGuards, withCspFallback } from './security.js';
 import { describeStartupFailure } from './startup-error.js';
@@ -88,7 +88,10 @@ async function startCore(paths: DesktopPaths) {
     config = loadDesktopConfig(process.env, paths);
     const logger = await desktopLogger(config, paths.isPackaged);
     if (paths.isPackaged) {
+      let told = false;
       logProcessErrors(process, logger, (error) => {
+        if (told) return; // one dialog: later errors of a failing process are in the log
+        told = true;
         const message = error instanceof Error ? error.message : String(error);
         dialog.showErrorBox('TireWear stopped', `${message}\n\nDetails are in ${config.dataDir}/logs/tirewear.log. TireWear will close; start it again.`);
         app.quit();
@@ -148,13 +151,18 @@ function createWindow(url: string, config: Config, shutdown: Shutdown, apiUrl: s
   window.on('closed', () => {
     mainWindow = null;
   });
-  // Windows ends the session without a before-quit: start the same bounded close
-  window.on('session-end', quitOnSystemShutdown(app));
+  // Windows ends the session without a before-quit: start the same bounded close when it asks
+  // (query-session-end, where the end can still be delayed), and at the latest at session-end
+  const onSessionEnd = quitOnSystemShutdown(app);
+  window.on('query-session-end', onSessionEnd);
+  window.on('session-end', () => onSessionEnd());
   mainWindow = window;
   loadWatched(window, url, {
     logger,
+    active: () => !shutdown.isQuitting(),
+    // not parented to the window: it may be hidden in the tray
     askRetry: async (message) => {
-      const { response } = await dialog.showMessageBox(window, {
+      const { response } = await dialog.showMessageBox({
         type: 'error',
         title: 'TireWear',
         message,
@@ -233,7 +241,8 @@ if (app.requestSingleInstanceLock()) {
   app.on('second-instance', showWindow);
   run().catch(async (error: unknown) => {
     dialog.showErrorBox('TireWear stopped', error instanceof Error ? error.message : String(error));
-    await stopCore?.().catch(() => undefined);
+    // the same bound as a quit: a core that does not close does not keep the process alive
+    await Promise.race([stopCore?.().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, QUIT_DEADLINE_MS).unref())]);
     app.exit(1);
   });
 } else {

@@ -43,7 +43,11 @@ export function closeCoreBeforeQuit(
     event.preventDefault();
     if (state === 'closing') return;
     state = 'closing';
-    options.onClosing?.();
+    try {
+      options.onClosing?.();
+    } catch (error) {
+      onError(error); // hiding the window failed: the close goes on regardless
+    }
     setTimer(() => {
       if (state === 'closed') return;
       onError(new Error(`closing the core took longer than ${deadlineMs / 1000} s; exiting anyway`));
@@ -63,9 +67,10 @@ export function closeCoreBeforeQuit(
 
 /**
  * The OS is shutting down, restarting or logging off (powerMonitor 'shutdown' on macOS and Linux,
- * a window's 'session-end' on Windows, where no before-quit comes): start the same bounded close.
- * Electron's docs: prevent the shutdown event's default (macOS, Linux) to delay the OS while the
- * app quits as soon as it can.
+ * a window's 'query-session-end' and then 'session-end' on Windows, where no before-quit comes):
+ * start the same bounded close. Preventing the default of 'shutdown' (macOS, Linux) and of
+ * 'query-session-end' (Windows) asks the OS to wait while the app quits as soon as it can;
+ * 'session-end' comes too late for that and carries no event here.
  */
 export function quitOnSystemShutdown(app: Pick<QuittableApp, 'quit'>): (event?: { preventDefault(): void }) => void {
   return (event) => {

@@ -7,7 +7,7 @@
  * Failures cross two boundaries that keep only an Error's message: ipcRenderer.invoke (main to
  * preload) and the contextBridge (preload to page). So nothing on the way throws: main answers
  * every call from the app's window with an Outcome, the preload hands the page an Outcome too,
- * and the page's clientBridge (src/preload/bridge-client.ts, used by the renderer's
+ * and the page's clientBridge (src/preload/bridge-outcome.ts, used by the renderer's
  * lib/bridge.ts) turns a failure into a thrown BridgeError that keeps its `code`.
  */
 declare namespace TireWear {
@@ -23,8 +23,10 @@ declare namespace TireWear {
 
   /**
    * Why a call failed. `code` is one of the core's error codes: VALIDATION_ERROR (bad
-   * arguments), NOT_FOUND (the OS could not open the data folder; the message names it),
-   * FORBIDDEN, or INTERNAL_ERROR (anything unexpected, message as the OS or Electron gave it).
+   * arguments), NOT_FOUND (the OS could not open the data folder; the message names it), or
+   * INTERNAL_ERROR (anything unexpected, message as the OS or Electron gave it; also a call main
+   * refused outright, such as one from a frame that is not the app's, which rejects and so keeps
+   * only its message).
    */
   interface BridgeFailure {
     ok: false;

@@ -97,6 +97,7 @@ export function createFakeElectron(userDataPath: string) {
     }
     show(): void {
       this.visible = true;
+      this.emit('show');
     }
     hide(): void {
       this.visible = false;

@@ -96,7 +96,18 @@ describe('quitting', () => {
     expect(event.preventDefault).toHaveBeenCalled();
     expect(close).toHaveBeenCalledTimes(1);
     await vi.waitFor(() => expect(app.ended).toBe(true));
-    quitOnSystemShutdown(app)(); // Windows' session-end carries no event to prevent
+    quitOnSystemShutdown(app)(); // Windows' session-end: too late to delay, no event passed
+  });
+
+  it('a failure hiding the window does not stop the close', async () => {
+    const app = new FakeApp();
+    const onError = vi.fn();
+    const close = vi.fn(async () => undefined);
+    closeCoreBeforeQuit(app, close, onError, { setTimer: () => ({}), onClosing: () => { throw new Error('window already destroyed'); } });
+    app.quit();
+    expect(close).toHaveBeenCalledTimes(1);
+    await vi.waitFor(() => expect(app.ended).toBe(true));
+    expect(onError).toHaveBeenCalledWith(expect.objectContaining({ message: 'window already destroyed' }));
   });
 });
 

@@ -76,6 +76,7 @@ describe('main process', () => {
     expect(fake.applicationMenu).toBeNull();
     expect(fake.powerMonitor.listenerCount('shutdown')).toBe(1);
     expect(window.listenerCount('session-end')).toBe(1);
+    expect(window.listenerCount('query-session-end')).toBe(1);
     expect(window.webContents.listenerCount('render-process-gone')).toBe(1);
 
     await fake.app.requestQuit();
@@ -100,6 +101,20 @@ describe('main process', () => {
 
     await fake.app.requestQuit();
     expect(fake.app.ended).toBe(true);
+  });
+
+  it.each([
+    ['macOS/Linux: powerMonitor shutdown', (fake: FakeElectron, event: { preventDefault(): void }) => fake.powerMonitor.emit('shutdown', event)],
+    ['Windows: query-session-end', (fake: FakeElectron, event: { preventDefault(): void }) => fake.windows[0]!.emit('query-session-end', event)],
+  ])('closes the core when the OS shuts down (%s), asking the OS to wait', async (_name, shutDown) => {
+    const fake = await launch({ TIREWEAR_PORT: '0' });
+    await vi.waitFor(() => expect(fake.windows[0]?.loadedUrl).toBeDefined(), { timeout: 10_000 });
+    const url = fake.windows[0]!.loadedUrl!;
+    const event = { preventDefault: vi.fn() };
+    shutDown(fake, event);
+    expect(event.preventDefault).toHaveBeenCalled();
+    await vi.waitFor(() => expect(fake.app.ended).toBe(true), { timeout: 15_000 });
+    await expect(fetch(`${url}api/v1/health`)).rejects.toThrow();
   });
 
   it('explains a taken port in a dialog and opens no window', async () => {

@@ -6,7 +6,7 @@ class Contents extends EventEmitter {
   reload = vi.fn();
 }
 
-class Window implements WatchedWindow {
+class Window extends EventEmitter implements WatchedWindow {
   readonly webContents = new Contents();
   visible = false;
   destroyed = false;
@@ -14,7 +14,11 @@ class Window implements WatchedWindow {
   failNextLoad = false;
   isVisible = () => this.visible;
   isDestroyed = () => this.destroyed;
-  show = () => void (this.visible = true);
+  show = () => {
+    this.visible = true;
+    this.emit('show');
+  };
+  hide = () => void (this.visible = false);
   async loadURL(url: string): Promise<void> {
     this.loads.push(url);
     if (this.failNextLoad) {
@@ -63,6 +67,48 @@ describe('the watched window', () => {
     expect(window.visible).toBe(false);
     later!();
     expect(window.visible).toBe(true);
+  });
+
+  it('never shows again a window the user hid to the tray, nor does anything while the app quits', async () => {
+    const window = new Window();
+    let later: (() => void) | null = null;
+    let quitting = false;
+    const askRetry = vi.fn(async () => true);
+    loadWatched(window, URL_, { logger: logger(), askRetry, active: () => !quitting, setTimer: (run) => void (later = run) });
+    window.show(); // painted
+    window.hide(); // to the tray
+    later!();
+    window.webContents.emit('did-fail-load', {}, -102, 'ERR_CONNECTION_REFUSED', URL_, true);
+    expect(window.visible).toBe(false); // asked (a dialog of its own), not shown
+    expect(askRetry).toHaveBeenCalledTimes(1);
+    quitting = true;
+    await vi.waitFor(() => expect(window.loads).toHaveLength(1)); // "Try again" answered after the quit began: no reload
+    window.webContents.emit('render-process-gone', {}, { reason: 'crashed' });
+    window.webContents.emit('did-fail-load', {}, -102, 'ERR_CONNECTION_REFUSED', URL_, true);
+    expect(window.webContents.reload).not.toHaveBeenCalled();
+    expect(askRetry).toHaveBeenCalledTimes(1);
+  });
+
+  it('a page that crashes again at once is reloaded three times a minute, then the user is asked, once at a time', async () => {
+    const window = new Window();
+    let clock = 0;
+    let answer: (again: boolean) => void = () => undefined;
+    const askRetry = vi.fn(() => new Promise<boolean>((resolve) => (answer = resolve)));
+    loadWatched(window, URL_, { logger: logger(), askRetry, setTimer: () => undefined, now: () => clock });
+    const crash = () => window.webContents.emit('render-process-gone', {}, { reason: 'crashed', exitCode: 1 });
+    crash();
+    crash();
+    crash();
+    expect(window.webContents.reload).toHaveBeenCalledTimes(3);
+    crash();
+    crash(); // while the question is open: no second dialog
+    expect(window.webContents.reload).toHaveBeenCalledTimes(3);
+    expect(askRetry).toHaveBeenCalledTimes(1);
+    answer(true);
+    await vi.waitFor(() => expect(window.webContents.reload).toHaveBeenCalledTimes(4));
+    clock += 61_000; // a minute later the count starts again
+    crash();
+    expect(window.webContents.reload).toHaveBeenCalledTimes(5);
   });
 });
 

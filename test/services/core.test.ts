@@ -70,10 +70,14 @@ test('models that fail to load leave the server up, answering MODEL_UNAVAILABLE 
 test('a model load failure tells the shop what to do, by cause', () => {
   const dlopen = Object.assign(new Error('\\\\?\\C:\\TireWear\\onnxruntime_binding.node: The specified module could not be found.'), { code: 'ERR_DLOPEN_FAILED' });
   expect(modelLoadFailure(dlopen, 'win32')).toMatch(/Visual C\+\+ 2015-2022 Redistributable \(x64\).*vc_redist\.x64\.exe.*restart TireWear/);
+  expect(modelLoadFailure(dlopen, 'linux')).not.toMatch(/Visual C/);
   const linux = new Error('libonnxruntime.so.1: cannot open shared object file: No such file or directory');
   expect(modelLoadFailure(linux, 'linux')).toMatch(/^The analysis runtime could not be loaded \(libonnxruntime\.so\.1: cannot open shared object file.*reinstall TireWear/);
   const corrupt = new AppError('MODEL_UNAVAILABLE', 'Model file tread.onnx does not match its manifest sha256.');
   expect(modelLoadFailure(corrupt, 'win32')).toBe('Model file tread.onnx does not match its manifest sha256. Reinstall TireWear to restore the models that came with it.');
+  // a shop calibration, or a folder named in the environment: reinstalling would not help
+  expect(modelLoadFailure(corrupt, 'win32', 'settings')).toMatch(/shop calibration: choose "Back to the models as shipped" in Settings/);
+  expect(modelLoadFailure(corrupt, 'linux', 'env')).toMatch(/TIREWEAR_MODELS_DIR/);
   expect(modelLoadFailure(new Error('out of memory'), 'darwin')).toMatch(/server log says why/);
 });
 
@@ -85,7 +89,7 @@ test('the shop sees that message on every analysis while the models are unavaila
   try {
     await expect(core.services.scans.analyze(await command(anon()))).rejects.toMatchObject({
       code: 'MODEL_UNAVAILABLE',
-      message: expect.stringMatching(/Reinstall TireWear|server log/),
+      message: expect.stringMatching(/Reinstall TireWear to restore the models that came with it\.$/),
     });
   } finally {
     await core.close();

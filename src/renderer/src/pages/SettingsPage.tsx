@@ -180,7 +180,7 @@ function DataFolderProblem({ error }: { error: unknown }) {
       <p>
         {named
           ? 'Open that folder yourself in your file manager (File Explorer on Windows, Finder on a Mac).'
-          : 'Open it yourself in your file manager: it is the folder named “data” in TireWear’s folder of your user profile (on Windows, under AppData).'}
+          : 'Open it yourself in your file manager: unless TIREWEAR_DATA_DIR names another, it is the folder named “data” in TireWear’s folder of your user profile (on Windows, under AppData\\Roaming).'}
       </p>
     </div>
   );
