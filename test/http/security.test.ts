@@ -183,35 +183,6 @@ describe('a desk bound to one LAN address of its own', () => {
   });
 });
 
-describe('a hub on the same computer as its proxy', () => {
-  const OWN = '198.51.100.9';
-  let store: Awaited<ReturnType<typeof tempSqliteStore>>;
-  let hub: HttpTest;
-  beforeAll(async () => {
-    store = await tempSqliteStore();
-    hub = await httpTest({ store: store.store, config: { databaseUrl: 'postgres://hub.invalid/tirewear', host: '0.0.0.0' } });
-  });
-  afterAll(async () => {
-    await hub.cleanup();
-    await store.cleanup();
-  });
-
-  it('keeps the desk-only routes (settings, models) to loopback, even from its own address', async () => {
-    const { cookie } = await signIn(hub.app);
-    const interfaces = vi.spyOn(os, 'networkInterfaces').mockReturnValue({
-      eth0: [{ address: OWN, netmask: '255.255.255.0', family: 'IPv4', mac: '00:00:00:00:00:00', internal: false, cidr: `${OWN}/24` }],
-    });
-    try {
-      // the proxy connects from the hub's own address on behalf of any internet caller
-      const res = await hub.app.inject({ url: '/api/v1/settings', headers: { cookie }, remoteAddress: OWN });
-      expect(expectError(res, 403, 'FORBIDDEN')).toMatch(/computer running TireWear/);
-    } finally {
-      interfaces.mockRestore();
-    }
-    expect((await hub.app.inject({ url: '/api/v1/settings', headers: { cookie } })).statusCode).toBe(200);
-  });
-});
-
 describe('a hub (hub mode) behind its proxy', () => {
   let hub: HttpTest;
   let store: Awaited<ReturnType<typeof tempSqliteStore>>;
@@ -234,6 +205,22 @@ describe('a hub (hub mode) behind its proxy', () => {
     const upload = imageForm(jpeg);
     const scan = await hub.app.inject({ method: 'POST', url: '/api/v1/analyze', ...upload, ...remote });
     expect(scan.statusCode).toBe(200);
+  });
+
+  it('keeps the desk-only routes (settings, models) to loopback, even from its own address (its proxy on the same computer)', async () => {
+    const { cookie } = await signIn(hub.app);
+    const OWN = '198.51.100.9';
+    const interfaces = vi.spyOn(os, 'networkInterfaces').mockReturnValue({
+      eth0: [{ address: OWN, netmask: '255.255.255.0', family: 'IPv4', mac: '00:00:00:00:00:00', internal: false, cidr: `${OWN}/24` }],
+    });
+    try {
+      // the proxy connects from the hub's own address on behalf of any internet caller
+      const res = await hub.app.inject({ url: '/api/v1/settings', headers: { cookie }, remoteAddress: OWN });
+      expect(expectError(res, 403, 'FORBIDDEN')).toMatch(/computer running TireWear/);
+    } finally {
+      interfaces.mockRestore();
+    }
+    expect((await hub.app.inject({ url: '/api/v1/settings', headers: { cookie } })).statusCode).toBe(200);
   });
 
   it('still refuses foreign Host headers', async () => {
