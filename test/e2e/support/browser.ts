@@ -18,9 +18,13 @@ export async function launchChromium(fakeVideoPath?: string): Promise<Browser> {
   return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args });
 }
 
-/** A page at the README's screenshot size that fails the test on any uncaught page error. */
-export async function openPage(browser: Browser, url: string): Promise<{ page: Page; errors: string[] }> {
+/**
+ * A page at the README's screenshot size that fails the test on any uncaught page error.
+ * `initScript` runs in the page before its own scripts (a stand-in for the desktop's preload).
+ */
+export async function openPage(browser: Browser, url: string, initScript?: string): Promise<{ page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US', timezoneId: 'UTC' });
+  if (initScript) await context.addInitScript(initScript);
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: url });
   const page = await context.newPage();
   const errors: string[] = [];
