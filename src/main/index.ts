@@ -88,10 +88,7 @@ async function startCore(paths: DesktopPaths) {
     config = loadDesktopConfig(process.env, paths);
     const logger = await desktopLogger(config, paths.isPackaged);
     if (paths.isPackaged) {
-      let told = false;
       logProcessErrors(process, logger, (error) => {
-        if (told) return; // one dialog: later errors of a failing process are in the log
-        told = true;
         const message = error instanceof Error ? error.message : String(error);
         dialog.showErrorBox('TireWear stopped', `${message}\n\nDetails are in ${config.dataDir}/logs/tirewear.log. TireWear will close; start it again.`);
         app.quit();

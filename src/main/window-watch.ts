@@ -89,16 +89,20 @@ export function loadWatched(window: WatchedWindow, url: string, options: WatchOp
 }
 
 /**
- * Errors no code awaited, in an installed app: logged; an uncaught one also tells the user and
- * quits cleanly (the core closes as on any quit), since the process is then in an unknown state.
+ * Errors no code awaited, in an installed app: logged; the first uncaught one also tells the user
+ * and quits cleanly (the core closes as on any quit), since the process is then in an unknown
+ * state. Later ones, while it quits, are only logged: one dialog, not one per error.
  */
 export function logProcessErrors(
   proc: { on(event: 'uncaughtException' | 'unhandledRejection', listener: (error: unknown) => void): unknown },
   logger: Pick<Logger, 'error' | 'fatal'>,
   onFatal: (error: unknown) => void,
 ): void {
+  let fatal = false;
   proc.on('uncaughtException', (error) => {
     logger.fatal({ err: error }, 'uncaught error in the main process');
+    if (fatal) return;
+    fatal = true;
     onFatal(error);
   });
   proc.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection in the main process'));

@@ -125,5 +125,8 @@ describe('errors nobody awaited (installed app)', () => {
     proc.emit('uncaughtException', boom);
     expect(log.fatal).toHaveBeenCalledWith({ err: boom }, expect.any(String));
     expect(onFatal).toHaveBeenCalledWith(boom);
+    proc.emit('uncaughtException', new Error('and another while quitting'));
+    expect(log.fatal).toHaveBeenCalledTimes(2);
+    expect(onFatal).toHaveBeenCalledTimes(1); // one dialog, not one per error
   });
 });
