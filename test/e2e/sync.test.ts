@@ -7,7 +7,7 @@
  * narrows the list to one shop.
  */
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sha256Hex } from '../../src/core/services/ids.js';
 import { toSyncScan } from '../../src/core/sync/wire.js';
 import { makeJpeg } from '../fixtures/images/make.js';
@@ -285,7 +285,7 @@ describe('what the window says when something else answers for the hub, or the h
     await hub?.close();
   });
 
-  it('explains a firewall page, keeps the scan waiting, then counts a scan the hub refused for good', async () => {
+  it('explains a firewall page, keeps the scan waiting, counts a scan the hub refused for good, and sends it again on request', async () => {
     const key = await (await hubOffice(hub.url)).newKey('Main Street');
     await page.getByRole('heading', { name: 'Welcome to TireWear' }).waitFor();
     await page.getByLabel('Email').fill('owner@elm-road-tires.test');
@@ -307,9 +307,21 @@ describe('what the window says when something else answers for the hub, or the h
 
     middle.mode = 'refuseScan';
     await page.getByRole('button', { name: 'Sync now' }).click();
-    await panel.getByTestId('sync-skipped').filter({ hasText: /^1 change \(link again/ }).waitFor();
+    await panel.getByTestId('sync-skipped').filter({ hasText: /^1 change\. Once the cause is fixed/ }).waitFor();
     await panel.getByTestId('sync-error').getByText('The hub refused one scan for good').waitFor();
     await expect(panel.getByTestId('sync-pending').textContent()).resolves.toBe('0 scans');
+
+    // the cause fixed on the hub: sent again without typing the key
+    middle.mode = 'forward';
+    await panel.getByRole('button', { name: 'send them again' }).click();
+    await panel.getByText('The refused changes are being sent again.').waitFor();
+    await expect(panel.getByTestId('sync-skipped').count()).resolves.toBe(0);
+    await page.getByRole('button', { name: 'Sync now' }).click();
+    const onHub = async () => {
+      const res = await fetch(new URL('api/v1/sync/scans', hub.url), { headers: { 'x-api-key': key } });
+      return ((await res.json()) as { data: { items: unknown[] } }).data.items.length;
+    };
+    await vi.waitFor(async () => expect(await onHub()).toBe(1), { timeout: 15_000 });
     expect(errors).toEqual([]);
   });
 });

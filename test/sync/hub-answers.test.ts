@@ -135,6 +135,22 @@ describe('refusals about the scan', () => {
     expect((await hubScans(hub, key)).map((s) => s.scanId).sort()).toEqual(made.map((s) => s.scanId).sort());
   });
 
+  it('sends the refused changes again on request, without the key typed again (Settings: "send them again")', async () => {
+    const { hub, key, desk, made, fake } = await setup(2);
+    const sync = service(desk, { hubUrl: fake.url, hubApiKey: key });
+    fake.mode = 'refuseScan';
+    expect(await sync.pusher!.runOnce()).toMatchObject({ pushed: 0 });
+    expect(await sync.status()).toMatchObject({ pending: 0, skipped: 2 });
+    fake.mode = 'forward'; // the cause fixed on the hub
+    expect(await sync.resendSkipped()).toMatchObject({ linked: true, skipped: 0, pending: 2, lastError: null });
+    expect(await sync.pusher!.runOnce()).toEqual({ pushed: 2, error: null });
+    expect((await hubScans(hub, key)).map((s) => s.scanId).sort()).toEqual(made.map((s) => s.scanId).sort());
+    // nothing refused: nothing to send again, and the same answer
+    expect(await sync.resendSkipped()).toMatchObject({ linked: true, skipped: 0, pending: 0 });
+    await sync.unlink();
+    await expect(sync.resendSkipped()).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+  });
+
   it("refuses a scan id another shop of the account pushed first; the pushing desktop skips and counts it", async () => {
     const hub = await node();
     const { cookie: office } = await signIn(hub.app);

@@ -102,6 +102,7 @@ describe('linking a desktop to a hub', () => {
       skipped: 0,
     });
     expect(expectError(await call(desk, cookie, 'POST', '/api/v1/sync/run'), 400, 'VALIDATION_ERROR')).toMatch(/not linked/);
+    expect(expectError(await call(desk, cookie, 'POST', '/api/v1/sync/resend'), 400, 'VALIDATION_ERROR')).toMatch(/not linked/);
     expectError(await call(desk, cookie, 'GET', '/api/v1/sync/hub-scans'), 400, 'VALIDATION_ERROR');
   });
 });

@@ -58,6 +58,12 @@ export interface SyncService {
    * the hub and key of an earlier link resumes its cursor and sends the changes it skipped again.
    */
   link(link: HubLink): Promise<SyncStatus>;
+  /**
+   * Send the changes the hub refused again (once their cause is fixed, on the hub or here): what
+   * linking again with the same hub and key does, without the key typed again (the window never
+   * sees it). VALIDATION_ERROR when unlinked.
+   */
+  resendSkipped(): Promise<SyncStatus>;
   unlink(): Promise<SyncStatus>;
   /**
    * "Sync now": a pass over everything pending, answered with the status once it is done or
@@ -220,22 +226,28 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
 
   if (deps.link) connect(deps.link);
 
+  function linkTo(input: HubLink): Promise<SyncStatus> {
+    const link = validateLink(input);
+    return serialized(async () => {
+      await deps.saveLink(link);
+      const sameHub = current !== null && cursorKeyOf(current.link) === cursorKeyOf(link);
+      await disconnect();
+      await deps.store.meta.set(META_LAST_ERROR, '');
+      // The last sync of another hub or account says nothing about this one.
+      if (!sameHub) await deps.store.meta.set(META_LAST_SYNC_AT, '');
+      await replaySkipped(link);
+      await probe(link);
+      connect(link);
+      return status();
+    });
+  }
+
   return {
     status,
-    link(input) {
-      const link = validateLink(input);
-      return serialized(async () => {
-        await deps.saveLink(link);
-        const sameHub = current !== null && cursorKeyOf(current.link) === cursorKeyOf(link);
-        await disconnect();
-        await deps.store.meta.set(META_LAST_ERROR, '');
-        // The last sync of another hub or account says nothing about this one.
-        if (!sameHub) await deps.store.meta.set(META_LAST_SYNC_AT, '');
-        await replaySkipped(link);
-        await probe(link);
-        connect(link);
-        return status();
-      });
+    link: linkTo,
+    async resendSkipped() {
+      if (!current) throw new AppError('VALIDATION_ERROR', 'This computer is not linked to a hub; link it in Settings first');
+      return linkTo(current.link);
     },
     unlink() {
       return serialized(async () => {

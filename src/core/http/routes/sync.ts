@@ -195,6 +195,19 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => ({ success: true as const, data: await sync.link(request.body) }),
   );
 
+  app.post(
+    '/sync/resend',
+    {
+      config: desk,
+      schema: {
+        tags,
+        summary: 'Desk: send the changes the hub refused again (as linking again with the same hub and key, without the key)',
+        response: replies(SyncStatus),
+      },
+    },
+    async () => ({ success: true as const, data: await sync.resendSkipped() }),
+  );
+
   app.delete(
     '/sync/link',
     { config: desk, schema: { tags, summary: 'Desk: unlink from the hub (local scans stay)', response: replies(SyncStatus) } },

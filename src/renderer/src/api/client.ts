@@ -202,6 +202,7 @@ export const api = {
   linkHub: (hubUrl: string, hubApiKey: string) => request<SyncStatus>('PUT', '/sync/link', { hubUrl, hubApiKey }),
   unlinkHub: () => request<SyncStatus>('DELETE', '/sync/link'),
   syncNow: () => request<SyncStatus>('POST', '/sync/run', {}),
+  resendSkipped: () => request<SyncStatus>('POST', '/sync/resend', {}),
   /** The chain's scans, read from the hub through this computer; image URLs point at the desk's proxy route. */
   hubScans: (cursor?: string, limit = 20, apiKeyId?: string) =>
     request<HubScanList>('GET', `/sync/hub-scans${query({ cursor, limit, apiKeyId })}`),

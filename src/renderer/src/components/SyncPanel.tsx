@@ -12,7 +12,7 @@ import { formatDate } from '../lib/format';
 import { describeSyncError, formatPending, linkFormProblem } from '../lib/syncStatus';
 import { ErrorMessage } from './ErrorMessage';
 
-type Busy = 'link' | 'unlink' | 'sync' | null;
+type Busy = 'link' | 'unlink' | 'sync' | 'resend' | null;
 interface Notice {
   kind: 'ok' | 'warn';
   text: string;
@@ -68,7 +68,17 @@ export function SyncPanel() {
       {status && (
         <div className="sync-grid">
           <div>
-            <StatusLine status={status} />
+            <StatusLine
+              status={status}
+              resend={{
+                busy: busy === 'resend',
+                disabled: busy !== null,
+                run: () =>
+                  void act('resend', api.resendSkipped, (s) =>
+                    s.lastError ? null : { kind: 'ok', text: 'The refused changes are being sent again.' },
+                  ),
+              }}
+            />
             <ErrorMessage error={error} />
             {status.linked && (
               <div className="row">
@@ -132,7 +142,7 @@ export function SyncPanel() {
   );
 }
 
-function StatusLine({ status }: { status: SyncStatus }) {
+function StatusLine({ status, resend }: { status: SyncStatus; resend: { busy: boolean; disabled: boolean; run: () => void } }) {
   if (!status.linked) return <p data-testid="sync-state">Not linked to a hub. Scans stay on this computer only.</p>;
   return (
     <>
@@ -147,8 +157,11 @@ function StatusLine({ status }: { status: SyncStatus }) {
           <>
             <dt>Refused by the hub</dt>
             <dd data-testid="sync-skipped">
-              {status.skipped === 1 ? '1 change' : `${status.skipped.toLocaleString()} changes`} (link again with the same address and key
-              to send them again)
+              {status.skipped === 1 ? '1 change' : `${status.skipped.toLocaleString()} changes`}. Once the cause is fixed (see below),{' '}
+              <button type="button" className="link" disabled={resend.disabled} onClick={resend.run}>
+                {resend.busy ? 'Sending again…' : 'send them again'}
+              </button>
+              .
             </dd>
           </>
         )}
