@@ -49,6 +49,9 @@ export interface Config {
   sync: { hubUrl: string; hubApiKey: string } | null;
 }
 
+/** The embedded database's file in the data dir. */
+export const SQLITE_FILE_NAME = 'tirewear.db';
+
 export type Env = Record<string, string | undefined>;
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

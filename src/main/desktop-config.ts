@@ -2,8 +2,9 @@
  * The desktop's Config: the same loadConfig as `npm run serve`, on a base whose paths point
  * at the OS user-data folder and at what electron-builder packs (asar, extraResources).
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { defaultConfig, loadConfig, readSettingsFile, type Config, type Env } from '../core/config.js';
+import { defaultConfig, loadConfig, readSettingsFile, SQLITE_FILE_NAME, type Config, type Env } from '../core/config.js';
 
 export interface DesktopPaths {
   /** app.getAppPath(): the repo root in dev, `…/resources/app.asar` when packaged. */
@@ -13,6 +14,23 @@ export interface DesktopPaths {
   /** process.resourcesPath: where extraResources (the models) land when packaged. */
   resourcesPath: string;
   isPackaged: boolean;
+  /**
+   * Windows' %LOCALAPPDATA% (undefined elsewhere): `userData` is in the roaming profile there,
+   * which domains copy at every sign-in and sign-out, so the database and photos go here instead.
+   */
+  localAppDataPath?: string | undefined;
+}
+
+/**
+ * The data folder: `<userData>/data`, except on Windows, where it is
+ * `%LOCALAPPDATA%\<app>\data` (not roamed) unless an earlier version already keeps a database in
+ * the roaming one, which then stays where it is (moving a live database is not done behind the
+ * shop's back; DESKTOP.md says how to move it).
+ */
+export function desktopDataDir(paths: Pick<DesktopPaths, 'userDataPath' | 'localAppDataPath'>): string {
+  const roaming = path.join(paths.userDataPath, 'data');
+  if (!paths.localAppDataPath || existsSync(path.join(roaming, SQLITE_FILE_NAME))) return roaming;
+  return path.join(paths.localAppDataPath, path.basename(paths.userDataPath), 'data');
 }
 
 /**
@@ -26,7 +44,7 @@ export function devUserDataPath(appDataPath: string): string {
 
 export function desktopBaseConfig(paths: DesktopPaths): Config {
   const base = defaultConfig(paths.appPath);
-  const dataDir = path.join(paths.userDataPath, 'data');
+  const dataDir = desktopDataDir(paths);
   const modelsDir = paths.isPackaged ? path.join(paths.resourcesPath, 'models') : base.modelsDir;
   return {
     ...base,

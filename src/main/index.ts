@@ -181,6 +181,7 @@ async function run(): Promise<void> {
   const paths: DesktopPaths = {
     appPath: app.getAppPath(),
     userDataPath: app.getPath('userData'),
+    localAppDataPath: process.platform === 'win32' ? process.env.LOCALAPPDATA : undefined,
     resourcesPath: process.resourcesPath,
     isPackaged: app.isPackaged,
   };

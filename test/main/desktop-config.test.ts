@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/core/config.js';
-import { devUserDataPath, keepApiRunningInTray, loadDesktopConfig, type DesktopPaths } from '../../src/main/desktop-config.js';
+import { desktopDataDir, devUserDataPath, keepApiRunningInTray, loadDesktopConfig, type DesktopPaths } from '../../src/main/desktop-config.js';
 
 const PEM = '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAtest\n-----END PUBLIC KEY-----\n';
 
@@ -102,3 +102,28 @@ describe('development user data', () => {
     expect(devUserDataPath(appData)).not.toBe(path.join(appData, 'TireWear'));
   });
 });
+
+describe('the data folder on Windows', () => {
+  it('is under %LOCALAPPDATA% (not the roaming profile) for a new installation; elsewhere in userData', () => {
+    const localAppDataPath = path.join(tmp, 'Local');
+    const userDataPath = path.join(tmp, 'Roaming', 'TireWear');
+    expect(desktopDataDir({ userDataPath, localAppDataPath })).toBe(path.join(localAppDataPath, 'TireWear', 'data'));
+    expect(desktopDataDir({ userDataPath: path.join(tmp, 'Roaming', 'TireWear-dev'), localAppDataPath })).toBe(
+      path.join(localAppDataPath, 'TireWear-dev', 'data'),
+    );
+    expect(desktopDataDir({ userDataPath })).toBe(path.join(userDataPath, 'data')); // macOS, Linux
+    const config = loadDesktopConfig({}, { ...paths, localAppDataPath });
+    expect(config.dataDir).toBe(path.join(localAppDataPath, 'userData', 'data'));
+    expect(config.imagesDir).toBe(path.join(localAppDataPath, 'userData', 'data', 'images'));
+  });
+
+  it('stays in the roaming profile where an earlier version already keeps its database', async () => {
+    const localAppDataPath = path.join(tmp, 'Local');
+    const dataDir = await writeSettings({ port: 9123 });
+    await writeFile(path.join(dataDir, 'tirewear.db'), '');
+    const config = loadDesktopConfig({}, { ...paths, localAppDataPath });
+    expect(config.dataDir).toBe(dataDir);
+    expect(config.port).toBe(9123); // its settings.json with it
+  });
+});
+

@@ -2,7 +2,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import { SQLITE_FILE_NAME, type Config } from '../config.js';
 import { openPostgresStore } from './postgres/index.js';
 import { openSqliteStore } from './sqlite/index.js';
 import type { Store } from './store.js';
@@ -13,7 +13,7 @@ export { openPostgresStore } from './postgres/index.js';
 export type { ImageStore } from './images.js';
 export type { Store } from './store.js';
 
-export const SQLITE_FILE_NAME = 'tirewear.db';
+export { SQLITE_FILE_NAME } from '../config.js';
 
 export async function openStore(config: Config, clock: Clock): Promise<Store> {
   if (config.databaseUrl !== null) return openPostgresStore({ url: config.databaseUrl, clock });
