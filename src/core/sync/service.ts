@@ -35,7 +35,6 @@ const PROBE_TIMEOUT_MS = 10_000;
 /** "Sync now" answers with the status so far after this long; the pass carries on in the background. */
 export const RUN_WAIT_MS = 15_000;
 
-
 export interface SyncServiceDeps {
   link: HubLink | null;
   store: Pick<Store, 'scans' | 'meta'>;
@@ -163,7 +162,7 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
     await closed;
   }
 
-  function linked(): { link: HubLink; hub: HubClient } {
+  function linked(): { link: HubLink; hub: HubClient; pusher: SyncPusher } {
     if (!current) throw new AppError('VALIDATION_ERROR', 'This computer is not linked to a hub; link it in Settings first');
     return current;
   }
@@ -246,8 +245,7 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
     status,
     link: linkTo,
     async resendSkipped() {
-      if (!current) throw new AppError('VALIDATION_ERROR', 'This computer is not linked to a hub; link it in Settings first');
-      return linkTo(current.link);
+      return linkTo(linked().link);
     },
     unlink() {
       return serialized(async () => {
@@ -272,7 +270,7 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
           return await linked().hub.listShops();
         } catch (error) {
           // A hub from before shop names has no such route: no shops, so the window offers no filter.
-          if (error instanceof HubError && error.status === 404 && error.code === 'NOT_FOUND') return [];
+          if (isHubNotFound(error)) return [];
           throw error;
         }
       }, 'The hub has no shop list');
@@ -281,8 +279,7 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
       return call(() => linked().hub.image(scanId, variant), 'The hub has no such scan');
     },
     async runNow() {
-      const pusher = current?.pusher;
-      if (!pusher) throw new AppError('VALIDATION_ERROR', 'This computer is not linked to a hub; link it in Settings first');
+      const { pusher } = linked();
       let timer: NodeJS.Timeout | undefined;
       const waited = new Promise<void>((resolve) => {
         timer = setTimeout(resolve, deps.runWaitMs ?? RUN_WAIT_MS);
@@ -310,14 +307,18 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
   };
 }
 
+/** The hub's own 404: one from whatever else answers at the address is no answer about the scan. */
+function isHubNotFound(error: unknown): boolean {
+  return error instanceof HubError && error.status === 404 && error.code === 'NOT_FOUND';
+}
+
 /** The hub's trouble, told to the desk as a 503 (or the hub's 404, as `notFound`) without pretending it is ours. */
 async function call<T>(work: () => Promise<T>, notFound: string): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (!(error instanceof HubError)) throw error;
-    // Only the hub's own 404: one from whatever else answers at the address is no answer about the scan.
-    if (error.status === 404 && error.code === 'NOT_FOUND') throw new AppError('NOT_FOUND', notFound);
+    if (isHubNotFound(error)) throw new AppError('NOT_FOUND', notFound);
     throw new AppError('STORAGE_UNAVAILABLE', `The hub could not be read: ${error.message}`, { cause: error });
   }
 }
