@@ -5,7 +5,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isAppError } from './errors.js';
 import { DEFAULT_REGISTRATIONS_PER_HOUR } from './services/registration-throttle.js';
 // The check PUT /sync/link makes, so a link from the environment or settings.json is held to the
 // same rules (sync/service.ts pulls in the sync client, never the HTTP server).
@@ -171,19 +170,14 @@ function serverSettings(file: FileSettings, where: string): Partial<Config> {
 }
 
 /**
- * validateLink's verdict as a ConfigError naming where the bad value came from (`name(field)`);
- * the URL is quoted back unless it may carry a password, the key never is.
+ * validateLink's check, failing as a ConfigError that names where the bad value came from
+ * (`name(field)`); the URL is quoted back unless it may carry a password, the key never is.
  */
 function checkedLink(link: { hubUrl: string; hubApiKey: string }, name: (field: 'hubUrl' | 'hubApiKey') => string) {
-  try {
-    return validateLink(link);
-  } catch (error) {
-    if (!isAppError(error)) throw error;
-    const field = error.message.startsWith('hubApiKey') ? 'hubApiKey' : 'hubUrl';
-    const reason = error.message.replace(/^hub(?:Url|ApiKey) /, '');
+  return validateLink(link, (field, rule) => {
     const got = field === 'hubUrl' && !link.hubUrl.includes('@') ? `, got "${link.hubUrl}"` : '';
-    throw new ConfigError(`${name(field)} ${reason}${got}`);
-  }
+    return new ConfigError(`${name(field)} ${rule}${got}`);
+  });
 }
 
 export class ConfigError extends Error {

@@ -70,6 +70,8 @@ type Finished = Exclude<Job, { state: 'running' }>;
 const CALIBRATIONS = 'calibrations';
 /** The meta key the last finished job is kept under (JSON, or `null` once a revert cleared it). */
 const LAST_JOB_KEY = 'calibration.lastJob';
+/** At most this many reads of one status while the models keep being swapped under it (status()). */
+const STATUS_READS = 4;
 
 /** A kept job as written by finish(), or null for anything else (an older or damaged record is forgotten). */
 function parseKeptJob(text: string): Finished | null {
@@ -214,9 +216,6 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     }
     return null;
   }
-
-  /** At most this many reads of one status (above). */
-  const STATUS_READS = 4;
 
   async function status(accountId: string): Promise<CalibrationStatus> {
     await ready();

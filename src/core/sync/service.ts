@@ -87,21 +87,29 @@ export interface SyncService {
   close(): Promise<void>;
 }
 
-export function validateLink(input: HubLink): HubLink {
+/**
+ * The link as stored: a plain http(s) hub address without trailing slash, and a key of the hub's
+ * shape. A bad field is thrown as `refuse(field, rule)` makes it: VALIDATION_ERROR for the API,
+ * a ConfigError naming the variable or settings key at start-up (config.ts).
+ */
+export function validateLink(
+  input: HubLink,
+  refuse: (field: keyof HubLink, rule: string) => Error = (field, rule) => new AppError('VALIDATION_ERROR', `${field} ${rule}`),
+): HubLink {
   let url: URL;
   try {
     url = new URL(input.hubUrl.trim());
   } catch {
-    throw new AppError('VALIDATION_ERROR', 'hubUrl must be a full URL such as https://hub.example.com');
+    throw refuse('hubUrl', 'must be a full URL such as https://hub.example.com');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new AppError('VALIDATION_ERROR', 'hubUrl must start with http:// or https://');
+    throw refuse('hubUrl', 'must start with http:// or https://');
   }
   if (url.username || url.password || url.search || url.hash) {
-    throw new AppError('VALIDATION_ERROR', 'hubUrl must not contain a user name, password, query or fragment');
+    throw refuse('hubUrl', 'must not contain a user name, password, query or fragment');
   }
   if (!API_KEY_SHAPE.test(input.hubApiKey)) {
-    throw new AppError('VALIDATION_ERROR', 'hubApiKey must be an API key of the hub: tw_ followed by 32 letters or digits');
+    throw refuse('hubApiKey', 'must be an API key of the hub: tw_ followed by 32 letters or digits');
   }
   return { hubUrl: url.toString().replace(/\/+$/, ''), hubApiKey: input.hubApiKey };
 }
