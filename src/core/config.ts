@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { wantsHelp } from './cli/args.js';
 import { DEFAULT_REGISTRATIONS_PER_HOUR } from './services/registration-throttle.js';
 // The check PUT /sync/link makes, so a link from the environment or settings.json is held to the
 // same rules (sync/service.ts pulls in the sync client, never the HTTP server).
@@ -261,8 +262,8 @@ export function serveUsage(): string {
 
 const ACCEPTED = new Set(SERVE_FLAGS.map((f) => f.flag));
 
-/** `--help` / `-h` among the flags: the entry point prints serveUsage() instead of starting. */
-export const wantsHelp = (argv: readonly string[]): boolean => argv.includes('--help') || argv.includes('-h');
+/** `--help` / `-h` among the flags: the entry point prints serveUsage() instead of starting (the other tools' rule). */
+export { wantsHelp };
 
 /**
  * The flags as TIREWEAR_* variables. An unknown flag is a ConfigError listing the accepted ones

@@ -4,8 +4,9 @@
  * their connections are closed), close the database and exit 0; a bad setting exits 2 with
  * the reason, a failed start exits 1.
  */
-import { ConfigError, loadConfig, serveUsage, wantsHelp, type Config } from '../config.js';
+import { ConfigError, loadConfig, serveUsage, type Config } from '../config.js';
 import { SHUTDOWN_GRACE_MS } from '../http/app.js';
+import { answerHelp } from './args.js';
 import { createLogger } from '../logger.js';
 import { startServer } from '../server.js';
 
@@ -17,10 +18,7 @@ const EXIT_BACKSTOP_MS = SHUTDOWN_GRACE_MS + 10_000;
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  if (wantsHelp(argv)) {
-    process.stdout.write(serveUsage());
-    process.exit(0);
-  }
+  answerHelp(serveUsage().trimEnd(), argv);
   let config: Config;
   try {
     config = loadConfig(process.env, argv);

@@ -39,6 +39,11 @@ export function isLoopbackAddress(ip: string): boolean {
   return /^127\./.test(ip) || ip === '::1' || /^::ffff:127\./i.test(ip);
 }
 
+/** A client address as one computer has it: IPv4 without its IPv6-mapped prefix, no zone, lower case. */
+export function plainAddress(ip: string): string {
+  return ip.replace(/^::ffff:(?=\d+\.)/i, '').replace(/%.*$/, '').toLowerCase();
+}
+
 /** Link-local addresses (fe80::/10, 169.254/16) are unique only per link: another device can hold the same one. */
 function isLinkLocal(address: string): boolean {
   return /^fe[89ab][0-9a-f]:/i.test(address) || /^169\.254\./.test(address);
@@ -55,7 +60,7 @@ function isLinkLocal(address: string): boolean {
 export function isThisComputer(ip: string, config: Pick<Config, 'databaseUrl'>): boolean {
   if (isLoopbackAddress(ip)) return true;
   if (config.databaseUrl !== null || ip.includes('%')) return false;
-  const bare = ip.replace(/^::ffff:(?=\d+\.)/i, '').toLowerCase();
+  const bare = plainAddress(ip);
   if (isLinkLocal(bare)) return false;
   return Object.values(os.networkInterfaces())
     .flat()

@@ -17,7 +17,7 @@ import { anyCaller } from '../auth.js';
 import { multipartError, toErrorReply } from '../errors.js';
 import { MAX_IMAGE_BYTES, registerMultipart } from '../plugins/multipart.js';
 import { AnalyzeData, replies } from '../schemas.js';
-import { isThisComputer } from '../security.js';
+import { isThisComputer, plainAddress } from '../security.js';
 
 /** The image plus ten short fields and multipart framing. */
 const MAX_BODY_BYTES = MAX_IMAGE_BYTES + 64 * 1024;
@@ -92,7 +92,7 @@ export function admission({ concurrency, queueLimit, hub }: AdmissionOptions): (
     const desk = !hub && isThisComputer(ip, { databaseUrl: null });
     // a hub groups an IPv6 /64 as metering does (one client can take a whole /64); a desk's LAN
     // shares one /64, so there each shop PC counts on its own
-    const address = hub ? meteringAddress(ip) : ip.replace(/^::ffff:/i, '').replace(/%.*$/, '');
+    const address = hub ? meteringAddress(ip) : plainAddress(ip);
     const mine = byAddress.get(address) ?? 0;
     if (held >= max || (!desk && !hub && remote >= max - share)) {
       throw busy('The server is busy analysing other images; please retry shortly.');
