@@ -1,10 +1,11 @@
 /** Units, colours and dates as a shop reads them (TIRES.md: the US 2/4/6 colour rule). */
 import type { SettingsData, WirePosition, WireWear } from '../../../shared/api';
-import { BAND_32NDS, MM_PER_32ND, whole32nds } from '../../../shared/units';
+import { BAND_32NDS, MM_PER_32ND, WEAR_CLASSES, whole32nds } from '../../../shared/units';
 
 export { BAND_32NDS, MM_PER_32ND };
 export const POSITIONS: WirePosition[] = ['FL', 'FR', 'RL', 'RR', 'SPARE'];
-export const WEARS: WireWear[] = ['new', 'good', 'medium', 'worn', 'critical'];
+/** The wear classes, best first (the server's list). */
+export const WEARS: readonly WireWear[] = WEAR_CLASSES;
 
 export const POSITION_LABEL: Record<WirePosition, string> = {
   FL: 'Front left',
