@@ -11,7 +11,7 @@
  *     (test/main/fixtures/electron-stub): it must serve its UI with the models from resources/.
  * A dependency missing from the package, a file pattern that drops out/ or the models, or a
  * broken asarUnpack fails it. Step 2 runs from an extracted folder, so only step 1 sees asarUnpack.
- * Run after `npx electron-vite build`: node build/check-package.mjs   (about 10 s: 9 s measured on 2 cores)
+ * Run after `npx electron-vite build`: node build/check-package.mjs   (about 10 s: 8–10 s measured on 2 cores)
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
