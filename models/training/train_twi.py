@@ -8,6 +8,17 @@ on the tread crop". Not part of train_all.sh; reproduced by
     python train_twi.py --report runs/twi/twi.onnx --val data/twival [--rule '{"threshold": 0.9, ...}']
     python train_twi.py --report runs/twi/twi.onnx --val data/twival --heldout data/heldoutS
 
+At twice the photo size (twenty-fourth session, also not better; models/README.md, "The same at
+twice the size"):
+
+    python twi_dataset.py --count 10000 --seed-base 8200000 --out data/twi2x --shard 125 --photo-scale 2 --input 512
+    python twi_dataset.py --count 1000 --seed-base 8300000 --out data/twival2x --shard 150 --photo-scale 2 --input 512
+    python train_twi.py --data data/twi2x --val data/twival2x --threads 2 --batch 16 --minutes 62 --resume runs/twi2x/best.pt --out runs/twi2x10k
+    python train_twi.py --report runs/twi2x10k/twi.onnx --val data/twival2x --rule '{"threshold": 0.5, "minCells": 4, "maxCells": 240, "ring": 0.5}'
+
+(runs/twi2x is the pilot: the first 2 000 of those renders and the first 300 validation crops,
+25 minutes from scratch.)
+
 Loss: binary cross-entropy per cell, bars weighted TWI_POS_WEIGHT (about 0.5 % of the cells are
 bars), the main-groove channel at GROOVE_WEIGHT. Flips (both axes) and brightness / contrast
 jitter. The checkpoint kept is the one with the lowest validation loss; the export averages the
