@@ -262,12 +262,9 @@ export function serveUsage(): string {
 
 const ACCEPTED = new Set(SERVE_FLAGS.map((f) => f.flag));
 
-/** `--help` / `-h` among the flags: the entry point prints serveUsage() instead of starting (the other tools' rule). */
-export { wantsHelp };
-
 /**
  * The flags as TIREWEAR_* variables. An unknown flag is a ConfigError listing the accepted ones
- * (serve exits 2); so is `--help`, which the entry point answers before loading (wantsHelp).
+ * (serve exits 2); so is `--help`, which the entry point answers before loading (cli/args.ts wantsHelp).
  */
 function parseFlags(argv: readonly string[]): Env {
   if (wantsHelp(argv)) throw new ConfigError('--help is answered by npm run serve, not read as a setting');

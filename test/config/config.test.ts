@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ConfigError, defaultConfig, loadConfig, SERVE_FLAGS, serveUsage, wantsHelp } from '../../src/core/config.js';
+import { wantsHelp } from '../../src/core/cli/args.js';
+import { ConfigError, defaultConfig, loadConfig, SERVE_FLAGS, serveUsage } from '../../src/core/config.js';
 import { describeStartupFailure } from '../../src/main/startup-error.js';
 
 const pem = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
