@@ -24,8 +24,8 @@ nearly flush).
 from __future__ import annotations
 
 import argparse
-import glob
 import os
+import sys
 import time
 
 import cv2
@@ -34,17 +34,12 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(__file__))
+import preprocess as pp  # noqa: E402
+from train_twi import load  # noqa: E402
+
 MIN_GAP = 6  # grid cells between a negative patch's centre and the nearest bar cell
 DEPTH_BINS = [(0.0, 2.5), (2.5, 4.0), (4.0, 6.0), (6.0, 99.0)]
-
-
-def load(folder: str) -> dict:
-    out: dict[str, list] = {}
-    for p in sorted(glob.glob(os.path.join(folder, "twi_*.npz"))):
-        with np.load(p) as z:
-            for k in z.files:
-                out.setdefault(k, []).append(z[k])
-    return {k: np.concatenate(v) for k, v in out.items()}
 
 
 def patches(d: dict, side: int, rng: np.random.Generator):
@@ -58,7 +53,7 @@ def patches(d: dict, side: int, rng: np.random.Generator):
         if not d["is_tire"][i]:
             continue
         twi = d["twi"][i].astype(np.uint8)
-        n, lab, _, cent = cv2.connectedComponentsWithStats(twi, connectivity=8)
+        n, _, _, cent = cv2.connectedComponentsWithStats(twi, connectivity=8)
         if n <= 1:
             continue
         far = cv2.distanceTransform(1 - twi, cv2.DIST_L2, 3) >= MIN_GAP
@@ -120,7 +115,7 @@ def auc(score: np.ndarray, y: np.ndarray) -> float:
 
 
 def tensor(x: np.ndarray) -> torch.Tensor:
-    return torch.from_numpy(((x.astype(np.float32) / 255.0) - 0.5) / 0.5).permute(0, 3, 1, 2).contiguous()
+    return torch.from_numpy(pp.normalise(x))
 
 
 def augment(x: np.ndarray) -> np.ndarray:
@@ -150,9 +145,7 @@ def main():
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     np.random.seed(a.seed)
-    d = load(a.data)
-    if a.limit:
-        d = {k: v[:a.limit] for k, v in d.items()}
+    d = load(a.data, a.limit or None)
     side = a.side or d["x"].shape[1] // 8
     if side % BASE:
         ap.error(f"the patch side must be a multiple of {BASE}")
