@@ -129,19 +129,44 @@ def augment(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def train_epoch(net: nn.Module, opt, x: np.ndarray, y: torch.Tensor, loss_fn, end: float) -> float:
+    """One pass over (x, y) in shuffled batches of 64, flips and transposes on; stops early at
+    time `end`. Returns the mean training loss."""
+    net.train()
+    perm = np.random.permutation(len(x))
+    total, seen = 0.0, 0
+    for s in range(0, len(perm), 64):
+        idx = perm[s:s + 64]
+        loss = loss_fn(net(tensor(augment(x[idx]))), y[idx])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total += float(loss.detach()) * len(idx)
+        seen += len(idx)
+        if time.time() > end:
+            break
+    return total / max(seen, 1)
+
+
+def predict(net: nn.Module, x: torch.Tensor) -> np.ndarray:
+    net.eval()
+    with torch.no_grad():
+        return torch.cat([net(x[s:s + 256]) for s in range(0, len(x), 256)]).numpy()
+
+
+def add_common_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--data", required=True)
     ap.add_argument("--epochs", type=int, default=60)
     ap.add_argument("--minutes", type=float, default=60, help="a cap on the training time")
     ap.add_argument("--limit", type=int, default=0, help="use the first N photos only")
-    ap.add_argument("--max-train", type=int, default=0,
-                    help="at most N training patches (a random subset), for equal data across resolutions")
     ap.add_argument("--side", type=int, default=0, help="patch side in px (default: an eighth of the crop)")
     ap.add_argument("--test-share", type=float, default=0.2)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=5)
-    a = ap.parse_args()
+
+
+def prepare(ap: argparse.ArgumentParser, a: argparse.Namespace) -> tuple[dict, int]:
+    """Threads and seeds set, the shards loaded; returns them and the patch side."""
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     np.random.seed(a.seed)
@@ -149,6 +174,16 @@ def main():
     side = a.side or d["x"].shape[1] // 8
     if side % BASE:
         ap.error(f"the patch side must be a multiple of {BASE}")
+    return d, side
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    add_common_args(ap)
+    ap.add_argument("--max-train", type=int, default=0,
+                    help="at most N training patches (a random subset), for equal data across resolutions")
+    a = ap.parse_args()
+    d, side = prepare(ap, a)
     x, y, depth, photo = patches(d, side, np.random.default_rng(a.seed))
     cut = int(len(d["x"]) * (1 - a.test_share))
     tr, te = photo < cut, photo >= cut
@@ -165,25 +200,11 @@ def main():
     end = time.time() + a.minutes * 60
     epoch, best = 0, (0.0, None)
     while time.time() < end and epoch < a.epochs:
-        net.train()
-        perm = np.random.permutation(len(xtr))
-        total, seen = 0.0, 0
-        for s in range(0, len(perm), 64):
-            idx = perm[s:s + 64]
-            loss = F.binary_cross_entropy_with_logits(net(tensor(augment(xtr[idx]))), ytr[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += float(loss.detach()) * len(idx)
-            seen += len(idx)
-            if time.time() > end:
-                break
+        loss = train_epoch(net, opt, xtr, ytr, F.binary_cross_entropy_with_logits, end)
         epoch += 1
-        net.eval()
-        with torch.no_grad():
-            score = torch.cat([net(xte[s:s + 256]) for s in range(0, len(xte), 256)]).numpy()
+        score = predict(net, xte)
         a_all = auc(score, y[te])
-        print(f"epoch {epoch}: train loss {total / max(seen, 1):.3f}, test AUC {a_all:.3f}", flush=True)
+        print(f"epoch {epoch}: train loss {loss:.3f}, test AUC {a_all:.3f}", flush=True)
         if a_all > best[0]:
             best = (a_all, score)
     yt, dt = y[te], depth[te]
