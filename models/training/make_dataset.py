@@ -23,6 +23,12 @@ photos"; a cal split at another scale goes into its own --out folder):
 
     python make_dataset.py --split heldout --count 600 --seed-base 9100000 --photo-scale 5.6 --out data/heldoutHR
 
+and a crop split's renders too (the same scenes at twice the size, stored at an input that keeps
+their pixels; the experiment of 2026-11-25, models/README.md "Does the crop reader read better from
+finer renders?"):
+
+    python make_dataset.py --split cropX --input 320 --photo-scale 2 --count 10000 --seed-base 7800000 --out data/x2
+
 `--tone P` gives a share P of a crop split's renders a phone-like tone mapping (`tone_vary`; the
 experiment of 2026-11-24, twentieth session, models/README.md "Phone-like tone mapping for the crop
 reader"; the renders themselves are those of --tone 0):
@@ -72,7 +78,10 @@ NEG_SHARE = 0.15
 # (fifteenth session, models/README.md)
 # cropH / cropvalH: crops with phone-like tone mapping (--tone), the experiment of 2026-11-24
 # (twentieth session, models/README.md)
-CROP_SPLITS = ("crop", "crop2", "crop3", "cropval", "cropL", "cropvalL", "cropH", "cropvalH")
+# cropX / cropvalX: the same scenes at 1x and 2x (--photo-scale) with a crop reader input that keeps
+# the 2x crop's pixels (--input 320), the experiment of 2026-11-25 (twenty-seventh session,
+# models/README.md "Does the crop reader read better from finer renders?")
+CROP_SPLITS = ("crop", "crop2", "crop3", "cropval", "cropL", "cropvalL", "cropH", "cropvalH", "cropX", "cropvalX")
 # --tone draws from its own stream of each image's seed, so the render itself is the one without it
 TONE_STREAM = 0x70E
 
@@ -371,8 +380,8 @@ def main():
                     help="crop splits: the side of the stored crops (the crop reader's input; the whole frames, "
                          "like every other split, stay at preprocess.INPUT)")
     ap.add_argument("--photo-scale", type=float, default=1.0,
-                    help="heldout and cal: render the photos this many times larger than PHOTO_SIZES "
-                         "(large photos, as a phone takes them)")
+                    help="heldout, cal and crop splits: render the photos this many times larger than "
+                         "PHOTO_SIZES (large photos, as a phone takes them)")
     ap.add_argument("--tone", type=float, default=0.0,
                     help="crop splits: the share of renders given a phone-like tone mapping (tone_vary), "
                          "each decided by its own seed")
@@ -381,8 +390,8 @@ def main():
         ap.error("--tone is for crop splits")
     if not 0 <= a.tone <= 1:
         ap.error("--tone is a share from 0 to 1")
-    if a.photo_scale != 1.0 and a.split not in ("heldout", "cal"):
-        ap.error("--photo-scale is for the heldout and cal splits")
+    if a.photo_scale != 1.0 and a.split not in ("heldout", "cal", *CROP_SPLITS):
+        ap.error("--photo-scale is for the heldout, cal and crop splits")
     if not 0.5 <= a.photo_scale <= 12:
         ap.error("--photo-scale must be between 0.5 and 12")
     if a.input != pp.INPUT and a.split not in CROP_SPLITS:

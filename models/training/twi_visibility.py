@@ -167,6 +167,8 @@ def add_common_args(ap: argparse.ArgumentParser) -> None:
 
 def prepare(ap: argparse.ArgumentParser, a: argparse.Namespace) -> tuple[dict, int]:
     """Threads and seeds set, the shards loaded; returns them and the patch side."""
+    if a.minutes <= 0 or a.epochs < 1:  # the reports need at least one epoch
+        ap.error("--minutes must be above 0 and --epochs at least 1")
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     np.random.seed(a.seed)
