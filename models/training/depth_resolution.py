@@ -2,8 +2,9 @@
 2026-11-24; models/README.md, Training, "Does depth read better from finer renders?"),
 not part of train_all.sh.
 
-twi_visibility.py found the 1.6 mm bars barely visible at the size every network is trained on
-(180-320 px) and mostly visible at four times it. This asks the same of the depth itself, the
+twi_visibility.py found the 1.6 mm bars barely visible at the size of the photo-like renders the
+crop reader is trained on (make_dataset.PHOTO_SIZES, 360-400 px on the long side) and mostly
+visible at four times it. This asks the same of the depth itself, the
 target the shipped model misses most (MAE 0.92 mm against 0.5): patches of main groove, an eighth
 of the tread crop on a side, each labelled with its tire's shallowest depth, and the same small
 network (twi_visibility.PatchNet: every patch folded to 32 x 32 cells, so each resolution costs the
