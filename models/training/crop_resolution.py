@@ -28,6 +28,7 @@ from PIL import Image
 
 sys.path.insert(0, os.path.dirname(__file__))
 import preprocess as pp  # noqa: E402
+from depth_resolution import by_depth  # noqa: E402
 from nets import TreadNet  # noqa: E402
 from train import load  # noqa: E402
 
@@ -98,11 +99,7 @@ def main():
         print(f"{folder}: {m.sum()} tires, crops stored at {d['x'].shape[1]} px, read at {side}: "
               f"MAE {err.mean():.3f} mm, within 1 mm {np.mean(err <= 1) * 100:.1f} %; with a line fitted "
               f"(cross-fit) MAE {ferr.mean():.3f} mm, within 1 mm {np.mean(ferr <= 1) * 100:.1f} %", flush=True)
-        for lo, hi in BINS:
-            b = (t >= lo) & (t < hi)
-            if b.any():
-                print(f"  true depth {lo:.1f}-{hi:.1f} mm: MAE {err[b].mean():.3f} mm, bias "
-                      f"{(pred[b] - t[b]).mean():+.3f} mm ({b.sum()} tires)")
+        by_depth(pred, t, BINS, "tire")
 
 
 if __name__ == "__main__":

@@ -65,6 +65,15 @@ def report(name: str, pred: np.ndarray, truth: np.ndarray) -> str:
     return f"{name} MAE {err.mean():.3f} mm, within 1 mm {100 * (err <= 1).mean():.1f} %"
 
 
+def by_depth(pred: np.ndarray, truth: np.ndarray, bins, noun: str) -> None:
+    """The report and the bias per band of true depth (also crop_resolution.py's)."""
+    for lo, hi in bins:
+        m = (truth >= lo) & (truth < hi)
+        if m.any():
+            print(f"  true depth {lo:.1f}-{hi:.1f} mm: {report(noun, pred[m], truth[m])}, "
+                  f"bias {np.mean(pred[m] - truth[m]):+.3f} mm ({m.sum()} {noun}s)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     add_common_args(ap)
@@ -101,11 +110,7 @@ def main():
     print(f"last epoch ({epoch}): {report('photo', photo_pred, photo_truth)} ({len(ids)} test photos); "
           f"photo MAE averaged over the last {len(recent)} epochs {np.mean(recent):.3f} mm (it swings by "
           f"0.1-0.2 mm from one epoch to the next)")
-    for lo, hi in DEPTH_BINS:
-        m = (photo_truth >= lo) & (photo_truth < hi)
-        if m.any():
-            print(f"  shallowest depth {lo:.1f}-{hi:.1f} mm: {report('photo', photo_pred[m], photo_truth[m])}, "
-                  f"bias {np.mean(photo_pred[m] - photo_truth[m]):+.2f} mm ({m.sum()} photos)")
+    by_depth(photo_pred, photo_truth, DEPTH_BINS, "photo")
 
 
 if __name__ == "__main__":
