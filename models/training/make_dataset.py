@@ -27,7 +27,7 @@ and a crop split's renders too (the same scenes at twice the size, stored at an 
 their pixels; the experiment of 2026-11-25, models/README.md "Does the crop reader read better from
 finer renders?"):
 
-    python make_dataset.py --split cropX --input 320 --photo-scale 2 --count 10000 --seed-base 7800000 --out data/x2
+    python make_dataset.py --split cropX --input 320 --photo-scale 2 --count 8000 --seed-base 7800000 --out data/x2
 
 `--tone P` gives a share P of a crop split's renders a phone-like tone mapping (`tone_vary`; the
 experiment of 2026-11-24, twentieth session, models/README.md "Phone-like tone mapping for the crop
@@ -256,7 +256,7 @@ def tread_crop(img, cls, dmap):
     return img[y0:y1, x0:x1], cls[y0:y1, x0:x1], dmap[y0:y1, x0:x1]
 
 
-def save_shard(out_dir: str, name: str, xs, cs, ds, labs) -> str:
+def save_shard(out_dir: str, name: str, xs, cs, ds, labs, scale: float = 1.0) -> str:
     path = os.path.join(out_dir, f"{name}.npz")
     # written whole, then renamed: a killed run never leaves a short shard, and a loader globbing
     # f"{split}_*.npz" while this renders never sees a half-written one
@@ -265,7 +265,10 @@ def save_shard(out_dir: str, name: str, xs, cs, ds, labs) -> str:
              is_tire=np.array([l["is_tire"] for l in labs]), gate_w=np.array([l["gate_w"] for l in labs], np.float32),
              min_depth=np.array([l["min_depth"] for l in labs], np.float32),
              tread_frac=np.array([l["tread_frac"] for l in labs], np.float32),
-             mode=np.array([str(l.get("mode", "none")) for l in labs]))
+             mode=np.array([str(l.get("mode", "none")) for l in labs]),
+             # per image, like every other key (the loaders slice each key by image); complete()
+             # reads it so that a shard rendered at another --photo-scale is never reused
+             photo_scale=np.full(len(labs), scale, np.float32))
     os.replace(tmp, path)
     return path
 
@@ -301,8 +304,8 @@ def shard(args):
                  offsets=np.cumsum([0] + [len(j) for j in jpegs]).astype(np.int64))
         os.replace(tmp, photo_path(out_dir, split, start))
     if frames:  # likewise
-        save_shard(out_dir, f"{frames}_{start:06d}", fx, fc, fd, labs)
-    return save_shard(out_dir, f"{split}_{start:06d}", xs, cs, ds, labs)
+        save_shard(out_dir, f"{frames}_{start:06d}", fx, fc, fd, labs, scale)
+    return save_shard(out_dir, f"{split}_{start:06d}", xs, cs, ds, labs, scale)
 
 
 def heldout_one(args):
@@ -349,13 +352,20 @@ def complete(path: str, n: int, photos: bool = False, size: int = pp.INPUT, scal
     """An existing shard is reused only when it holds exactly the images asked for, at the input
     size asked for (a run with a different shard size, count or --input renders it again instead
     of training on a short shard or the wrong size), and for the cal split only with its photos
-    (shards written before 2026.11.9 have none), rendered at the photo size asked for
-    (--photo-scale)."""
+    (shards written before 2026.11.9 have none), and only at the --photo-scale asked for (the
+    shards record it since 2026-11-25)."""
     if not os.path.exists(path):
         return False
     try:
         with np.load(path) as z:
             if len(z["min_depth"]) != n or input_side(z) != size:
+                return False
+            if "photo_scale" in z.files:
+                if not np.allclose(z["photo_scale"], scale):
+                    return False
+            # written before shards recorded it: a cal shard's photos tell its scale (below); any
+            # other split could only be rendered at 1 then (but the first cropX ones, re-rendered)
+            elif not photos and scale != 1.0:
                 return False
         if photos:
             jpegs = load_photos(path, n)
