@@ -29,7 +29,7 @@ from PIL import Image
 sys.path.insert(0, os.path.dirname(__file__))
 import preprocess as pp  # noqa: E402
 from depth_resolution import by_depth  # noqa: E402
-from nets import TreadNet  # noqa: E402
+from nets import TreadNet, load_checkpoint  # noqa: E402
 from train import load  # noqa: E402
 
 BINS = [(0.0, 1.6), (1.6, 3.0), (3.0, 5.0), (5.0, 7.0), (7.0, 12.0)]
@@ -45,12 +45,7 @@ def reader(a: argparse.Namespace):
         return (lambda x: dict(zip(names, sess.run(None, {"input": x})))["depth"].reshape(-1),
                 sess.get_inputs()[0].shape[2])
     torch.set_num_threads(a.threads)
-    net = TreadNet()
-    net.backbone.load_state_dict(torch.load(a.pretrained))
-    missing, unexpected = net.load_state_dict(torch.load(a.checkpoint), strict=False)
-    # as train.py's --resume: only the training-only auxiliary head may be missing (unused here)
-    assert not unexpected and all(k.startswith("aux.") for k in missing), (missing, unexpected)
-    net.eval()
+    net = load_checkpoint(TreadNet(), a.checkpoint).eval()  # the frozen trunk is in the checkpoint too
 
     def run(x):
         with torch.no_grad():
@@ -74,7 +69,6 @@ def main():
     src.add_argument("--onnx", help="a crop reader graph (input named 'input', output 'depth')")
     src.add_argument("--checkpoint", help="a train.py tread checkpoint (one member)")
     ap.add_argument("--side", type=int, default=pp.INPUT, help="the checkpoint's input side")
-    ap.add_argument("--pretrained", default=os.path.join(os.path.dirname(__file__), "runs", "mbv2_nsfwjs.pt"))
     ap.add_argument("--data", required=True, nargs="+")
     ap.add_argument("--split", default="cropvalX")
     ap.add_argument("--threads", type=int, default=1)

@@ -27,7 +27,7 @@ from PIL import Image
 sys.path.insert(0, os.path.dirname(__file__))
 import nets  # noqa: E402
 import preprocess as pp  # noqa: E402
-from nets import SegNet, SegNetExport, TreadEnsemble, TreadNetExport, TreadNet  # noqa: E402
+from nets import SegNet, SegNetExport, TreadEnsemble, TreadNetExport, TreadNet, load_checkpoint  # noqa: E402
 from make_dataset import load_photos  # noqa: E402
 from train import load, shards, wear_index  # noqa: E402
 
@@ -244,12 +244,7 @@ def main():
 
     def regressor(ckpts):
         """One checkpoint, or several sharing the frozen trunk as one averaging graph."""
-        members = []
-        for ckpt in ckpts:
-            member = TreadNet()
-            missing, unexpected = member.load_state_dict(torch.load(ckpt), strict=False)
-            assert not unexpected and all(k.startswith("aux.") for k in missing), (missing, unexpected)
-            members.append(member)
+        members = [load_checkpoint(TreadNet(), ckpt) for ckpt in ckpts]
         return members[0] if len(members) == 1 else TreadEnsemble(members)
 
     if (a.seg is None) == (a.seg_onnx is None):

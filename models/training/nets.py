@@ -260,3 +260,11 @@ class TwiNetExport(nn.Module):
         n = x.shape[0]
         p = torch.sigmoid(self.net(torch.cat([x, torch.flip(x, dims=[3])], 0)))
         return (p[:n] + torch.flip(p[n:], dims=[3])) * 0.5
+
+
+def load_checkpoint(net: nn.Module, path: str) -> nn.Module:
+    """A train.py checkpoint into `net`. Every weight must be there but the training-only auxiliary
+    head's (checkpoints from before it lack it; a graph unfolded by unfold_onnx.py never has it)."""
+    missing, unexpected = net.load_state_dict(torch.load(path), strict=False)
+    assert not unexpected and all(k.startswith("aux.") for k in missing), (missing, unexpected)
+    return net

@@ -346,9 +346,7 @@ def main():
         xtr, xva = tr["x"], va["x"]
         step = lambda idx, d, x, train: batch_seg(net, x, idx, d, train)
     if a.resume:
-        # strict=False: checkpoints from before the auxiliary head lack only its weights
-        missing, unexpected = net.load_state_dict(torch.load(a.resume), strict=False)
-        assert not unexpected and all(k.startswith("aux.") for k in missing), (missing, unexpected)
+        nets.load_checkpoint(net, a.resume)
     opt = torch.optim.AdamW(params, lr=a.lr, weight_decay=5e-4)
 
     def validate():
