@@ -6,7 +6,7 @@
  *
  *   npx tsx scripts/eval-sizes.ts [--models DIR] DIR_1X DIR_3X DIR_5.6X ...
  *
- * The model card's "Large photos" tables come from it.
+ * The "Large photos" tables of the model's notebook (models/NOTEBOOK.md) come from it.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -2,7 +2,7 @@
  * A labelled folder as another camera would have taken it: every photo's tones mapped through
  * out = in^GAMMA (GAMMA < 1 lifts the shadows, as phones' HDR pipelines do) and saved as JPEG
  * quality 90, labels.csv rows FROM-TO (1-based, header not counted) kept. The shop-calibration
- * demonstration of models/README.md ("A shop's own calibration") is made with it:
+ * demonstration of models/NOTEBOOK.md ("A shop's own calibration") is made with it:
  *
  *   npx tsx scripts/tone-shift.ts models/training/data/heldoutHR /tmp/hdrA --rows 1-300
  *   npx tsx scripts/tone-shift.ts models/training/data/heldoutHR /tmp/hdrB --rows 301-600

@@ -1,5 +1,5 @@
 """How a crop reader reads crops of the same scenes rendered at different sizes: the probe of
-models/README.md, Training, "Does the crop reader read better from finer renders?" (2026-11-25,
+models/NOTEBOOK.md, Training, "Does the crop reader read better from finer renders?" (2026-11-25,
 twenty-seventh session). The reader is a graph (the shipped crop.onnx, 160 x 160 input, both
 members averaged) or one member's train.py checkpoint read at --side px:
 

@@ -1,5 +1,5 @@
 """Does depth, like the bars, read better from finer renders? A diagnostic (twenty-sixth session,
-2026-11-24; models/README.md, Training, "Does depth read better from finer renders?"),
+2026-11-24; models/NOTEBOOK.md, Training, "Does depth read better from finer renders?"),
 not part of train_all.sh.
 
 twi_visibility.py found the 1.6 mm bars barely visible at the size of the photo-like renders the

@@ -8,7 +8,7 @@ Splits train and val render at SIZES straight into the shard; cal (calibration) 
 heldout render like photos reaching the service (PHOTO_SIZES, JPEG q80 round trip); the crop
 splits render the same way and keep the box around the tread. `--frames NAME` with a crop split
 also writes each render's whole frame into NAME_*.npz (one render, two shards: the experiment of
-2026-11-23 in models/README.md, "Stage twelve, tried and not shipped"):
+2026-11-23 in models/NOTEBOOK.md, "Stage twelve, tried and not shipped"):
 
     python make_dataset.py --split crop3 --frames frame --count 36000 --seed-base 7300000 --out data
 
@@ -18,19 +18,19 @@ larger input; the experiment of 2026-11-23, "The crop reader at 224 x 224", not 
     python make_dataset.py --split cropL --input 224 --count 20000 --seed-base 7400000 --out data
 
 `--photo-scale K` renders the heldout or cal photos K times larger than PHOTO_SIZES (large photos, as
-a phone takes them; the experiment of 2026-11-23, sixteenth session, models/README.md "Large
+a phone takes them; the experiment of 2026-11-23, sixteenth session, models/NOTEBOOK.md "Large
 photos"; a cal split at another scale goes into its own --out folder):
 
     python make_dataset.py --split heldout --count 600 --seed-base 9100000 --photo-scale 5.6 --out data/heldoutHR
 
 and a crop split's renders too (the same scenes at twice the size, stored at an input that keeps
-their pixels; the experiment of 2026-11-25, models/README.md "Does the crop reader read better from
+their pixels; the experiment of 2026-11-25, models/NOTEBOOK.md "Does the crop reader read better from
 finer renders?"):
 
     python make_dataset.py --split cropX --input 320 --photo-scale 2 --count 8000 --seed-base 7800000 --out data/x2
 
 `--tone P` gives a share P of a crop split's renders a phone-like tone mapping (`tone_vary`; the
-experiment of 2026-11-24, twentieth session, models/README.md "Phone-like tone mapping for the crop
+experiment of 2026-11-24, twentieth session, models/NOTEBOOK.md "Phone-like tone mapping for the crop
 reader"; the renders themselves are those of --tone 0):
 
     python make_dataset.py --split cropH --tone 0.5 --count 10000 --seed-base 7600000 --out data
@@ -75,12 +75,12 @@ NEG_SHARE = 0.15
 # so that its shards do not take the names of stage ten's); crop3: the stage-twelve experiment of
 # 2026-11-23 (not shipped), written with --frames
 # cropL / cropvalL: the crop reader at a larger input (--input 224), the experiment of 2026-11-23
-# (fifteenth session, models/README.md)
+# (fifteenth session, models/NOTEBOOK.md)
 # cropH / cropvalH: crops with phone-like tone mapping (--tone), the experiment of 2026-11-24
-# (twentieth session, models/README.md)
+# (twentieth session, models/NOTEBOOK.md)
 # cropX / cropvalX: the same scenes at 1x and 2x (--photo-scale) with a crop reader input that keeps
 # the 2x crop's pixels (--input 320), the experiment of 2026-11-25 (twenty-seventh session,
-# models/README.md "Does the crop reader read better from finer renders?")
+# models/NOTEBOOK.md "Does the crop reader read better from finer renders?")
 CROP_SPLITS = ("crop", "crop2", "crop3", "cropval", "cropL", "cropvalL", "cropH", "cropvalH", "cropX", "cropvalX")
 # --tone draws from its own stream of each image's seed, so the render itself is the one without it
 TONE_STREAM = 0x70E

@@ -223,7 +223,7 @@ class SegNetExport(nn.Module):
 
 class TwiNet(nn.Module):
     """The TWI detector of the 2026-11-24 experiment (twi_dataset.py / train_twi.py; not shipped,
-    models/README.md "A TWI detector on the tread crop"): a small encoder-decoder trained from
+    models/NOTEBOOK.md "A TWI detector on the tread crop"): a small encoder-decoder trained from
     scratch on the tread crop at 256 x 256, two logits per cell of a 64 x 64 grid: a TWI bar, and a
     main groove (bars included; the geometry the bars are checked against). Strides 2, 4, 8, 16;
     back up to 4."""

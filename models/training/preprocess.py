@@ -111,7 +111,7 @@ def app_frame(data: bytes) -> Image.Image:
     test/analysis/preprocess.test.ts bounds the difference. A photo that needs no scaling, like the
     300-400 px calibration photos, is returned as decoded, which is bit-identical. (The shipped
     2026.11.12 was calibrated from Pillow's full decode; with this one its constants move by at
-    most 0.006 and held-out figures by 0.01 mm at most: models/README.md.)"""
+    most 0.006 and held-out figures by 0.01 mm at most: models/NOTEBOOK.md.)"""
     img = Image.open(io.BytesIO(data))
     is_jpeg = img.format == "JPEG"
     w, h = img.size  # as stored; a quarter turn swaps them, the long side and the scale stay

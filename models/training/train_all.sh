@@ -8,7 +8,7 @@
 #   SCALE=0.06 WORK=/tmp/tw sh models/training/train_all.sh
 # runs the same stages with 6 % of the images and of every time budget (the held-out set stays
 # 500 images): 57 min 26 s end to end on 2 cores with all eleven stages (2026-11-23;
-# models/README.md has the run's timeline and its less accurate model's figures; with the large
+# models/NOTEBOOK.md has the run's timeline and its less accurate model's figures; with the large
 # calibration photos of 2026.11.12, 67 min 6 s on a slower machine, ≈ 4 minutes of them).
 #
 # Settings (environment): SCALE (default 1) multiplies every image count and every training

@@ -1,5 +1,5 @@
 """Train the TWI detector (nets.TwiNet) on twi_dataset.py shards, export twi.onnx, report.
-The experiment of 2026-11-24 (nineteenth session), not shipped: models/README.md, "A TWI detector
+The experiment of 2026-11-24 (nineteenth session), not shipped: models/NOTEBOOK.md, "A TWI detector
 on the tread crop". Not part of train_all.sh; reproduced by
 
     python twi_dataset.py --count 1000 --seed-base 8100000 --out data/twival
@@ -8,7 +8,7 @@ on the tread crop". Not part of train_all.sh; reproduced by
     python train_twi.py --report runs/twi/twi.onnx --val data/twival [--rule '{"threshold": 0.9, ...}']
     python train_twi.py --report runs/twi/twi.onnx --val data/twival --heldout data/heldoutS
 
-At twice the photo size (twenty-fourth session, also not better; models/README.md, "The same at
+At twice the photo size (twenty-fourth session, also not better; models/NOTEBOOK.md, "The same at
 twice the size"):
 
     python twi_dataset.py --count 10000 --seed-base 8200000 --out data/twi2x --shard 125 --photo-scale 2 --input 512
@@ -47,7 +47,7 @@ from twi_dataset import TWI_INPUT  # noqa: E402
 
 TWI_POS_WEIGHT = 20.0
 GROOVE_WEIGHT = 0.5
-# How bars are read off the maps (the rule the report applies; models/README.md gives its figures
+# How bars are read off the maps (the rule the report applies; models/NOTEBOOK.md gives its figures
 # at other thresholds too).
 TWI_RULE = {"threshold": 0.5, "minCells": 2, "maxCells": 60, "ring": 0.5}
 

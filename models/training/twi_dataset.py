@@ -1,11 +1,11 @@
-"""Shards for the TWI detector experiment (train_twi.py; 2026-11-24, not shipped: models/README.md,
+"""Shards for the TWI detector experiment (train_twi.py; 2026-11-24, not shipped: models/NOTEBOOK.md,
 "A TWI detector on the tread crop"): the tread crop at TWI_INPUT px and its TWI bars.
 
     python twi_dataset.py --count 16000 --seed-base 8000000 --out data/twi
     python twi_dataset.py --count 1000 --seed-base 8100000 --out data/twival
 
 The segmenter reads the whole frame at 160 x 160, where a bar is a few pixels and its TWI class
-never became a detector (models/README.md, TWI). The detector reads the crop of the tread the app
+never became a detector (models/NOTEBOOK.md, TWI). The detector reads the crop of the tread the app
 already cuts for the crop reader (preprocess.tread_box on the 80 x 80 tread mask, here the
 render's own), at TWI_INPUT x TWI_INPUT, close to the photo's own resolution, and marks the bars on
 a TWI_INPUT / 4 grid. Renders are drawn like the calibration photos (make_dataset.sample at

@@ -1,5 +1,5 @@
 """Can the TWI bars be seen in the renders at all? A diagnostic (twenty-fifth session, 2026-11-24;
-models/README.md, Training, "Are the bars visible at all?"), not part of train_all.sh.
+models/NOTEBOOK.md, Training, "Are the bars visible at all?"), not part of train_all.sh.
 
 Two detectors trained on whole tread crops (train_twi.py, at the renders' own size and at twice
 it) never told photos with bars from photos without. This asks the simpler question underneath:

@@ -122,7 +122,7 @@ const clip8 = (v: number): number => {
  * same triangle weights, pixel centres and fixed-point rounding, horizontal pass first. (sharp's
  * linear kernel places pixel centres differently when it enlarges, which a crop often needs: a
  * mean difference of 3/255 on the parity fixture.) Box and resampling took 2.5 ms for a 493 x 480
- * box of a 640 x 480 frame (models/README.md, Speed).
+ * box of a 640 x 480 frame (models/NOTEBOOK.md, Speed).
  */
 export function cropPixels(frame: DecodedFrame, box: PixelBox, size: number): Buffer {
   const { left, top, width, height } = box;

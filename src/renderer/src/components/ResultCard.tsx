@@ -64,7 +64,7 @@ export function ResultCard({ scan, onMeasured, actions, queueId }: Props) {
         <div className="result-stats">
           <HealthGauge value={r.treadHealthIndex} />
           {/* twiConsensusCount is not shown: on held-out renders it did not follow the bars in the
-              photo (correlation -0.08; models/README.md, Known limits). The API still gives it. */}
+              photo (correlation -0.08; models/NOTEBOOK.md, Known limits). The API still gives it. */}
           <dl>
             <dt>Confidence</dt>
             <dd>{Math.round(r.confidence * 100)}%</dd>
