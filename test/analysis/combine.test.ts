@@ -79,6 +79,27 @@ describe('combining the estimators', () => {
     expect(() => combine(tread(5), m, cal)).toThrowError(expect.objectContaining({ code: 'NO_TIRE_DETECTED' }));
   });
 
+  it('refuses a broken network reading (NaN, an infinity, a sigma that is not positive, far below 0) instead of reporting 0 mm or no tire', () => {
+    const unavailable = expect.objectContaining({ code: 'MODEL_UNAVAILABLE' });
+    for (const bad of [Number.NaN, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY]) {
+      expect(() => combine(tread(bad), maps(5), cal)).toThrowError(unavailable);
+      expect(() => combine(tread(5, { sigmaMm: bad }), maps(5), cal)).toThrowError(unavailable);
+      expect(() => combine(tread(5, { wearLogits: [0, bad, 0, 0, 0] }), maps(5), cal)).toThrowError(unavailable);
+      expect(() => combine(tread(5), maps(5), cal, bad)).toThrowError(unavailable); // the crop reader
+      expect(() => combine(tread(5), maps(bad), cal)).toThrowError(unavailable); // the dense map
+      const m = maps(5);
+      m.treadProb.fill(bad);
+      expect(() => combine(tread(5), m, cal)).toThrowError(unavailable); // not "no tire": the photo is not at fault
+    }
+    expect(() => combine(tread(5, { sigmaMm: -2 }), maps(5), cal)).toThrowError(unavailable);
+    expect(() => combine(tread(5, { sigmaMm: 0 }), maps(5), cal)).toThrowError(unavailable);
+    expect(() => combine(tread(-1e6), maps(5), cal)).toThrowError(unavailable);
+    expect(() => combine(tread(5), maps(5), cal, -1e6)).toThrowError(unavailable);
+    expect(() => combine(tread(5, { wearLogits: [0, 0, 0] }), maps(5), cal)).toThrowError(unavailable);
+    // a bald tire may stack a little under 0: that still reads 0.0 mm
+    expect(combine(tread(-0.4), maps(-0.4), cal).analysis.estimatedDepthMm).toBe(0);
+  });
+
   it('reports the band of the reported depth, whatever the classifier votes', () => {
     const { analysis } = combine(tread(2.2, { wearLogits: [9, 0, 0, 0, 0] }), maps(2.2), cal);
     expect(analysis.estimatedDepthMm).toBe(2.2);

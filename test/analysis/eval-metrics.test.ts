@@ -93,6 +93,15 @@ test('a file that could not be read counts as an error but adds no time', () => 
   expect(formatReport(none, 't')).not.toContain('NaN');
 });
 
+test('when every result (or none) is preliminary, the report leaves that half out instead of printing NaN', () => {
+  const all = evaluate([analysed('good', 6.0, 5.5, 0.9, [5, 6.5], 10, true), analysed('worn', 2.0, 2.5, 0.9, [2, 3], 10, true)]);
+  expect(all.preliminary).toEqual({ share: 1, maePreliminary: 0.5, maeConfirmed: null });
+  expect(formatReport(all, 't')).toMatch(/^preliminary {9}100\.0 % of results; MAE 0\.50 mm there$/m);
+  const none = evaluate([analysed('good', 6.0, 5.5, 0.9, [5, 6.5], 10)]);
+  expect(formatReport(none, 't')).toMatch(/^preliminary {9}0\.0 % of results; MAE 0\.50 mm elsewhere$/m);
+  expect(formatReport(all, 't') + formatReport(none, 't')).not.toContain('NaN');
+});
+
 test('a folder of good/ and bad/ photos gives worn-vs-usable only', () => {
   const r = evaluate([analysed('usable', null, 5, 0.6, [4, 6]), analysed('bad', null, 2, 0.6, [1, 3]), analysed('bad', null, 4, 0.6, [3, 5])]);
   expect(r.depth).toBeNull();

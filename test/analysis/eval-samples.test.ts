@@ -1,9 +1,12 @@
 /** What `npm run eval` reads from a folder, and how it answers the mistakes of hand-made labels. */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, expect, test } from 'vitest';
-import { LabelsError, loadSamples, parseLabelsCsv } from '../../src/core/analysis/eval-samples.js';
+import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import type { Analyzer } from '../../src/core/analysis/analyzer.js';
+import { analyzeLabelled } from '../../src/core/analysis/eval-run.js';
+import { MAX_UPLOAD_BYTES } from '../../src/core/images/inspect.js';
+import { LabelsError, loadSamples, parseLabelsCsv, skippedLines } from '../../src/core/analysis/eval-samples.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -152,6 +155,53 @@ test('class folders: five names, notire, the binary pair, good as usable only wi
   expect(loaded.samples.find((s) => s.file.endsWith('w.png'))?.truth).toBe('worn');
 });
 
+test('class folders: a linked class folder is measured; subfolders, other files and loose photos are named, not silently dropped', async () => {
+  const elsewhere = path.join(dir, '..', `${path.basename(dir)}-worn`);
+  await mkdir(elsewhere);
+  try {
+    await writeFile(path.join(elsewhere, 'w.jpg'), 'x');
+    await mkdir(path.join(dir, 'bad', 'batch2'), { recursive: true });
+    await writeFile(path.join(dir, 'bad', 'b.jpg'), 'x');
+    await writeFile(path.join(dir, 'bad', 'batch2', 'b2.jpg'), 'x');
+    await mkdir(path.join(dir, 'usable'));
+    await writeFile(path.join(dir, 'usable', 'u.jpg'), 'x');
+    await writeFile(path.join(dir, 'usable', 'IMG_1.HEIC'), 'x');
+    await writeFile(path.join(dir, 'usable', '.DS_Store'), 'x');
+    await writeFile(path.join(dir, 'top.jpg'), 'x');
+    await symlink(elsewhere, path.join(dir, 'critical'));
+    const loaded = await loadSamples(dir);
+    expect(loaded.samples.map((s) => [path.relative(dir, s.file), s.truth])).toEqual([
+      [path.join('bad', 'b.jpg'), 'bad'],
+      [path.join('critical', 'w.jpg'), 'critical'],
+      [path.join('usable', 'u.jpg'), 'usable'],
+    ]);
+    expect(loaded.notMeasured).toEqual([
+      'top.jpg (a photo outside the class folders)',
+      'bad/batch2/ (a folder inside a class folder: photos must lie directly in it)',
+      'usable/IMG_1.HEIC (not a .jpg, .jpeg, .png or .webp file)',
+    ]);
+    expect(skippedLines(loaded, dir).join('\n')).toMatch(/not measured, 3 in .*\n {2}top\.jpg/);
+  } finally {
+    await rm(elsewhere, { recursive: true, force: true });
+  }
+});
+
+test('labels.csv: one photo under two names is refused, and a labels.csv that cannot be read is a label problem, not a crash', async () => {
+  await writeFile(path.join(dir, 'a.jpg'), 'x');
+  await writeFile(path.join(dir, 'b.jpg'), 'x');
+  await symlink(path.join(dir, 'a.jpg'), path.join(dir, 'link.jpg'));
+  expect(problems(() => parseLabelsCsv('file,depthMm\na.jpg,3\n./a.jpg,3\nsub//../b.jpg,3\n', dir))).toEqual([
+    'labels.csv line 3: "./a.jpg" is listed twice.',
+    'labels.csv line 4: "sub//../b.jpg" must be a path inside the folder.',
+  ]);
+  await writeFile(path.join(dir, 'labels.csv'), 'file,depthMm\na.jpg,3\nb.jpg,4\nlink.jpg,3\n');
+  await expect(loadSamples(dir)).rejects.toMatchObject({ problems: ['labels.csv lists a.jpg and link.jpg, which are the same file.'] });
+  await rm(path.join(dir, 'labels.csv'));
+  await mkdir(path.join(dir, 'labels.csv'));
+  await expect(loadSamples(dir)).rejects.toThrow(LabelsError);
+  await expect(loadSamples(dir)).rejects.toThrow(/labels\.csv cannot be read \(EISDIR\)/);
+});
+
 test('nothing to measure, or no folder at all, is said plainly', async () => {
   await mkdir(path.join(dir, 'photos'));
   await expect(loadSamples(dir)).rejects.toThrow(/No labelled images in .*found only photos/);
@@ -173,4 +223,16 @@ test('an optional twiBars column: a count of bars per photo, empty when not coun
     'labels.csv line 6: twiBars "0x4" is not a count of bars (a whole number from 0 to 100).',
     'labels.csv line 7: twiBars "1e1" is not a count of bars (a whole number from 0 to 100).',
   ]);
+});
+
+test('a listed file over the upload limit is counted as FILE_TOO_LARGE without being read or analysed', async () => {
+  const huge = path.join(dir, 'huge.jpg');
+  await writeFile(huge, '');
+  await truncate(huge, MAX_UPLOAD_BYTES + 1); // sparse: no disk used
+  const analyzer = { analyze: vi.fn() } as unknown as Analyzer;
+  const warn = vi.fn();
+  const [result] = await analyzeLabelled(analyzer, [{ file: huge, depthMm: 3, truth: 'medium' }], warn);
+  expect(result!.outcome).toMatchObject({ error: 'FILE_TOO_LARGE' });
+  expect(analyzer.analyze).not.toHaveBeenCalled();
+  expect(warn).not.toHaveBeenCalled();
 });

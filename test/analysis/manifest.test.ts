@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -73,6 +73,23 @@ describe('model manifest', () => {
       code: 'MODEL_UNAVAILABLE',
       message: expect.stringMatching(/tread\.onnx is corrupt/),
     });
+  });
+
+  it('refuses a model file of another size than the manifest says before reading it, and a size that is no size', async () => {
+    const dir = await copyModels();
+    await writeFile(path.join(dir, 'seg.onnx'), Buffer.concat([await readFile(path.join(dir, 'seg.onnx')), Buffer.from('extra')]));
+    await expect(createOnnxAnalyzer({ modelsDir: dir })).rejects.toMatchObject({
+      code: 'MODEL_UNAVAILABLE',
+      message: expect.stringMatching(/seg\.onnx is corrupt: \d+ bytes where the manifest says \d+/),
+    });
+    for (const bytes of [1.5, -5, 0, 1e12, '4314408']) {
+      const bad = await copyModelsWith((m) => (m.models.tread.bytes = bytes));
+      await expect(loadManifest(bad)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringMatching(/models\.tread\.bytes/) });
+    }
+    const folder = await copyModels();
+    await rm(path.join(folder, 'crop.onnx'));
+    await mkdir(path.join(folder, 'crop.onnx'));
+    await expect(createOnnxAnalyzer({ modelsDir: folder })).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringMatching(/crop\.onnx is missing/) });
   });
 
   it('refuses a manifest without calibration', async () => {

@@ -126,10 +126,27 @@ export function combine(
   cropMm: number | null = null,
   photoLongSide: number | null = null,
 ): Combined {
-  const share = treadShare(maps);
-  if (!Number.isFinite(tread.gate) || !Number.isFinite(share)) {
+  // A network that answers NaN or an infinity must not pass for a photo without a tire (NaN fails
+  // every comparison), nor be clamped into a confident "0.0 mm" below: every reading is checked here.
+  if (!Number.isFinite(tread.gate) || !maps.treadProb.every(Number.isFinite)) {
     throw new AppError('MODEL_UNAVAILABLE', 'The models gave no usable tire / no-tire reading for this photo (not a number); the model files may be damaged.');
   }
+  // depths and the sigma in millimetres: a reading no tire could give (beyond twice the deepest
+  // tread, either side of 0) is a broken model, even where the stack would weigh it by 0
+  const plausible = (mm: number) => Math.abs(mm) <= 2 * MAX_TREAD_DEPTH_MM;
+  const depths = [tread.depthMm, ...(cropMm === null ? [] : [cropMm])];
+  if (
+    !depths.every(plausible) ||
+    !(tread.sigmaMm > 0 && plausible(tread.sigmaMm)) ||
+    tread.wearLogits.length !== WEAR_CLASSES.length ||
+    !tread.wearLogits.every(Number.isFinite)
+  ) {
+    throw new AppError(
+      'MODEL_UNAVAILABLE',
+      `The models gave no usable depth reading for this photo (depth ${tread.depthMm}, sigma ${tread.sigmaMm}, crop ${cropMm}); the model files may be damaged.`,
+    );
+  }
+  const share = treadShare(maps);
   // the tire / no-tire decision: the gate and the share of the frame segmented as tread
   if (!(tread.gate >= cal.gateThreshold) || share < cal.minTreadShare) {
     throw new AppError('NO_TIRE_DETECTED', 'No tire tread was found in the image. Photograph the tread face of the tire.');
@@ -138,11 +155,11 @@ export function combine(
   const probs = softmax(tread.wearLogits, cal.wearTemperature);
   const expectedByVote = probs.reduce((s, p, i) => s + p * (cal.bandCentres[i] ?? 0), 0);
   const st = dense === null ? cal.stackWithoutDense : cal.stack;
-  const raw = Math.max(
-    0,
+  const stacked =
     st.intercept + st.regressor * tread.depthMm + st.dense * (dense ?? 0) + st.classifier * expectedByVote + st.crop * (cropMm ?? tread.depthMm) +
-      st.size * photoSizeFeature(photoLongSide, cal),
-  );
+    st.size * photoSizeFeature(photoLongSide, cal);
+  // a bald tire may stack a little under 0 and reads 0; far under it no tire is, only a broken model
+  const raw = stacked < -MAX_TREAD_DEPTH_MM ? Number.NaN : Math.max(0, stacked);
   const estimate = round1(raw);
   const half = cal.intervalK * tread.sigmaMm;
   const min = Math.min(estimate, Math.max(0, Math.floor((raw - half) * 10) / 10));
@@ -164,7 +181,7 @@ export function combine(
   if (![raw, half, confidence, modelAlignment].every(Number.isFinite) || raw > MAX_TREAD_DEPTH_MM) {
     throw new AppError(
       'MODEL_UNAVAILABLE',
-      `The models gave no usable reading for this photo (depth ${raw}, interval half-width ${half}, confidence ${confidence}); the model files or their manifest may be damaged.`,
+      `The models gave no usable reading for this photo (depth ${stacked}, interval half-width ${half}, confidence ${confidence}); the model files or their manifest may be damaged.`,
     );
   }
 

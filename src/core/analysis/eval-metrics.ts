@@ -28,7 +28,8 @@ export interface Report {
    */
   depthByBand: { band: Wear; n: number; mae: number; within1mm: number; bias: number }[];
   /** Whether isPreliminary singles out the worse estimates. */
-  preliminary: { share: number; maePreliminary: number; maeConfirmed: number } | null;
+  /** maePreliminary / maeConfirmed: null when no result (or every result) is preliminary. */
+  preliminary: { share: number; maePreliminary: number | null; maeConfirmed: number | null } | null;
   wear: { n: number; accuracy: number; balancedAccuracy: number; confusion: Record<string, Record<string, number>> } | null;
   /**
    * Over the tires that got an answer; `allTires` counts the tires that got none (refused by the
@@ -92,6 +93,7 @@ export function random(seed: number): () => number {
 }
 
 const mean = (v: number[]): number => (v.length ? v.reduce((a, b) => a + b, 0) / v.length : NaN);
+const meanOrNull = (v: number[]): number | null => (v.length ? mean(v) : null);
 const quantile = (v: number[], q: number): number => {
   const s = [...v].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : NaN;
@@ -207,8 +209,8 @@ function measure(samples: Sample[]): Report {
     preliminary: withDepth.length
       ? {
           share: mean(withDepth.map((s) => (analysed(s)!.isPreliminary ? 1 : 0))),
-          maePreliminary: mean(withDepth.filter((s) => analysed(s)!.isPreliminary).map((s) => Math.abs(analysed(s)!.estimatedDepthMm - s.depthMm!))),
-          maeConfirmed: mean(withDepth.filter((s) => !analysed(s)!.isPreliminary).map((s) => Math.abs(analysed(s)!.estimatedDepthMm - s.depthMm!))),
+          maePreliminary: meanOrNull(withDepth.filter((s) => analysed(s)!.isPreliminary).map((s) => Math.abs(analysed(s)!.estimatedDepthMm - s.depthMm!))),
+          maeConfirmed: meanOrNull(withDepth.filter((s) => !analysed(s)!.isPreliminary).map((s) => Math.abs(analysed(s)!.estimatedDepthMm - s.depthMm!))),
         }
       : null,
     wear: fiveClass.length ? { n: fiveClass.length, accuracy: mean(correct.map((c) => (c ? 1 : 0))), balancedAccuracy: mean(recalls), confusion } : null,
@@ -266,7 +268,9 @@ export function formatReport(r: Report, modelVersion: string): string {
   }
   if (r.preliminary) {
     const p = r.preliminary;
-    lines.push(`preliminary         ${pct(p.share)} of results; MAE ${p.maePreliminary.toFixed(2)} mm there vs ${p.maeConfirmed.toFixed(2)} mm elsewhere`);
+    const there = p.maePreliminary === null ? '' : `MAE ${p.maePreliminary.toFixed(2)} mm there`;
+    const elsewhere = p.maeConfirmed === null ? '' : `${there ? ' vs ' : 'MAE '}${p.maeConfirmed.toFixed(2)} mm elsewhere`;
+    lines.push(`preliminary         ${pct(p.share)} of results; ${there}${elsewhere}`);
   }
   if (r.wear) {
     lines.push(`wear accuracy       ${pct(r.wear.accuracy)} over ${r.wear.n}${ciText(r, 'wearAccuracy', pctNoUnit)}`, `balanced accuracy   ${pct(r.wear.balancedAccuracy)}`);

@@ -2,9 +2,9 @@
  * Labelled photos through the service's own path (upload checks, one decode to the frame, the
  * analysis on that frame), one by one: what `npm run eval` measures and `npm run calibrate` fits.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { isAppError } from '../errors.js';
-import { inspectImage } from '../images/inspect.js';
+import { inspectImage, MAX_UPLOAD_BYTES } from '../images/inspect.js';
 import type { Analyzer } from './analyzer.js';
 import type { Sample } from './eval-metrics.js';
 import type { Labelled } from './eval-samples.js';
@@ -19,6 +19,13 @@ export async function analyzeLabelled(analyzer: Analyzer, samples: Labelled[], w
   for (const s of samples) {
     const started = process.hrtime.bigint();
     const ms = () => Number(process.hrtime.bigint() - started) / 1e6;
+    // the upload limit applies before the file is read: a stray multi-gigabyte file listed in the
+    // labels is counted as the service would answer it, not loaded into memory
+    const size = (await stat(s.file).catch(() => null))?.size;
+    if (size !== undefined && size > MAX_UPLOAD_BYTES) {
+      results.push({ ...s, outcome: { error: 'FILE_TOO_LARGE', ms: ms() } });
+      continue;
+    }
     const image = await readFile(s.file).catch((error: NodeJS.ErrnoException) => {
       warn(`cannot read ${s.file} (${error.code ?? error.message})`);
       return null;

@@ -5,7 +5,7 @@
  * a folder the tool does not know) is reported by line or name before any image is analysed, so a
  * figure is never computed on a silently different set of photos.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { MAX_TREAD_DEPTH_MM, wearForDepth, WEAR_CLASSES, type Wear } from './analyzer.js';
 import type { Sample, Truth } from './eval-metrics.js';
@@ -18,6 +18,12 @@ export interface LoadedSamples {
   ignored: string[];
   /** Images in the folder that labels.csv does not list (labels.csv layout only). */
   unlisted: number;
+  /**
+   * Files and folders inside the class folders, or beside them, that are not measured, each with
+   * why (folder layout only): a photo in a subfolder, a file that is no JPEG, PNG or WebP (an
+   * iPhone's HEIC), a photo outside any class folder.
+   */
+  notMeasured: string[];
 }
 
 /** Problems in the labels, one line each; thrown together. */
@@ -99,8 +105,11 @@ export function parseLabelsCsv(text: string, dir: string): Labelled[] {
       problems.push(`${at}: "${file}" must be a path inside the folder.`);
       continue;
     }
-    if (seen.has(file)) problems.push(`${at}: "${file}" is listed twice.`);
-    seen.add(file);
+    // a.jpg, ./a.jpg and sub//a.jpg name one file (the same file under another name, through a
+    // link, is caught once the files are found: loadSamples)
+    const key = path.normalize(file);
+    if (seen.has(key)) problems.push(`${at}: "${file}" is listed twice.`);
+    seen.add(key);
     let depthMm: number | null = null;
     if (depthText !== '') {
       const plain = depthText.replace(/\s*mm$/i, '');
@@ -162,7 +171,15 @@ export function parseLabelsCsv(text: string, dir: string): Labelled[] {
 /** Class subfolders: new/ good/ medium/ worn/ critical/, notire/, or the binary usable/ (alias good/ when no other five-class folder exists) and bad/. */
 async function fromFolders(dir: string): Promise<LoadedSamples> {
   const entries = await readdir(dir, { withFileTypes: true });
-  const folders = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const notMeasured: string[] = [];
+  const folders: string[] = [];
+  for (const e of entries) {
+    // a class folder may be a link to a folder elsewhere (stat follows it)
+    const isFolder = e.isDirectory() || (e.isSymbolicLink() && Boolean((await stat(path.join(dir, e.name)).catch(() => null))?.isDirectory()));
+    if (isFolder) folders.push(e.name);
+    else if (IMAGE_FILE.test(e.name)) notMeasured.push(`${e.name} (a photo outside the class folders)`);
+  }
+  folders.sort();
   const fiveClass = folders.some((f) => f !== 'good' && (WEAR_CLASSES as readonly string[]).includes(f));
   const samples: Labelled[] = [];
   const ignored: string[] = [];
@@ -177,26 +194,60 @@ async function fromFolders(dir: string): Promise<LoadedSamples> {
       continue;
     }
     for (const name of (await readdir(path.join(dir, folder))).sort()) {
-      if (IMAGE_FILE.test(name)) samples.push({ file: path.join(dir, folder, name), depthMm: null, truth });
+      const file = path.join(dir, folder, name);
+      const info = await stat(file).catch(() => null);
+      if (info?.isDirectory()) notMeasured.push(`${folder}/${name}/ (a folder inside a class folder: photos must lie directly in it)`);
+      else if (!IMAGE_FILE.test(name)) {
+        if (!name.startsWith('.')) notMeasured.push(`${folder}/${name} (not a .jpg, .jpeg, .png or .webp file)`);
+      } else if (info?.isFile()) samples.push({ file, depthMm: null, truth });
+      else notMeasured.push(`${folder}/${name} (not a readable file)`);
     }
   }
-  return { samples, ignored, unlisted: 0 };
+  return { samples, ignored, unlisted: 0, notMeasured };
+}
+
+/** What in `dir` is not measured, one line each, for the command to print before it starts. */
+export function skippedLines(loaded: LoadedSamples, dir: string): string[] {
+  const lines: string[] = [];
+  if (loaded.ignored.length) lines.push(`ignoring folders that name no class: ${loaded.ignored.join(', ')}`);
+  if (loaded.unlisted) lines.push(`${loaded.unlisted} image(s) in ${dir} are not in labels.csv and are not measured`);
+  if (loaded.notMeasured.length) {
+    const shown = loaded.notMeasured.slice(0, 10).map((n) => `\n  ${n}`).join('');
+    const more = loaded.notMeasured.length > 10 ? `\n  … and ${loaded.notMeasured.length - 10} more` : '';
+    lines.push(`not measured, ${loaded.notMeasured.length} in ${dir}:${shown}${more}`);
+  }
+  return lines;
 }
 
 /** The labelled images of `dir`; throws LabelsError naming every problem (including files listed but missing). */
 export async function loadSamples(dir: string): Promise<LoadedSamples> {
   const info = await stat(dir).catch(() => null);
   if (!info?.isDirectory()) throw new LabelsError([`${dir} is not a folder.`]);
-  const entries = await readdir(dir);
+  const entries = await readdir(dir, { withFileTypes: true });
   let loaded: LoadedSamples;
-  if (entries.includes('labels.csv')) {
-    const samples = parseLabelsCsv(await readFile(path.join(dir, 'labels.csv'), 'utf8'), dir);
+  if (entries.some((e) => e.name === 'labels.csv')) {
+    const labelsFile = path.join(dir, 'labels.csv');
+    const text = await readFile(labelsFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      throw new LabelsError([`${labelsFile} cannot be read (${error.code ?? error.message}): it must be a text file.`]);
+    });
+    const samples = parseLabelsCsv(text, dir);
     const listed = new Set(samples.map((s) => path.resolve(s.file)));
-    loaded = { samples, ignored: [], unlisted: entries.filter((e) => IMAGE_FILE.test(e) && !listed.has(path.resolve(dir, e))).length };
+    const images = entries.filter((e) => IMAGE_FILE.test(e.name) && !e.isDirectory() && !listed.has(path.resolve(dir, e.name)));
+    loaded = { samples, ignored: [], unlisted: images.length, notMeasured: [] };
     const missing: string[] = [];
+    const seen = new Map<string, string>();
     for (const s of loaded.samples) {
       const f = await stat(s.file).catch(() => null);
-      if (!f?.isFile()) missing.push(`labels.csv lists ${path.relative(dir, s.file)}, which is not a file in ${dir}.`);
+      const name = path.relative(dir, s.file);
+      if (!f?.isFile()) {
+        missing.push(`labels.csv lists ${name}, which is not a file in ${dir}.`);
+        continue;
+      }
+      // one photo under two names (a link, or a copy's link) would count twice in every figure
+      const real = await realpath(s.file).catch(() => s.file);
+      const first = seen.get(real);
+      if (first !== undefined) missing.push(`labels.csv lists ${first} and ${name}, which are the same file.`);
+      else seen.set(real, name);
     }
     if (missing.length) throw new LabelsError(missing);
   } else {

@@ -5,11 +5,14 @@
  * instead of a native crash mid-request.
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../errors.js';
 import { MAX_TREAD_DEPTH_MM } from './analyzer.js';
 import type { CropSpec } from './mask.js';
+
+/** The largest model file a manifest may name (the shipped three are 0.6–4.3 MB). */
+export const MAX_MODEL_BYTES = 256 * 1024 * 1024;
 
 export interface ModelEntry {
   file: string;
@@ -106,7 +109,11 @@ function entry(value: unknown, name: string): ModelEntry {
     throw unavailable(`Model manifest: models.${name} needs file and a sha256 hex digest.`);
   }
   if (value.file.includes('/') || value.file.includes('\\')) throw unavailable(`Model manifest: models.${name}.file must be a plain file name.`);
-  return { file: value.file, sha256: value.sha256, bytes: num(value.bytes, `models.${name}.bytes`) };
+  const bytes = num(value.bytes, `models.${name}.bytes`);
+  if (!Number.isInteger(bytes) || bytes < 1 || bytes > MAX_MODEL_BYTES) {
+    throw unavailable(`Model manifest: models.${name}.bytes must be the file's size, a whole number of bytes from 1 to ${MAX_MODEL_BYTES}.`);
+  }
+  return { file: value.file, sha256: value.sha256, bytes };
 }
 
 /** Parses and validates manifest.json in `modelsDir`; does not touch the model files. */
@@ -238,10 +245,21 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
   };
 }
 
-/** Reads every model file and checks its sha256; returns the bytes so they are read once. */
+/**
+ * Checks every model file's size, then reads it and checks its sha256; returns the bytes so they
+ * are read once. A file of the wrong size is refused before it is read (a stray multi-gigabyte
+ * file in its place is never loaded into memory).
+ */
 export async function readVerifiedModels(modelsDir: string, manifest: Manifest): Promise<{ tread: Buffer; seg: Buffer; crop?: Buffer }> {
   const read = async (e: ModelEntry): Promise<Buffer> => {
     const file = path.join(modelsDir, e.file);
+    const info = await stat(file).catch((error: unknown) => {
+      throw unavailable(`Model file ${file} is missing.`, error);
+    });
+    if (!info.isFile()) throw unavailable(`Model file ${file} is missing (not a file).`);
+    if (info.size !== e.bytes) {
+      throw unavailable(`Model file ${file} is corrupt: ${info.size} bytes where the manifest says ${e.bytes}.`);
+    }
     let bytes: Buffer;
     try {
       bytes = await readFile(file);

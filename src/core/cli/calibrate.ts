@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { createOnnxAnalyzer } from '../analysis/index.js';
 import { analyzeLabelled } from '../analysis/eval-run.js';
 import { readManifestJson, writeCalibratedModels } from '../analysis/calibration-files.js';
-import { LabelsError, loadSamples, type LoadedSamples } from '../analysis/eval-samples.js';
+import { LabelsError, loadSamples, skippedLines, type LoadedSamples } from '../analysis/eval-samples.js';
 import { fitShopCalibration, formatFit, MIN_TIRES, pointFrom, type ShopPoint } from '../analysis/shop-calibration.js';
 import { isAppError } from '../errors.js';
 import { parseCli, usageError } from './args.js';
@@ -49,6 +49,7 @@ async function main(): Promise<void> {
     if (!(error instanceof LabelsError)) throw error;
     return fail(2, error.message);
   }
+  for (const line of skippedLines(loaded, dir)) process.stderr.write(`calibrate: ${line}\n`);
   const measured = loaded.samples.filter((s) => s.depthMm !== null);
   if (measured.length < MIN_TIRES) {
     fail(2, `${measured.length} photo(s) in ${dir} have a gauge reading (labels.csv depthMm); at least ${MIN_TIRES} are needed, and a few hundred give a steadier calibration.`);

@@ -13,7 +13,7 @@ import { createOnnxAnalyzer } from '../analysis/index.js';
 import { isAppError } from '../errors.js';
 import { evaluate, formatReport } from '../analysis/eval-metrics.js';
 import { analyzeLabelled } from '../analysis/eval-run.js';
-import { LabelsError, loadSamples, type LoadedSamples } from '../analysis/eval-samples.js';
+import { LabelsError, loadSamples, skippedLines, type LoadedSamples } from '../analysis/eval-samples.js';
 import { parseCli, usageError } from './args.js';
 
 const DEFAULT_MODELS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../models');
@@ -39,9 +39,8 @@ async function main(): Promise<void> {
     process.stderr.write(`eval: ${error.message}\n`);
     process.exit(2);
   }
-  const { samples, ignored } = loaded;
-  if (ignored.length) process.stderr.write(`eval: ignoring folders that name no class: ${ignored.join(', ')}\n`);
-  if (loaded.unlisted) process.stderr.write(`eval: ${loaded.unlisted} image(s) in ${dir} are not in labels.csv and are not measured\n`);
+  const { samples } = loaded;
+  for (const line of skippedLines(loaded, dir)) process.stderr.write(`eval: ${line}\n`);
   const analyzer = await createOnnxAnalyzer({ modelsDir, threads: 2 }).catch((error: unknown) => {
     if (!isAppError(error)) throw error;
     process.stderr.write(`eval: ${error.code}: ${error.message}\n`);
