@@ -1,6 +1,6 @@
 /** The figures `npm run eval` prints, on hand-made outcomes whose answers are worked out here. */
 import { expect, test } from 'vitest';
-import { evaluate, formatReport, type Sample, type Truth } from '../../src/core/analysis/eval-metrics.js';
+import { centralInterval, evaluate, formatReport, type Sample, type Truth } from '../../src/core/analysis/eval-metrics.js';
 import { wearForDepth } from '../../src/core/analysis/index.js';
 
 function analysed(truth: Truth, depthMm: number | null, estimate: number, confidence: number, range: [number, number], ms = 10, preliminary = false): Sample {
@@ -132,6 +132,14 @@ test('bootstrap intervals: seeded, ordered, around the figure, absent when not a
   expect(a.ci!.wornVsUsable).toBeUndefined();
   expect(evaluate(samples, { bootstrap: 400, seed: 8 }).ci).not.toEqual(a.ci);
   expect(formatReport(a, 't')).toMatch(/^depth MAE {11}0\.55 mm over 60 {2}\(95 % CI 0\.\d\d–0\.\d\d\)$/m);
+});
+
+test('the percentile interval cuts as many draws off above as below', () => {
+  const draws = Array.from({ length: 1000 }, (_, i) => (i * 7919) % 1000); // 0..999, shuffled
+  expect(centralInterval(draws, 0.95)).toEqual([25, 974]); // 950 values inside, 25 cut off each side
+  expect(centralInterval(Array.from({ length: 200 }, (_, i) => 199 - i), 0.9)).toEqual([10, 189]);
+  expect(centralInterval([3, 1, 2], 0.95)).toEqual([1, 3]); // too few to cut: the whole range
+  expect(centralInterval([], 0.95).every(Number.isNaN)).toBe(true);
 });
 
 test('twiConsensusCount against the bars labels.csv counts (twiBars), over the tires answered that have a count', () => {

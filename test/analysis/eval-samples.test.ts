@@ -202,6 +202,20 @@ test('labels.csv: one photo under two names is refused, and a labels.csv that ca
   await expect(loadSamples(dir)).rejects.toThrow(/labels\.csv cannot be read \(EISDIR\)/);
 });
 
+test('class folders: one photo linked into two class folders is refused, naming both', async () => {
+  await mkdir(path.join(dir, 'good'));
+  await mkdir(path.join(dir, 'bad'));
+  await writeFile(path.join(dir, 'good', 'tire.jpg'), 'x');
+  await writeFile(path.join(dir, 'good', 'other.jpg'), 'y');
+  await symlink(path.join(dir, 'good', 'tire.jpg'), path.join(dir, 'bad', 'tire-again.jpg'));
+  await expect(loadSamples(dir)).rejects.toMatchObject({
+    problems: [`bad${path.sep}tire-again.jpg and good${path.sep}tire.jpg are the same file: one photo must be in one class folder, once.`],
+  });
+  await rm(path.join(dir, 'bad', 'tire-again.jpg'));
+  await writeFile(path.join(dir, 'bad', 'tire-again.jpg'), 'x'); // a copy is a second photo, not a link: measured
+  expect((await loadSamples(dir)).samples).toHaveLength(3);
+});
+
 test('nothing to measure, or no folder at all, is said plainly', async () => {
   await mkdir(path.join(dir, 'photos'));
   await expect(loadSamples(dir)).rejects.toThrow(/No labelled images in .*found only photos/);

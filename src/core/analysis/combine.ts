@@ -159,7 +159,8 @@ export function combine(
     st.intercept + st.regressor * tread.depthMm + st.dense * (dense ?? 0) + st.classifier * expectedByVote + st.crop * (cropMm ?? tread.depthMm) +
     st.size * photoSizeFeature(photoLongSide, cal);
   // a bald tire may stack a little under 0 and reads 0; far under it no tire is, only a broken model
-  const raw = stacked < -MAX_TREAD_DEPTH_MM ? Number.NaN : Math.max(0, stacked);
+  const farBelowZero = stacked < -MAX_TREAD_DEPTH_MM;
+  const raw = Math.max(0, stacked);
   const estimate = round1(raw);
   const half = cal.intervalK * tread.sigmaMm;
   const min = Math.min(estimate, Math.max(0, Math.floor((raw - half) * 10) / 10));
@@ -178,7 +179,7 @@ export function combine(
   const modelAlignment = Math.round(100 * (0.7 * agreement + 0.3 * pVote));
   // A network that answers NaN or a manifest whose numbers load but make no sense must not become a
   // 200 with nulls (JSON has no NaN) or a depth no tire has: refuse, naming the models.
-  if (![raw, half, confidence, modelAlignment].every(Number.isFinite) || raw > MAX_TREAD_DEPTH_MM) {
+  if (![raw, half, confidence, modelAlignment].every(Number.isFinite) || farBelowZero || raw > MAX_TREAD_DEPTH_MM) {
     throw new AppError(
       'MODEL_UNAVAILABLE',
       `The models gave no usable reading for this photo (depth ${stacked}, interval half-width ${half}, confidence ${confidence}); the model files or their manifest may be damaged.`,

@@ -99,6 +99,18 @@ const quantile = (v: number[], q: number): number => {
   return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : NaN;
 };
 
+/**
+ * The central `level` share of `v` (percentile bootstrap interval): as many values cut off below as
+ * above, `floor(n * (1 - level) / 2)` each, so 1 000 draws at 0.95 give the 26th and the 975th
+ * smallest (indices 25 and 974), the 950 values between them included.
+ */
+export function centralInterval(v: number[], level: number): [number, number] {
+  const s = [...v].sort((a, b) => a - b);
+  if (!s.length) return [NaN, NaN];
+  const cut = Math.floor((s.length * (1 - level)) / 2 + 1e-9);
+  return [s[cut]!, s[s.length - 1 - cut]!];
+}
+
 /** Pearson's correlation; NaN when either side does not vary. */
 function correlation(a: number[], b: number[]): number {
   const ma = mean(a);
@@ -146,7 +158,7 @@ export function evaluate(samples: Sample[], options: { bootstrap?: number; seed?
   report.ci = {};
   for (const k of Object.keys(CI_FIGURES) as CiFigure[]) {
     if (CI_FIGURES[k](report) == null || draws[k].length < rounds / 2) continue;
-    report.ci[k] = [quantile(draws[k], 0.025), quantile(draws[k], 0.975)];
+    report.ci[k] = centralInterval(draws[k], 0.95);
   }
   return report;
 }

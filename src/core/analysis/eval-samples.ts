@@ -219,13 +219,31 @@ export function skippedLines(loaded: LoadedSamples, dir: string): string[] {
   return lines;
 }
 
+/**
+ * One photo under two names (`./a.jpg` and `a.jpg`, a link beside its target, one photo linked into
+ * two class folders) would count twice in every figure, or as two truths at once: one line each.
+ */
+async function sameFiles(samples: Labelled[], dir: string, fromLabels: boolean): Promise<string[]> {
+  const problems: string[] = [];
+  const seen = new Map<string, string>();
+  for (const s of samples) {
+    const name = path.relative(dir, s.file);
+    const real = await realpath(s.file).catch(() => path.resolve(s.file));
+    const first = seen.get(real);
+    if (first === undefined) seen.set(real, name);
+    else problems.push(fromLabels ? `labels.csv lists ${first} and ${name}, which are the same file.` : `${first} and ${name} are the same file: one photo must be in one class folder, once.`);
+  }
+  return problems;
+}
+
 /** The labelled images of `dir`; throws LabelsError naming every problem (including files listed but missing). */
 export async function loadSamples(dir: string): Promise<LoadedSamples> {
   const info = await stat(dir).catch(() => null);
   if (!info?.isDirectory()) throw new LabelsError([`${dir} is not a folder.`]);
   const entries = await readdir(dir, { withFileTypes: true });
   let loaded: LoadedSamples;
-  if (entries.some((e) => e.name === 'labels.csv')) {
+  const fromLabels = entries.some((e) => e.name === 'labels.csv');
+  if (fromLabels) {
     const labelsFile = path.join(dir, 'labels.csv');
     const text = await readFile(labelsFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
       throw new LabelsError([`${labelsFile} cannot be read (${error.code ?? error.message}): it must be a text file.`]);
@@ -234,25 +252,16 @@ export async function loadSamples(dir: string): Promise<LoadedSamples> {
     const listed = new Set(samples.map((s) => path.resolve(s.file)));
     const images = entries.filter((e) => IMAGE_FILE.test(e.name) && !e.isDirectory() && !listed.has(path.resolve(dir, e.name)));
     loaded = { samples, ignored: [], unlisted: images.length, notMeasured: [] };
-    const missing: string[] = [];
-    const seen = new Map<string, string>();
-    for (const s of loaded.samples) {
-      const f = await stat(s.file).catch(() => null);
-      const name = path.relative(dir, s.file);
-      if (!f?.isFile()) {
-        missing.push(`labels.csv lists ${name}, which is not a file in ${dir}.`);
-        continue;
-      }
-      // one photo under two names (a link, or a copy's link) would count twice in every figure
-      const real = await realpath(s.file).catch(() => s.file);
-      const first = seen.get(real);
-      if (first !== undefined) missing.push(`labels.csv lists ${first} and ${name}, which are the same file.`);
-      else seen.set(real, name);
+    const absent: string[] = [];
+    for (const s of samples) {
+      if (!(await stat(s.file).catch(() => null))?.isFile()) absent.push(`labels.csv lists ${path.relative(dir, s.file)}, which is not a file in ${dir}.`);
     }
-    if (missing.length) throw new LabelsError(missing);
+    if (absent.length) throw new LabelsError(absent);
   } else {
     loaded = await fromFolders(dir);
   }
+  const same = await sameFiles(loaded.samples, dir, fromLabels);
+  if (same.length) throw new LabelsError(same);
   if (!loaded.samples.length) {
     throw new LabelsError([
       `No labelled images in ${dir}: expected labels.csv (file,depthMm,wear) or class folders (new, good, medium, worn, critical, notire, or usable and bad)${loaded.ignored.length ? `; found only ${loaded.ignored.join(', ')}` : ''}.`,
