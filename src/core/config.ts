@@ -181,6 +181,9 @@ function checkedLink(link: { hubUrl: string; hubApiKey: string }, name: (field: 
   });
 }
 
+/** pino's levels: anything else would stop the logger, after the config had been accepted. */
+const LOG_LEVELS: readonly string[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
 export class ConfigError extends Error {
   constructor(message: string) {
     super(message);
@@ -329,7 +332,13 @@ export function loadConfig(env: Env, argv: readonly string[] = [], base: Config 
     const raw = vars.TIREWEAR_TRUST_PROXY;
     config.trustProxy = /^(1|true|yes|on)$/i.test(raw) ? true : /^(0|false|no|off)$/i.test(raw) ? false : raw;
   }
-  if (vars.TIREWEAR_LOG_LEVEL) config.logLevel = vars.TIREWEAR_LOG_LEVEL;
+  if (vars.TIREWEAR_LOG_LEVEL) {
+    const level = vars.TIREWEAR_LOG_LEVEL.trim().toLowerCase();
+    if (!LOG_LEVELS.includes(level)) {
+      throw new ConfigError(`TIREWEAR_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${quoted(vars.TIREWEAR_LOG_LEVEL)}`);
+    }
+    config.logLevel = level;
+  }
   if (vars.TIREWEAR_ANALYSIS_CONCURRENCY) {
     config.analysisConcurrency = int('TIREWEAR_ANALYSIS_CONCURRENCY', vars.TIREWEAR_ANALYSIS_CONCURRENCY, 1, 64);
   }

@@ -53,6 +53,8 @@ describe('loadConfig', () => {
     expect(() => loadConfig(env({ TIREWEAR_PORT: 'eighty' }))).toThrow(/TIREWEAR_PORT/);
     expect(() => loadConfig(env({ TIREWEAR_PORT: '70000' }))).toThrow(/TIREWEAR_PORT/);
     expect(() => loadConfig(env({ TIREWEAR_LAN_ACCESS: 'maybe' }))).toThrow(/TIREWEAR_LAN_ACCESS/);
+    expect(() => loadConfig(env({ TIREWEAR_LOG_LEVEL: 'bogus' }))).toThrow(/TIREWEAR_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "bogus"/);
+    expect(loadConfig(env({ TIREWEAR_LOG_LEVEL: ' Debug ' })).logLevel).toBe('debug');
     expect(() => loadConfig(env(), ['--port'])).toThrow(ConfigError);
     expect(() => loadConfig(env(), ['stray'])).toThrow(/unknown argument/);
   });

@@ -57,6 +57,21 @@ describe('POST /api/v1/analyze succeeds', () => {
     expect(res.statusCode).toBe(200);
   });
 
+  it('reads a text field labelled application/octet-stream (as some HTTP libraries send it) as text, before or after the image', async () => {
+    t = await httpTest();
+    const { cookie } = await signIn(t.app);
+    const octet = (name: string, value: string) => ({ name, data: Buffer.from(value), filename: null, contentType: 'application/octet-stream' });
+    for (const parts of [
+      [{ name: 'image', data: jpeg }, octet('position', 'rr'), octet('vehicle', 'AB-123')],
+      [octet('position', 'rr'), octet('vehicle', 'AB-123'), { name: 'image', data: jpeg }],
+    ]) {
+      const res = await analyze(form(parts), { cookie });
+      expect(res.statusCode).toBe(200);
+      const scan = (await t.app.inject({ url: `/api/v1/scans/${res.json().data.scanId}`, headers: { cookie } })).json().data;
+      expect(scan).toMatchObject({ vehicle: 'AB-123', position: 'RR' });
+    }
+  });
+
   it('replays an Idempotency-Key retry with the same scan, charged once', async () => {
     t = await httpTest();
     const first = await analyze(imageForm(jpeg), { 'idempotency-key': 'pos-order-42' });
@@ -147,7 +162,7 @@ describe('POST /api/v1/analyze refuses hostile or wrong uploads', () => {
 
   it('two images', async () => {
     const res = await analyze(form([{ name: 'image', data: jpeg }, { name: 'image', data: jpeg }]));
-    expect(expectError(res, 400, 'VALIDATION_ERROR')).toMatch(/exactly one image/i);
+    expect(expectError(res, 400, 'VALIDATION_ERROR')).toMatch(/exactly one file, the image/i);
   });
 
   it('no image field', async () => {
@@ -156,6 +171,21 @@ describe('POST /api/v1/analyze refuses hostile or wrong uploads', () => {
 
   it('a file in another field', async () => {
     expect(expectError(await analyze(form([{ name: 'photo', data: jpeg }])), 400, 'VALIDATION_ERROR')).toMatch(/photo/);
+  });
+
+  it('a text field sent as a file, or a file part without a name, is said to be that', async () => {
+    const position = { name: 'position', data: Buffer.from('FL'), filename: 'position.txt', contentType: 'text/plain' };
+    const asFile = form([position, { name: 'image', data: jpeg }]);
+    expect(expectError(await analyze(asFile), 400, 'VALIDATION_ERROR')).toBe('Field "position" was sent as a file (it has a filename); send it as a plain text field');
+    // after the image it is a second file: the limit's message says where text fields go
+    expect(expectError(await analyze(form([{ name: 'image', data: jpeg }, position])), 400, 'VALIDATION_ERROR')).toMatch(/plain text fields/);
+    const body = Buffer.concat([
+      Buffer.from('--b\r\nContent-Disposition: form-data; filename="tire.jpg"\r\nContent-Type: image/jpeg\r\n\r\n'),
+      jpeg,
+      Buffer.from('\r\n--b--\r\n'),
+    ]);
+    const unnamed = await analyze({ payload: body, headers: { 'content-type': 'multipart/form-data; boundary=b' } });
+    expect(expectError(unnamed, 400, 'VALIDATION_ERROR')).toMatch(/without a name; send the image in the field "image"/);
   });
 
   it('not multipart: JSON, raw bytes, nothing', async () => {

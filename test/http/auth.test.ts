@@ -121,6 +121,14 @@ describe('who is calling', () => {
     expectError(await t.app.inject({ url: '/api/v1/account', headers: { 'x-api-key': key } }), 401, 'INVALID_API_KEY');
   });
 
+  it('two X-API-Key headers are refused as such, even when both hold the same good key', async () => {
+    const { cookie } = await signIn(t.app);
+    const key = await createKey(t.app, cookie);
+    expect((await t.app.inject({ url: '/api/v1/account', headers: { 'x-api-key': key } })).statusCode).toBe(200);
+    const twice = await t.app.inject({ url: '/api/v1/account', headers: { 'x-api-key': [key, key] } });
+    expect(expectError(twice, 401, 'INVALID_API_KEY')).toBe('Send exactly one X-API-Key header');
+  });
+
   it('the key wins over the cookie when both are sent', async () => {
     const a = await signIn(t.app);
     const b = await signIn(t.app);

@@ -41,6 +41,26 @@ describe('a replay', () => {
   });
 });
 
+describe('a replay of a scan deleted since', () => {
+  it('is 409 CONFLICT naming the deleted scan, not a 200 with a dead scanId, and charges nothing', async () => {
+    const { cookie } = await signIn(t.app);
+    const key = await createKey(t.app, cookie);
+    const image = await photo();
+    const first = await analyze(key, image, { vehicle: 'AB-123' }, 'ro-4712-FL');
+    const { scanId } = first.json().data;
+    expect((await t.app.inject({ method: 'DELETE', url: `/api/v1/scans/${scanId}`, headers: { 'x-api-key': key } })).statusCode).toBe(200);
+
+    const retry = await analyze(key, image, { vehicle: 'AB-123' }, 'ro-4712-FL');
+    const message = expectError(retry, 409, 'CONFLICT');
+    expect(message).toContain(scanId);
+    expect(message).toMatch(/deleted since.*new Idempotency-Key/);
+    const account = (await t.app.inject({ url: '/api/v1/account', headers: { 'x-api-key': key } })).json().data;
+    expect(account.allowance.used).toBe(1);
+    // a new key analyses the photo again, as the message says
+    expect((await analyze(key, image, { vehicle: 'AB-123' }, 'ro-4712-FL-2')).statusCode).toBe(200);
+  });
+});
+
 describe('the same key with another request', () => {
   it.each([
     ['vehicle', { vehicle: 'ZZ-999', position: 'FL' }, 'vehicle'],

@@ -53,6 +53,28 @@ describe('GET /scans', () => {
     expect(expectError(await t.app.inject({ url: '/api/v1/scans?from=yesterday', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/from/);
   });
 
+  it('refuses a parameter it does not know by name, so a misspelt filter never lists or exports every scan', async () => {
+    for (const url of ['/api/v1/scans?vehical=vw', '/api/v1/scans/export?vehical=vw', '/api/v1/scans?vehicle=vw&Wear=worn']) {
+      const message = expectError(await t.app.inject({ url, headers: owner }), 400, 'VALIDATION_ERROR');
+      expect(message).toMatch(/^query parameter (vehical|Wear) is not accepted here/);
+    }
+    const image = await t.app.inject({ url: `/api/v1/scans/${ids[0]}/image?varient=thumbnail`, headers: owner });
+    expect(expectError(image, 400, 'VALIDATION_ERROR')).toContain('query parameter varient');
+    // the known ones still coerce and filter as before
+    expect((await t.app.inject({ url: '/api/v1/scans?vehicle=vw&limit=1', headers: owner })).json().data.items).toHaveLength(1);
+  });
+
+  it('date=YYYY-MM-DD is one whole UTC day, on the list and the export; with from or to, or as a time, it is refused', async () => {
+    const day = (await t.app.inject({ url: '/api/v1/scans?date=2026-11-21', headers: owner })).json().data.items;
+    expect(day).toHaveLength(3);
+    expect((await t.app.inject({ url: '/api/v1/scans?date=2026-11-20', headers: owner })).json().data.items).toHaveLength(0);
+    const csv = (await t.app.inject({ url: '/api/v1/scans/export?date=2026-11-22', headers: owner })).body;
+    expect(csv.trim().split('\n')).toHaveLength(1); // the header row alone
+    expect(expectError(await t.app.inject({ url: '/api/v1/scans?date=2026-11-21&from=2026-11-01', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/either date/);
+    expect(expectError(await t.app.inject({ url: '/api/v1/scans?date=2026-11-21T10:00', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/date/);
+    expect(expectError(await t.app.inject({ url: '/api/v1/scans?date=2026-02-30', headers: owner }), 400, 'VALIDATION_ERROR')).toContain('query parameter date');
+  });
+
   it.each([
     ['an impossible day', 'from', '2026-02-31'],
     ['February 29 of a common year', 'from', '2026-02-29'],
@@ -115,7 +137,9 @@ describe('one scan', () => {
   it('another account gets 403, an unknown id 404', async () => {
     expectError(await t.app.inject({ url: `/api/v1/scans/${ids[0]}`, headers: other }), 403, 'FORBIDDEN');
     expectError(await t.app.inject({ url: `/api/v1/scans/${ids[0]}/image`, headers: other }), 403, 'FORBIDDEN');
-    expectError(await t.app.inject({ url: `/api/v1/scans/${ids[0]}` }), 403, 'FORBIDDEN');
+    // no credentials at all: not "another account" (it may be the owner without its key) but a request to sign in
+    expect(expectError(await t.app.inject({ url: `/api/v1/scans/${ids[0]}` }), 401, 'INVALID_SESSION')).toMatch(/X-API-Key/);
+    expectError(await t.app.inject({ url: `/api/v1/scans/${ids[0]}/image` }), 401, 'INVALID_SESSION');
     expectError(await t.app.inject({ url: '/api/v1/scans/0123456789abcdef0123456789abcdef', headers: owner }), 404, 'NOT_FOUND');
   });
 

@@ -195,9 +195,10 @@ describe('Idempotency-Key on analyze', () => {
     const image = await freshJpeg();
     const callerKey = 'ip:203.0.113.7';
     await t.core.store.idempotency.begin({ callerKey, key: 'old', requestHash: sha256Hex(image), createdAt: t.clock.now() }, new Date(0));
-    const body = { success: true, data: { scanId: 'stored-before', result: makeScan().result } };
+    const scan = makeScan({ id: 'stored-before' });
+    const body = { success: true, data: { scanId: scan.id, result: scan.result } };
     const response = { status: 200, body, headers: { 'X-RateLimit-Limit': '3', 'X-RateLimit-Remaining': '2', 'X-RateLimit-Reset': '1' } };
-    await t.core.store.scans.commit({ scan: makeScan(), reservation: null, idempotency: { callerKey, key: 'old', response } });
+    await t.core.store.scans.commit({ scan, reservation: null, idempotency: { callerKey, key: 'old', response } });
     const retry = await t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'old', vehicle: 'AB-123' }));
     expect(retry.body).toEqual(body);
     expect(retry.headers).toMatchObject({ 'X-RateLimit-Remaining': '3', 'Idempotent-Replayed': 'true' });

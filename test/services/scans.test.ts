@@ -70,7 +70,8 @@ describe('visibility', () => {
 
     await expect(t.core.services.scans.get(owner, mine)).resolves.toMatchObject({ accountId: owner.account.id, source: 'session' });
     await expectAppError(t.core.services.scans.get(other, mine), 'FORBIDDEN');
-    await expectAppError(t.core.services.scans.get(anon(), mine), 'FORBIDDEN');
+    await expectAppError(t.core.services.scans.get(anon(), mine), 'INVALID_SESSION'); // no credentials: asked to sign in, not told it is another's
+    await expectAppError(t.core.services.scans.delete(anon(), mine), 'INVALID_SESSION');
     await expectAppError(t.core.services.scans.image(other, mine, 'original'), 'FORBIDDEN');
     await expectAppError(t.core.services.scans.delete(other, mine), 'FORBIDDEN');
     await expectAppError(t.core.services.scans.setMeasurement(other, mine, 4), 'FORBIDDEN');

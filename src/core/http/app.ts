@@ -137,7 +137,10 @@ const buildValidator = ((externalSchemas: Record<string, unknown>, ajvOptions: A
     ajvCompilers(externalSchemas as never, { ...ajvOptions, customOptions } as never) as unknown as Compile;
   const lenient = compiler(ajvOptions.customOptions);
   const strict = compiler({ ...ajvOptions.customOptions, coerceTypes: false, removeAdditional: false });
-  return (route: RouteSchema) => (route.httpPart === 'body' ? strict : lenient)(route);
+  // query strings are text (so `limit=5` is coerced) but a parameter the route does not know is
+  // refused by name, never dropped: a misspelt filter must not list or export every scan
+  const query = compiler({ ...ajvOptions.customOptions, removeAdditional: false });
+  return (route: RouteSchema) => (route.httpPart === 'body' ? strict : route.httpPart === 'querystring' ? query : lenient)(route);
 }) as unknown as AjvCompilerTypes.BuildCompilerFromPool;
 
 export async function buildServer(core: HttpCore, options: BuildServerOptions = {}): Promise<FastifyInstance> {

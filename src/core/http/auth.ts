@@ -32,7 +32,9 @@ async function resolveCaller(request: FastifyRequest, reply: FastifyReply): Prom
   const { auth } = request.server.core.services;
   const key = request.headers['x-api-key'];
   if (key !== undefined) {
-    if (typeof key !== 'string') throw new AppError('INVALID_API_KEY', 'Send exactly one X-API-Key header');
+    // Node joins repeated X-API-Key headers into one "a, b" string: count them in the raw headers
+    const sent = request.raw.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === 'x-api-key').length;
+    if (typeof key !== 'string' || sent > 1) throw new AppError('INVALID_API_KEY', 'Send exactly one X-API-Key header');
     return auth.authenticateKey(key, request.ip);
   }
   // The key travels in X-API-Key only. A key sent as a bearer token would otherwise make an

@@ -11,7 +11,7 @@ import { routeNotFound } from './not-found.js';
 /** What multipart parsing failures mean to a caller (busboy and @fastify/multipart codes). */
 const MULTIPART_ERRORS: Record<string, [ErrorCode, string]> = {
   FST_REQ_FILE_TOO_LARGE: ['FILE_TOO_LARGE', 'The image is larger than 10 MiB (10,485,760 bytes)'],
-  FST_FILES_LIMIT: ['VALIDATION_ERROR', 'Send exactly one image'],
+  FST_FILES_LIMIT: ['VALIDATION_ERROR', 'Send exactly one file, the image (the other fields go as plain text fields)'],
   FST_FIELDS_LIMIT: ['VALIDATION_ERROR', 'Too many form fields'],
   FST_PARTS_LIMIT: ['VALIDATION_ERROR', 'Too many form parts'],
   FST_PROTO_VIOLATION: ['VALIDATION_ERROR', 'Invalid form field name'],
@@ -47,6 +47,10 @@ export function validationMessage(issues: readonly SchemaIssue[], context = 'bod
   const issue = issues[0];
   if (!issue) return 'The request is invalid';
   const segments = issue.instancePath.split('/').filter(Boolean);
+  if (issue.keyword === 'additionalProperties') {
+    segments.push(String(issue.params.additionalProperty));
+    return `${CONTEXT_NAMES[context] ?? context} ${segments.join('.')} is not accepted here (check its spelling)`;
+  }
   if (issue.keyword === 'required') segments.push(String(issue.params.missingProperty));
   const where = segments.length ? `${CONTEXT_NAMES[context] ?? context} ${segments.join('.')}` : `request ${context}`;
   const what =

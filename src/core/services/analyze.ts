@@ -81,6 +81,16 @@ async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeR
     const request = { image: claimHash, vehicle, position, verbose: command.verbose };
     const outcome = await claimIdempotencyKey(deps, caller, command.idempotencyKey, request);
     if ('replay' in outcome) {
+      // A replay must not hand the POS a scan id that names nothing: say it was deleted since.
+      const { scanId } = outcome.replay.body.data;
+      const stored = await deps.store.scans.get(scanId);
+      if (!stored || stored.deletedAt) {
+        throw new AppError(
+          'CONFLICT',
+          `The scan this Idempotency-Key made (${scanId}) has been deleted since, and its result with it; ` +
+            'to analyse the photo again, send it with a new Idempotency-Key.',
+        );
+      }
       // The stored answer, but the allowance as it stands now: the stored figures are a day old at most, not current.
       const state = await deps.metering.state(caller, deps.clock.now());
       return {

@@ -79,6 +79,8 @@ export function createScanService(deps: AnalyzeDeps): ScanService {
     if (!scan || scan.deletedAt) throw notFound();
     if (scan.accountId === null) return scan;
     if (caller.kind === 'account' && caller.account.id === scan.accountId) return scan;
+    // without credentials the caller may well be its owner who forgot the key: say what is missing
+    if (caller.kind === 'anonymous') throw new AppError('INVALID_SESSION', 'This scan belongs to an account: sign in, or send its X-API-Key header, to read it.');
     throw new AppError('FORBIDDEN', 'This scan belongs to another account.');
   }
 

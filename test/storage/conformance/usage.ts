@@ -124,6 +124,36 @@ export function usageConformance(store: GetStore): void {
       expect((await ask())?.source).toBe('pack');
     });
 
+    it('a free scan given back goes to the oldest pack hold of that month: packs are spent only after the free scans', async () => {
+      const account = await createAccount(store());
+      const subject = `acct:${account.id}`;
+      await giveCredit(store(), account.id, 3);
+      await spend(store(), subject, 1, 2);
+      const at = (ms: number) => new Date(NOW.getTime() + ms);
+      const ask = (ms: number, window = MONTH) => store().usage.reserve(reserveRequest({ subject, limit: 2, packAccountId: account.id, now: at(ms), window }));
+      const free = await ask(-3000); // the month's last free scan, held by a request that will fail
+      const older = await ask(-2000);
+      const newer = await ask(-1000);
+      expect([free, older, newer].map((r) => r?.source)).toEqual(['allowance', 'pack', 'pack']);
+      const nextMonthFree = await ask(0, 'month:2026-12');
+      expect(nextMonthFree?.source).toBe('allowance');
+
+      await store().usage.release(nextMonthFree!.id); // another month's free scan: nothing of this month moves
+      expect(await store().usage.packBalance(account.id)).toEqual({ credit: 3, held: 2 });
+      await store().usage.release(free!.id);
+      expect(await store().usage.packBalance(account.id)).toEqual({ credit: 3, held: 1 });
+      expect(await store().usage.usage(subject, MONTH)).toEqual({ used: 1, held: 1 });
+      await store().scans.commit({ scan: makeScan(), reservation: older, idempotency: null }); // now a free scan
+      await store().scans.commit({ scan: makeScan(), reservation: newer, idempotency: null }); // the pack's
+      expect(await store().usage.usage(subject, MONTH)).toEqual({ used: 2, held: 0 });
+      expect(await store().usage.packBalance(account.id)).toEqual({ credit: 2, held: 0 });
+      // a pack hold given back moves nothing
+      const third = await ask(1000);
+      expect(third?.source).toBe('pack');
+      await store().usage.release(third!.id);
+      expect(await store().usage.usage(subject, MONTH)).toEqual({ used: 2, held: 0 });
+    });
+
     it('expires holds created before the cutoff only', async () => {
       const at = (ms: number) => new Date(NOW.getTime() + ms);
       await store().usage.reserve(reserveRequest({ subject: 'acct:e', now: at(-60_000) }));

@@ -17,9 +17,16 @@ export const MULTIPART_LIMITS = {
   headerPairs: 20,
 };
 
-/** The `image` part is a file even when a client leaves out its filename. */
+/** The analyze form's text fields (beside the `image` file). */
+export const TEXT_FIELDS: ReadonlySet<string> = new Set(['verbose', 'vehicle', 'position']);
+
+/**
+ * The `image` part is a file even when a client leaves out its filename; a text field without a
+ * filename is text even when a client labels it application/octet-stream (some HTTP libraries do).
+ */
 function isPartAFile(fieldName: string | undefined, contentType: string | undefined, fileName: string | undefined) {
-  return fieldName === 'image' || fileName !== undefined || contentType === 'application/octet-stream';
+  if (fieldName === 'image' || fileName !== undefined) return true;
+  return contentType === 'application/octet-stream' && !TEXT_FIELDS.has(fieldName ?? '');
 }
 
 export async function registerMultipart(app: FastifyInstance): Promise<void> {

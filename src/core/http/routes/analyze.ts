@@ -15,13 +15,12 @@ import { TIRE_POSITIONS, type TirePosition } from '../../types.js';
 import type { ScanService } from '../../services/ports.js';
 import { anyCaller } from '../auth.js';
 import { multipartError, toErrorReply } from '../errors.js';
-import { MAX_IMAGE_BYTES, registerMultipart } from '../plugins/multipart.js';
+import { MAX_IMAGE_BYTES, TEXT_FIELDS, registerMultipart } from '../plugins/multipart.js';
 import { AnalyzeData, replies } from '../schemas.js';
 import { isThisComputer, plainAddress } from '../security.js';
 
 /** The image plus ten short fields and multipart framing. */
 const MAX_BODY_BYTES = MAX_IMAGE_BYTES + 64 * 1024;
-const FIELDS = new Set(['verbose', 'vehicle', 'position']);
 /**
  * An upload that sends no byte for this long is answered 408 and its connection closed, so a
  * stalled or trickling-to-nothing client gives its admission slot back long before
@@ -45,7 +44,7 @@ interface Upload {
 function screenRequest(request: FastifyRequest): void {
   const [name] = Object.keys((request.query ?? {}) as Record<string, unknown>);
   if (name !== undefined) {
-    const instead = FIELDS.has(name) ? `send "${name}" as a form field` : 'the form fields are image, verbose, vehicle, position';
+    const instead = TEXT_FIELDS.has(name) ? `send "${name}" as a form field` : 'the form fields are image, verbose, vehicle, position';
     throw new AppError('VALIDATION_ERROR', `Query parameter "${name}" is not accepted (this endpoint takes none); ${instead}`);
   }
   if (!/^multipart\/form-data\b/i.test(request.headers['content-type'] ?? '')) {
@@ -167,13 +166,21 @@ async function readParts(request: FastifyRequest): Promise<{ image: Buffer | nul
     if (part.type === 'file') {
       if (part.fieldname !== 'image') {
         part.file.resume();
-        throw new AppError('VALIDATION_ERROR', `Unexpected file in field "${part.fieldname}"; send the image in "image"`);
+        const name = part.fieldname as string | undefined;
+        throw new AppError(
+          'VALIDATION_ERROR',
+          name === undefined || name === ''
+            ? 'A file was sent in a part without a name; send the image in the field "image"'
+            : TEXT_FIELDS.has(name)
+              ? `Field "${name}" was sent as a file (it has a filename); send it as a plain text field`
+              : `Unexpected file in field "${name}"; send the image in "image"`,
+        );
       }
       image = await readImage(part.file);
       continue;
     }
     const name = part.fieldname;
-    if (!FIELDS.has(name)) {
+    if (!TEXT_FIELDS.has(name)) {
       throw new AppError('VALIDATION_ERROR', `Unknown field "${name}"; the fields are image, verbose, vehicle, position`);
     }
     if (part.valueTruncated) throw new AppError('VALIDATION_ERROR', `Field "${name}" is too long`);
@@ -208,7 +215,10 @@ function idempotencyKey(request: FastifyRequest): string | null {
   return raw;
 }
 
-/** Every analyze answer carries X-RateLimit-* (SPEC §4), also when the upload itself was refused. */
+/**
+ * Every analyze answer carries X-RateLimit-* (SPEC §4), also when the upload itself was refused; not a
+ * refusal of the auth or security hooks (a bad key, a foreign Host), made before the caller is known.
+ */
 async function withRateLimitHeaders(scans: ScanService, error: unknown, caller: Caller): Promise<unknown> {
   if (!isAppError(error) || 'X-RateLimit-Limit' in error.headers) return error;
   const state = await scans.rateLimit(caller).catch(() => null);

@@ -39,21 +39,28 @@ const LinkBody = Type.Object(
   { additionalProperties: false },
 );
 const ScanParams = Type.Object({ scanId: Type.String({ minLength: 1, maxLength: 128 }) });
-const PageQuery = Type.Object({
-  cursor: Type.Optional(Type.String({ maxLength: 512 })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
-});
-const ChainPageQuery = Type.Composite([
-  PageQuery,
-  Type.Object({
-    apiKeyId: Type.Optional(
-      Type.String({ pattern: '^[0-9a-f]{32}$', description: "Only this shop's scans: the id of one of the account's API keys" }),
-    ),
-  }),
-]);
-const Variant = Type.Object({
-  variant: Type.Optional(Type.Union([Type.Literal('original'), Type.Literal('thumbnail')])),
-});
+const PageQuery = Type.Object(
+  {
+    cursor: Type.Optional(Type.String({ maxLength: 512 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+  },
+  { additionalProperties: false },
+);
+const ChainPageQuery = Type.Composite(
+  [
+    PageQuery,
+    Type.Object({
+      apiKeyId: Type.Optional(
+        Type.String({ pattern: '^[0-9a-f]{32}$', description: "Only this shop's scans: the id of one of the account's API keys" }),
+      ),
+    }),
+  ],
+  { additionalProperties: false },
+);
+const Variant = Type.Object(
+  { variant: Type.Optional(Type.Union([Type.Literal('original'), Type.Literal('thumbnail')])) },
+  { additionalProperties: false },
+);
 
 const UPLOAD_LIMITS = { fileSize: MAX_IMAGE_BYTES, files: 1, fields: 1, fieldSize: 64 * 1024, parts: 2, headerPairs: 20 };
 

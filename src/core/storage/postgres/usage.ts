@@ -62,7 +62,22 @@ export function usageStore(db: Db): UsageStore {
       });
     },
     async release(reservationId) {
-      await db.query('DELETE FROM reservations WHERE id = $1', [reservationId]);
+      await db.transaction(async (tx) => {
+        const [row] = await tx.query<{ source: string; subject: string; window: string }>(
+          'DELETE FROM reservations WHERE id = $1 RETURNING source, subject, "window"',
+          [reservationId],
+        );
+        if (row?.source !== 'allowance') return;
+        // the free scan given back goes to the oldest pack hold of the month (as in SQLite): the
+        // counter row's lock orders this after any reserve deciding on the same month
+        await lockCounter(tx, row.subject, row.window);
+        await tx.query(
+          `UPDATE reservations SET source = 'allowance', pack_account_id = NULL
+           WHERE id = (SELECT id FROM reservations WHERE subject = $1 AND "window" = $2 AND source = 'pack'
+                       ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)`,
+          [row.subject, row.window],
+        );
+      });
     },
     async usage(subject, window) {
       const [row] = await db.query<{ used: number | null; held: string }>(

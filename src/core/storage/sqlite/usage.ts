@@ -21,6 +21,15 @@ interface ReservationRow {
 const HELD_SQL = `SELECT COUNT(*) AS n FROM reservations
   WHERE subject = ? AND window = ? AND source IN ('allowance', 'unmetered')`;
 
+/**
+ * A free scan given back (its request failed) goes to the oldest pack hold of the same month, if
+ * one was taken while it was held: that request then counts as one of the month's free scans and
+ * the pack stays whole, so packs are spent only after the free ones (SPEC §4) however requests
+ * interleave.
+ */
+const PROMOTE_SQL = `UPDATE reservations SET source = 'allowance', pack_account_id = NULL
+  WHERE id = (SELECT id FROM reservations WHERE subject = ? AND window = ? AND source = 'pack' ORDER BY created_at, id LIMIT 1)`;
+
 export function createUsageStore(db: Db): UsageStore {
   const used = db.prepare('SELECT used FROM usage_counters WHERE subject = ? AND window = ?');
   const held = db.prepare(HELD_SQL);
@@ -33,7 +42,8 @@ export function createUsageStore(db: Db): UsageStore {
     `SELECT (SELECT pack_credit FROM accounts WHERE id = ?) AS credit,
             (SELECT COUNT(*) FROM reservations WHERE pack_account_id = ? AND source = 'pack') AS held`,
   );
-  const release = db.prepare('DELETE FROM reservations WHERE id = ?');
+  const release = db.prepare('DELETE FROM reservations WHERE id = ? RETURNING source, subject, window');
+  const promote = db.prepare(PROMOTE_SQL);
   const expire = db.prepare('DELETE FROM reservations WHERE created_at < ?');
 
   const usedOf = (subject: string, window: string): number =>
@@ -59,8 +69,9 @@ export function createUsageStore(db: Db): UsageStore {
         return null;
       }),
     release: (reservationId) =>
-      run(() => {
-        release.run(reservationId);
+      immediate(db, () => {
+        const row = release.get(reservationId) as Pick<ReservationRow, 'source' | 'subject' | 'window'> | undefined;
+        if (row?.source === 'allowance') promote.run(row.subject, row.window);
       }),
     usage: (subject, window) =>
       run(() => db.transaction(() => ({ used: usedOf(subject, window), held: heldOf(subject, window) }))()),
