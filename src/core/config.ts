@@ -3,9 +3,11 @@
  * Nothing else in the core reads process.env.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { wantsHelp } from './cli/args.js';
+import { loadLicensePublicKey } from './licensing/codes.js';
 import { DEFAULT_REGISTRATIONS_PER_HOUR } from './services/registration-throttle.js';
 // The check PUT /sync/link makes, so a link from the environment or settings.json is held to the
 // same rules (sync/service.ts pulls in the sync client, never the HTTP server).
@@ -37,7 +39,11 @@ export interface Config {
   lanAccess: boolean;
   /** Extra Host header names accepted besides localhost / 127.0.0.1 / [::1] (DNS-rebinding allow-list). */
   allowedHosts: string[];
-  /** Trust X-Forwarded-For (hub behind a proxy): false, true, or a Fastify trustProxy value. */
+  /**
+   * Trust X-Forwarded-For (hub behind a proxy), as Fastify's trustProxy: false, or the proxies'
+   * addresses / CIDR ranges (the variable's `true` is PRIVATE_PROXIES: the caller is then the
+   * rightmost address that is not a private proxy, never one a client wrote further left).
+   */
   trustProxy: boolean | string;
   logLevel: string;
   /** Inference running at once, and waiting beyond that before SERVER_BUSY. */
@@ -179,6 +185,38 @@ function checkedLink(link: { hubUrl: string; hubApiKey: string }, name: (field: 
     const got = field === 'hubUrl' && !link.hubUrl.includes('@') ? `, got "${link.hubUrl}"` : '';
     return new ConfigError(`${name(field)} ${rule}${got}`);
   });
+}
+
+const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+/** What `true` trusts: proxies on this machine or a private network (10/8, 172.16/12, 192.168/16, fc00::/7, link-local). */
+export const PRIVATE_PROXIES = 'loopback,linklocal,uniquelocal';
+
+/**
+ * TIREWEAR_TRUST_PROXY: `true` (or yes/on/1) trusts proxies at loopback and private addresses —
+ * not every hop, which would take the leftmost X-Forwarded-For entry, one the client writes
+ * itself when the proxy appends; otherwise the proxies' addresses or CIDR ranges (or loopback,
+ * linklocal, uniquelocal), checked here so that a typo stops the start with its name. (A hop
+ * count is not offered: Fastify trusts nothing for one.)
+ */
+function trustProxyOf(raw: string): boolean | string {
+  const value = raw.trim();
+  if (/^(1|true|yes|on)$/i.test(value)) return PRIVATE_PROXIES;
+  if (/^(0|false|no|off)$/i.test(value)) return false;
+  const entries = value.split(',').map((e) => e.trim());
+  const valid = (entry: string) => {
+    if (PROXY_RANGES.has(entry)) return true;
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    if (!family || extra !== undefined) return false;
+    return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+  };
+  const bad = entries.find((entry) => !valid(entry));
+  if (bad !== undefined) {
+    throw new ConfigError(
+      `TIREWEAR_TRUST_PROXY must be true (proxies at loopback or private addresses), false, or the proxies' addresses / CIDR ranges separated by commas; ${quoted(bad)} is none of these`,
+    );
+  }
+  return entries.join(',');
 }
 
 /** pino's levels: anything else would stop the logger, after the config had been accepted. */
@@ -329,8 +367,7 @@ export function loadConfig(env: Env, argv: readonly string[] = [], base: Config 
     config.allowedHosts = vars.TIREWEAR_ALLOWED_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
   }
   if (vars.TIREWEAR_TRUST_PROXY) {
-    const raw = vars.TIREWEAR_TRUST_PROXY;
-    config.trustProxy = /^(1|true|yes|on)$/i.test(raw) ? true : /^(0|false|no|off)$/i.test(raw) ? false : raw;
+    config.trustProxy = trustProxyOf(vars.TIREWEAR_TRUST_PROXY);
   }
   if (vars.TIREWEAR_LOG_LEVEL) {
     const level = vars.TIREWEAR_LOG_LEVEL.trim().toLowerCase();
@@ -358,6 +395,11 @@ export function loadConfig(env: Env, argv: readonly string[] = [], base: Config 
 
   const keySource = vars.TIREWEAR_LICENSE_PUBLIC_KEY ?? (base.licensePublicKeyPem || DEFAULT_LICENSE_KEY_FILE);
   config.licensePublicKeyPem = readPem('TIREWEAR_LICENSE_PUBLIC_KEY', keySource);
+  try {
+    loadLicensePublicKey(config.licensePublicKeyPem); // checked here so a wrong key stops the start by name (exit 2)
+  } catch (error) {
+    throw new ConfigError(`TIREWEAR_LICENSE_PUBLIC_KEY (${keySource.includes('-----BEGIN') ? 'PEM text' : keySource}): ${(error as Error).message}`);
+  }
 
   if (!isLoopback(config.host) && !config.lanAccess && config.databaseUrl === null) {
     throw new ConfigError(

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
+import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { wantsHelp } from '../../src/core/cli/args.js';
 import { ConfigError, defaultConfig, loadConfig, SERVE_FLAGS, serveUsage } from '../../src/core/config.js';
@@ -53,6 +54,8 @@ describe('loadConfig', () => {
     expect(() => loadConfig(env({ TIREWEAR_PORT: 'eighty' }))).toThrow(/TIREWEAR_PORT/);
     expect(() => loadConfig(env({ TIREWEAR_PORT: '70000' }))).toThrow(/TIREWEAR_PORT/);
     expect(() => loadConfig(env({ TIREWEAR_LAN_ACCESS: 'maybe' }))).toThrow(/TIREWEAR_LAN_ACCESS/);
+    const privatePem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    expect(() => loadConfig(env({ TIREWEAR_LICENSE_PUBLIC_KEY: privatePem }))).toThrow(/TIREWEAR_LICENSE_PUBLIC_KEY \(PEM text\): .*PRIVATE key/);
     expect(() => loadConfig(env({ TIREWEAR_LOG_LEVEL: 'bogus' }))).toThrow(/TIREWEAR_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "bogus"/);
     expect(loadConfig(env({ TIREWEAR_LOG_LEVEL: ' Debug ' })).logLevel).toBe('debug');
     expect(() => loadConfig(env(), ['--port'])).toThrow(ConfigError);
@@ -94,9 +97,23 @@ describe('loadConfig', () => {
   it('selects hub mode and proxy trust only when asked', () => {
     const hub = loadConfig(env({ TIREWEAR_DATABASE_URL: 'postgres://u:p@db/tw', TIREWEAR_TRUST_PROXY: 'true' }));
     expect(hub.databaseUrl).toBe('postgres://u:p@db/tw');
-    expect(hub.trustProxy).toBe(true);
+    expect(hub.trustProxy).toBe('loopback,linklocal,uniquelocal'); // private proxies, not every hop
     expect(loadConfig(env({ TIREWEAR_TRUST_PROXY: '10.0.0.1' })).trustProxy).toBe('10.0.0.1');
+    expect(loadConfig(env({ TIREWEAR_TRUST_PROXY: ' 10.0.0.0/8, loopback , ::1 ' })).trustProxy).toBe('10.0.0.0/8,loopback,::1');
+    for (const bad of ['10.0.0.300', '10.0.0.0/33', 'proxy.internal', '2', '10.0.0.1/8/2']) {
+      expect(() => loadConfig(env({ TIREWEAR_TRUST_PROXY: bad })), bad).toThrow(/TIREWEAR_TRUST_PROXY must be/);
+    }
     expect(loadConfig(env()).trustProxy).toBe(false);
+  });
+
+  it('TIREWEAR_TRUST_PROXY=true: the caller is the address the proxy appended, not one the client wrote to its left', async () => {
+    const app = Fastify({ trustProxy: loadConfig(env({ TIREWEAR_TRUST_PROXY: 'true' })).trustProxy });
+    app.get('/', async (request) => request.ip);
+    const ipFor = async (forwardedFor: string) => (await app.inject({ url: '/', headers: { 'x-forwarded-for': forwardedFor } })).body;
+    expect(await ipFor('9.9.9.9, 203.0.113.7')).toBe('203.0.113.7'); // the proxy (127.0.0.1) appended 203.0.113.7
+    expect(await ipFor('203.0.113.7, 10.0.0.9')).toBe('203.0.113.7'); // a second, private proxy in between
+    expect(await ipFor('198.51.100.1')).toBe('198.51.100.1');
+    await app.close();
   });
 
   const hubKey = `tw_${'A1b2'.repeat(8)}`;

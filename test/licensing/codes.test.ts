@@ -85,6 +85,10 @@ describe('verifyLicenseCode', () => {
   test('the trusted key must be Ed25519', () => {
     expect(() => loadLicensePublicKey('not a pem')).toThrow();
   });
+
+  test('the signing (private) key is refused as the trusted key, though its public half could be derived from it', () => {
+    expect(() => loadLicensePublicKey(keys.privateKeyPem)).toThrow(/holds a PRIVATE key/);
+  });
 });
 
 describe('vendor tool', () => {

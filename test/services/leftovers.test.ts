@@ -1,6 +1,6 @@
 /**
  * The crash-leftover sweep: orphan images and temp files past the safety age go, everything a
- * scan refers to (deleted scans included) and everything younger stays, in any number of batches;
+ * live scan refers to and everything younger stays (a deleted scan's photos go too), in any number of batches;
  * and a server start runs it in the background and logs what it removed.
  */
 import { existsSync } from 'node:fs';
@@ -76,7 +76,9 @@ const present = (key: string) => existsSync(path.join(imagesDir, ...key.split('/
 
 describe('sweepLeftovers', () => {
   it('removes exactly the orphans and temp files past the safety age, and logs count and bytes', async () => {
-    const referenced = [...(await storedScan(OLD)), ...(await storedScan(OLD, { deleted: true })), ...(await storedScan(YOUNG))];
+    const referenced = [...(await storedScan(OLD)), ...(await storedScan(YOUNG))];
+    // a deleted scan whose photos a failed removal left behind: the tombstone refers to no file
+    const leftByDeletion = await storedScan(OLD, { deleted: true });
     const oldOrphans = orphanKeys();
     const youngOrphans = orphanKeys();
     for (const key of oldOrphans) await plant(key, OLD, 100);
@@ -96,14 +98,14 @@ describe('sweepLeftovers', () => {
     const { lines, logger } = capture();
     const report = await sweepLeftovers({ store, imagesDir, dataDir, logger }, { now: NOW });
 
-    expect(report).toEqual({ orphanImages: 2, tempFiles: 2, bytes: 200 + 7 + 8, failed: 0 });
-    for (const key of oldOrphans) expect(present(key)).toBe(false);
+    expect(report).toEqual({ orphanImages: 4, tempFiles: 2, bytes: 200 + 20 + 7 + 8, failed: 0 });
+    for (const key of [...oldOrphans, ...leftByDeletion]) expect(present(key)).toBe(false);
     expect(present(oldTemp)).toBe(false);
     expect(existsSync(settingsTemp)).toBe(false);
     for (const key of [...referenced, ...youngOrphans, youngTemp, ...foreign]) expect(present(key)).toBe(true);
     expect(existsSync(path.join(dataDir, 'settings.json'))).toBe(true);
     expect(lines).toContainEqual(
-      expect.objectContaining({ level: 30, files: 4, orphanImages: 2, tempFiles: 2, bytes: 215 }),
+      expect.objectContaining({ level: 30, files: 6, orphanImages: 4, tempFiles: 2, bytes: 235 }),
     );
   });
 

@@ -39,15 +39,23 @@ test('a code is redeemable once, by anyone', async () => {
   expect((await t.core.services.accounts.summary(second.account.id)).packCredit).toBe(0);
 });
 
-test('pro runs until its expiry; a second pro license extends to the later date', async () => {
+test('pro runs until its expiry; a later pro license extends it, an earlier one is refused unused', async () => {
   t = await testCore();
   const { account } = await accountCaller(t.core.services);
   await t.core.services.licenses.redeem(account.id, t.issueCode({ kind: 'pro', expiresAt: '2027-06-30T00:00:00Z' }));
-  await t.core.services.licenses.redeem(account.id, t.issueCode({ kind: 'pro', expiresAt: '2027-01-31T00:00:00Z' }));
+  const earlier = t.issueCode({ kind: 'pro', expiresAt: '2027-01-31T00:00:00Z' });
+  const refused = await expectAppError(t.core.services.licenses.redeem(account.id, earlier), 'CONFLICT');
+  expect(refused.message).toBe(
+    "Your pro plan already runs until 2027-06-30, past this license's end (2027-01-31): it would add nothing, so it was not used. Keep it for another account.",
+  );
+  expect((await t.core.services.accounts.summary(account.id)).licenses).toHaveLength(1);
+  const other = await accountCaller(t.core.services);
+  await t.core.services.licenses.redeem(other.account.id, earlier); // not burnt: another account can use it
+  await t.core.services.licenses.redeem(account.id, t.issueCode({ kind: 'pro', expiresAt: '2027-12-31T00:00:00Z' }));
   const summary = await t.core.services.accounts.summary(account.id);
   expect(summary).toMatchObject({
     plan: 'pro',
-    proExpiresAt: new Date('2027-06-30T00:00:00Z'),
+    proExpiresAt: new Date('2027-12-31T00:00:00Z'),
     allowance: { limit: null, remaining: null },
   });
 });

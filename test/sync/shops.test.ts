@@ -128,6 +128,19 @@ describe.each(HUB_STORES)('shop names on a hub (%s)', (_name, postgres) => {
   });
 
   // Last: it revokes a key the other tests push and list with.
+  it("a shop's key reads another shop's scan but may not change or delete it; that shop and the signed-in office may", async () => {
+    const scanId = pushed.main[0]!;
+    const elm = { 'x-api-key': shops.elm.key };
+    expect((await hub.app.inject({ url: `/api/v1/scans/${scanId}`, headers: elm })).statusCode).toBe(200);
+    const edit = (headers: Record<string, string>, measurementMm: number) =>
+      hub.app.inject({ method: 'PUT', url: `/api/v1/scans/${scanId}/measurement`, payload: { measurementMm }, headers });
+    expect(expectError(await edit(elm, 2.5), 403, 'FORBIDDEN')).toMatch(/another shop of this hub account \("Main St"\)/);
+    expectError(await hub.app.inject({ method: 'DELETE', url: `/api/v1/scans/${scanId}`, headers: elm }), 403, 'FORBIDDEN');
+    expect((await edit({ 'x-api-key': shops.main.key }, 3.5)).json().data.measurementMm).toBe(3.5);
+    expect((await edit({ cookie: office }, 3.25)).json().data.measurementMm).toBe(3.25);
+    expect((await hub.app.inject({ url: `/api/v1/scans/${scanId}`, headers: elm })).json().data.measurementMm).toBe(3.25);
+  });
+
   it('keeps the name of a deleted key, flagged, and still lists and filters its scans', async () => {
     expect((await call(hub, office, 'DELETE', `/api/v1/keys/${shops.elm.id}`)).statusCode).toBe(200);
     const res = await list('?limit=100', { 'x-api-key': shops.main.key });

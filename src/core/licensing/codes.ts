@@ -65,6 +65,11 @@ export function parsePayload(bytes: Buffer): LicensePayload | null {
 
 /** Load the trusted key; throws (at startup) when the PEM is not an Ed25519 public key. */
 export function loadLicensePublicKey(pem: string): KeyObject {
+  // createPublicKey would quietly derive the public half of a private key: the vendor's signing
+  // key must never sit on a shop PC or a hub (SPEC §4), so a private PEM is refused by name
+  if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem)) {
+    throw new Error('the license public key file holds a PRIVATE key (the signing key, which stays with the vendor): give the public key (license-public.pem) instead');
+  }
   const key = createPublicKey(pem);
   if (key.asymmetricKeyType !== 'ed25519') {
     throw new Error(`the license public key must be Ed25519, got ${key.asymmetricKeyType ?? 'unknown'}`);

@@ -84,6 +84,23 @@ export function createScanService(deps: AnalyzeDeps): ScanService {
     throw new AppError('FORBIDDEN', 'This scan belongs to another account.');
   }
 
+  /**
+   * A scan the caller may change or delete. On a hub a scan synced from a shop is that shop's
+   * (docs/HUB.md): another shop's key may read it but not change it, as PUT /sync/scans refuses;
+   * the chain office, signed in, may. A shop whose key was revoked leaves its scans to the others.
+   */
+  async function changeableScan(caller: Caller, scanId: string): Promise<ScanRecord> {
+    const scan = await visibleScan(caller, scanId);
+    if (scan.source !== 'sync' || scan.apiKeyId === null || caller.kind !== 'account' || caller.via !== 'key') return scan;
+    if (caller.apiKeyId === scan.apiKeyId) return scan;
+    const [shop] = await store.apiKeys.findByIds(caller.account.id, [scan.apiKeyId]);
+    if (!shop || shop.revokedAt !== null) return scan;
+    throw new AppError(
+      'FORBIDDEN',
+      `This scan was synced from another shop of this hub account ("${shop.name}"), which alone may change or delete it; the chain office may, signed in.`,
+    );
+  }
+
   return {
     analyze: (command) => analyzeScan(deps, command),
 
@@ -106,7 +123,7 @@ export function createScanService(deps: AnalyzeDeps): ScanService {
     },
 
     async delete(caller, scanId) {
-      const scan = await visibleScan(caller, scanId);
+      const scan = await changeableScan(caller, scanId);
       if (!(await store.scans.markDeleted(scan.id, clock.now()))) throw notFound();
       // The record stays as a sync tombstone; the photos are the customer's data and go now.
       await Promise.allSettled([images.delete(scan.image.originalKey), images.delete(scan.image.thumbnailKey)]);
@@ -114,7 +131,7 @@ export function createScanService(deps: AnalyzeDeps): ScanService {
 
     async setMeasurement(caller, scanId, measurementMm) {
       const value = checkMeasurement(measurementMm);
-      const scan = await visibleScan(caller, scanId);
+      const scan = await changeableScan(caller, scanId);
       if (!(await store.scans.setMeasurement(scan.id, value, clock.now()))) throw notFound();
       const updated = await store.scans.get(scan.id);
       if (!updated || updated.deletedAt) throw notFound();

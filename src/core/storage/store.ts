@@ -169,8 +169,9 @@ export interface ScanStore {
    */
   upsertSynced(scan: ScanRecord, into?: MergeInto): Promise<ScanRecord>;
   /**
-   * The image keys (original and thumbnail) of the stored scans among `ids`, soft-deleted ones
-   * included; unknown ids are skipped. For the leftover sweep, which asks in bounded batches
+   * The image keys (original and thumbnail) of the live scans among `ids`; unknown ids and
+   * tombstones are skipped (a deleted scan's photos are to go: a removal that failed is retried
+   * by the sweep). For the leftover sweep, which asks in bounded batches
    * (one indexed lookup per id), so no caller ever needs every scan in memory.
    */
   imageKeysOf(ids: readonly string[]): Promise<string[]>;

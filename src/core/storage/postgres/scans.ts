@@ -216,7 +216,7 @@ export function scanStore(db: Db): ScanStore {
     async imageKeysOf(ids) {
       const rows = await db.query<{ original: string; thumbnail: string }>(
         `SELECT image->>'originalKey' AS original, image->>'thumbnailKey' AS thumbnail
-         FROM scans WHERE id = ANY($1::text[])`,
+         FROM scans WHERE id = ANY($1::text[]) AND deleted_at IS NULL`,
         [[...ids]],
       );
       return rows.flatMap((row) => [row.original, row.thumbnail]);

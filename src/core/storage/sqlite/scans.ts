@@ -54,7 +54,7 @@ export function createScanStore(db: Db): ScanStore {
   // One JSON array parameter, not a placeholder per id: any batch size fits SQLite's parameter limit.
   const imageKeysOf = db.prepare(
     `SELECT json_extract(image, '$.originalKey') AS original, json_extract(image, '$.thumbnailKey') AS thumbnail
-     FROM scans WHERE id IN (SELECT value FROM json_each(?))`,
+     FROM scans WHERE id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL`,
   );
   const setMeasurement = db.prepare(
     'UPDATE scans SET measurement_mm = ?, measured_at = ?, change_seq = ? WHERE id = ? AND deleted_at IS NULL',

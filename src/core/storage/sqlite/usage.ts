@@ -22,10 +22,11 @@ const HELD_SQL = `SELECT COUNT(*) AS n FROM reservations
   WHERE subject = ? AND window = ? AND source IN ('allowance', 'unmetered')`;
 
 /**
- * A free scan given back (its request failed) goes to the oldest pack hold of the same month, if
- * one was taken while it was held: that request then counts as one of the month's free scans and
- * the pack stays whole, so packs are spent only after the free ones (SPEC §4) however requests
- * interleave.
+ * A free scan given back (its request failed) goes to the oldest pack hold of the same month still
+ * in flight: that request then counts as one of the month's free scans and the pack stays whole,
+ * so packs are spent only after the free ones (SPEC §4). A pack scan already committed by then
+ * stays charged (the free scan goes to the month's next scan): refunding it would need a record
+ * of pack charges made while free scans were held, which is not kept.
  */
 const PROMOTE_SQL = `UPDATE reservations SET source = 'allowance', pack_account_id = NULL
   WHERE id = (SELECT id FROM reservations WHERE subject = ? AND window = ? AND source = 'pack' ORDER BY created_at, id LIMIT 1)`;
