@@ -158,6 +158,8 @@ export interface ScanStore {
    * ascending by seq (deleted ones included as tombstones).
    */
   changesSince(afterSeq: number, limit: number): Promise<Array<{ seq: number; scan: ScanRecord }>>;
+  /** How many scans changesSince(afterSeq) would give, counted up to `cap` (index only: no rows read). */
+  countChangesSince(afterSeq: number, cap: number): Promise<number>;
   /**
    * Hub side of sync: insert a scan pushed by a desktop (no charge), or merge it into
    * the stored copy: immutable fields are kept, the measurement is last-writer-wins by

@@ -179,12 +179,13 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
     if (!current) return { linked: false, hubUrl: null, lastSyncAt: null, pending: 0, lastError: null, skipped: 0 };
     const { link } = current;
     const cursor = Number((await deps.store.meta.get(cursorKeyOf(link))) ?? 0);
-    const pending = await deps.store.scans.changesSince(cursor, PENDING_COUNT_CAP);
+    // counted, not read: the status is polled every few seconds while scans are analysed
+    const pending = await deps.store.scans.countChangesSince(cursor, PENDING_COUNT_CAP);
     return {
       linked: true,
       hubUrl: link.hubUrl,
       lastSyncAt: (await deps.store.meta.get(META_LAST_SYNC_AT)) || null,
-      pending: pending.length,
+      pending,
       lastError: (await deps.store.meta.get(META_LAST_ERROR)) || null,
       skipped: readSkipped(await deps.store.meta.get(skippedKeyOf(link))).count,
     };

@@ -34,6 +34,11 @@ export function syncConformance(store: GetStore): void {
       for (let i = 0; i < 5; i++) await store().scans.commit({ scan: makeScan(), reservation: null, idempotency: null });
       const firstTwo = await store().scans.changesSince(0, 2);
       expect(firstTwo).toHaveLength(2);
+      // the status's count: what changesSince would give, up to the cap
+      expect(await store().scans.countChangesSince(0, 100)).toBe((await store().scans.changesSince(0, 100)).length);
+      expect(await store().scans.countChangesSince(0, 2)).toBe(2);
+      expect(await store().scans.countChangesSince(firstTwo[1]!.seq, 100)).toBe(3);
+      expect(await store().scans.countChangesSince(Number.MAX_SAFE_INTEGER, 100)).toBe(0);
       const rest = await store().scans.changesSince(firstTwo[1]!.seq, 10);
       expect(rest).toHaveLength(3);
       const seqs = [...firstTwo, ...rest].map((c) => c.seq);

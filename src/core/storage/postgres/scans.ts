@@ -206,6 +206,13 @@ export function scanStore(db: Db): ScanStore {
         return rows.length === 1;
       });
     },
+    async countChangesSince(afterSeq, cap) {
+      const [row] = await db.query<{ n: string }>(
+        'SELECT count(*) AS n FROM (SELECT 1 FROM scans WHERE change_seq > $1 LIMIT $2) AS pending',
+        [afterSeq, Math.max(0, Math.floor(cap))],
+      );
+      return num(row!.n);
+    },
     async changesSince(afterSeq, limit) {
       const rows = await db.query<ScanRow>('SELECT * FROM scans WHERE change_seq > $1 ORDER BY change_seq LIMIT $2', [
         afterSeq,

@@ -5,8 +5,9 @@ import { mergeSynced, sameMutableFields } from '../sync-merge.js';
 import { type Db, immediate, run, toMs } from './db.js';
 import { type ScanRow, insertScan, nextSeq, readScan, scanFromRow } from './scan-rows.js';
 
-export function createScanSync(db: Db): Pick<ScanStore, 'changesSince' | 'upsertSynced'> {
+export function createScanSync(db: Db): Pick<ScanStore, 'changesSince' | 'countChangesSince' | 'upsertSynced'> {
   const changes = db.prepare('SELECT * FROM scans WHERE change_seq > ? ORDER BY change_seq ASC LIMIT ?');
+  const count = db.prepare('SELECT COUNT(*) AS n FROM (SELECT 1 FROM scans WHERE change_seq > ? LIMIT ?)');
   const update = db.prepare(
     'UPDATE scans SET measurement_mm = ?, measured_at = ?, deleted_at = ?, change_seq = ? WHERE id = ?',
   );
@@ -18,6 +19,7 @@ export function createScanSync(db: Db): Pick<ScanStore, 'changesSince' | 'upsert
           scan: scanFromRow(row),
         })),
       ),
+    countChangesSince: (afterSeq, cap) => run(() => (count.get(afterSeq, Math.max(0, Math.floor(cap))) as { n: number }).n),
     upsertSynced: (scan, into) =>
       immediate(db, () => {
         const stored = readScan(db, scan.id);

@@ -40,7 +40,20 @@ export function linkFormProblem(hubUrl: string, hubApiKey: string, linked = fals
 
 export function describeSyncError(raw: string): string {
   if (/^Hub unreachable/.test(raw)) {
-    return 'The hub could not be reached. Check the network and the hub address; scans wait on this computer and upload when the hub answers again.';
+    const waiting = ' Scans wait on this computer and upload when the hub answers again.';
+    if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS/.test(raw)) {
+      return (
+        'The hub’s HTTPS certificate is not trusted by this computer (self-signed, expired, or issued for another name). ' +
+        'The hub needs a certificate from a public authority for its name, or this computer needs the chain’s own certificate authority installed.' +
+        waiting
+      );
+    }
+    if (/ENOTFOUND|EAI_AGAIN/.test(raw)) return `This computer cannot find the hub’s name: check the hub address for typos, and the internet connection.${waiting}`;
+    if (/ECONNREFUSED/.test(raw)) return `Nothing answers at the hub address: the hub may be down, or the port in the address is wrong.${waiting}`;
+    if (/UND_ERR_SOCKET|ECONNRESET|EPROTO|ERR_SSL/.test(raw)) {
+      return `The connection to the hub broke off: if the address starts with http://, try https:// (or the other way round); otherwise check the network.${waiting}`;
+    }
+    return `The hub could not be reached. Check the network and the hub address.${waiting}`;
   }
   if (/^Scan \S+ was not synced/.test(raw)) return 'The hub refused one scan for good (the details say why); the others carry on.';
   if (/TIREWEAR_ALLOWED_HOSTS/.test(raw)) {
