@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/core/config.js';
-import { analyze, call, hubAccount, hubScans, removeNode, startNode, type Node } from './nodes.js';
-import { expectError, signIn } from '../http/helpers.js';
+import { analyze, call, deskSync, hubAccount, hubScans, removeNode, startNode, type Node } from './nodes.js';
+import { createKey, expectError, signIn } from '../http/helpers.js';
 import { freshSchema, TEST_DATABASE_URL, type TestSchema } from '../hub/pg.js';
 
 let nodes: Node[] = [];
@@ -204,5 +204,51 @@ describe("the chain's scans", () => {
     await hub.server.close();
     const message = expectError(await call(desk, cookie, 'GET', '/api/v1/sync/hub-scans'), 503, 'STORAGE_UNAVAILABLE');
     expect(message).toMatch(/unreachable/i);
+  });
+});
+
+describe('a new key for a hub this desktop pushed to before', () => {
+  /** Counts the desk's PUTs to the hub and the photos they carry. */
+  function counting() {
+    const stats = { puts: 0, photos: 0 };
+    const fetchLike = async (url: string, init: RequestInit) => {
+      if (init.method === 'PUT') {
+        stats.puts++;
+        if ((init.body as FormData).get('image')) stats.photos++;
+      }
+      return fetch(url, init);
+    };
+    return { stats, fetchLike };
+  }
+
+  it('sends the scans the hub already has without their photos (a rotated key), and new ones with theirs', async () => {
+    const hub = await node();
+    const { cookie: office } = await signIn(hub.app);
+    const desk = await node();
+    const { cookie } = await signIn(desk.app);
+    for (let i = 0; i < 3; i++) await analyze(desk, cookie);
+    const key1 = await createKey(hub.app, office, 'Main St');
+    const first = counting();
+    const before = deskSync(desk, { hubUrl: hub.url, hubApiKey: key1 }, { fetch: first.fetchLike });
+    expect((await before.pusher!.runOnce()).error).toBeNull();
+    await before.close();
+    expect(first.stats).toEqual({ puts: 3, photos: 3 });
+
+    // the key is rotated as docs/HUB.md says: a new one, the old one revoked
+    const key2 = await createKey(hub.app, office, 'Main St (new key)');
+    const keys = (await call(hub, office, 'GET', '/api/v1/keys')).json().data.items as Array<{ id: string; name: string }>;
+    await call(hub, office, 'DELETE', `/api/v1/keys/${keys.find((k) => k.name === 'Main St')!.id}`);
+    const fresh = await analyze(desk, cookie);
+    const second = counting();
+    const after = deskSync(desk, { hubUrl: hub.url, hubApiKey: key2 }, { fetch: second.fetchLike });
+    expect((await after.pusher!.runOnce()).error).toBeNull();
+    expect(await after.status()).toMatchObject({ pending: 0, skipped: 0, lastError: null });
+    await after.close();
+    // three without a photo (the hub has them), the new scan with its photo
+    expect(second.stats).toEqual({ puts: 4, photos: 1 });
+    const onHub = await hubScans(hub, key2);
+    expect(onHub).toHaveLength(4);
+    const image = await hub.app.inject({ method: 'GET', url: `/api/v1/scans/${fresh.scanId}/image`, headers: { 'x-api-key': key2 } });
+    expect(image.rawPayload.equals(fresh.image)).toBe(true);
   });
 });

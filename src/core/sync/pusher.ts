@@ -74,6 +74,11 @@ export interface PusherDeps {
    * linking again): those go without their photo first, as the hub has most of them.
    */
   replayKey: string;
+  /**
+   * Meta key, per hub address whatever the key, of the highest seq that hub acknowledged. A new
+   * link to the same hub (a rotated key) replays up to it, without photos first: the hub has them.
+   */
+  reachedKey?: string;
   timers?: Timers;
   random?: () => number;
 }
@@ -139,7 +144,14 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
 
   async function pass(): Promise<PassResult> {
     let cursor = Number((await store.meta.get(deps.cursorKey)) ?? 0);
-    const replayUntil = Number((await store.meta.get(deps.replayKey)) || 0);
+    let replayUntil = Number((await store.meta.get(deps.replayKey)) || 0);
+    let reached = deps.reachedKey ? Number((await store.meta.get(deps.reachedKey)) || 0) : 0;
+    if (cursor === 0 && reached > replayUntil) {
+      // a link that has pushed nothing yet, to a hub this computer pushed to before: kept, so a
+      // pass cut short resumes as a replay too
+      replayUntil = reached;
+      await store.meta.set(deps.replayKey, String(replayUntil));
+    }
     let pushed = 0;
     let skipped: string | null = null;
     try {
@@ -152,6 +164,10 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
           try {
             await pushOne(scan, seq <= replayUntil);
             pushed++;
+            if (deps.reachedKey && seq > reached) {
+              reached = seq;
+              await store.meta.set(deps.reachedKey, String(seq));
+            }
             // The hub takes changes again: the last failure is over, even with a backlog still to go.
             // A skip of this pass stays on the status line (a pass that skips nothing clears it).
             if (pushed === 1 && skipped === null) {

@@ -133,6 +133,11 @@ export function replayKeyOf(link: HubLink): string {
   return `sync.replay.${linkId(link)}`;
 }
 
+/** Per hub address, whatever the key: the highest seq that hub acknowledged (PusherDeps.reachedKey). */
+export function reachedKeyOf(link: HubLink): string {
+  return `sync.reached.${sha256Hex(link.hubUrl).slice(0, 16)}`;
+}
+
 export const HUB_IMAGE_PATH = '/api/v1/sync/hub-scans';
 
 export function createSyncService(deps: SyncServiceDeps): SyncService {
@@ -152,6 +157,7 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
       cursorKey: cursorKeyOf(link),
       skippedKey: skippedKeyOf(link),
       replayKey: replayKeyOf(link),
+      reachedKey: reachedKeyOf(link),
       ...(deps.timers ? { timers: deps.timers } : {}),
       ...(deps.random ? { random: deps.random } : {}),
     });
