@@ -3,7 +3,8 @@
  * last-writer-wins by the time it was taken, and a deletion wins over any edit.
  */
 import { afterEach, expect, it } from 'vitest';
-import { expectError, signIn } from '../http/helpers.js';
+import { createKey, expectError, signIn } from '../http/helpers.js';
+import { onHubClock } from '../../src/core/sync/receive.js';
 import { analyze, call, hubAccount, hubScans, removeNode, startNode, type Node } from './nodes.js';
 
 let nodes: Node[] = [];
@@ -16,7 +17,7 @@ async function linkedPair() {
   const hub = await startNode();
   const desk = await startNode();
   nodes.push(hub, desk);
-  const { key } = await hubAccount(hub);
+  const { key, cookie: office } = await hubAccount(hub);
   const { cookie } = await signIn(desk.app);
   await call(desk, cookie, 'PUT', '/api/v1/sync/link', { hubUrl: hub.url, hubApiKey: key });
   const onHub = (method: 'PUT' | 'DELETE' | 'GET', url: string, payload?: object) =>
@@ -25,7 +26,7 @@ async function linkedPair() {
     const status = (await call(desk, cookie, 'POST', '/api/v1/sync/run')).json().data;
     expect(status).toMatchObject({ pending: 0, lastError: null });
   };
-  return { hub, desk, key, cookie, onHub, sync };
+  return { hub, desk, key, cookie, office, onHub, sync };
 }
 
 const MINUTE = 60_000;
@@ -70,4 +71,38 @@ it('lets a deletion on the desktop win over a later edit on the hub', async () =
   await call(desk, cookie, 'DELETE', `/api/v1/scans/${scanId}`);
   await sync();
   expect(await hubScans(hub, key)).toEqual([]);
+});
+
+it("puts a desk's reading times on the hub's clock when the desk's clock is off, so a re-send cannot undo a later office correction", async () => {
+  const { hub, desk, key, cookie, office, onHub, sync } = await linkedPair();
+  desk.clock.advance(60 * MINUTE); // the shop PC runs an hour fast
+  const { scanId } = await analyze(desk, cookie);
+  await call(desk, cookie, 'PUT', `/api/v1/scans/${scanId}/measurement`, { measurementMm: 4.0 });
+  await sync();
+  const stored = (await onHub('GET', `/api/v1/scans/${scanId}`)).json().data;
+  expect(stored.measurementMm).toBe(4.0);
+  expect(Math.abs(Date.parse(stored.measuredAt) - hub.clock.now().getTime())).toBeLessThan(MINUTE); // the hub's time, not an hour ahead
+
+  // half an hour later (on both clocks) the office corrects the reading on the hub
+  hub.clock.advance(30 * MINUTE);
+  desk.clock.advance(30 * MINUTE);
+  await onHub('PUT', `/api/v1/scans/${scanId}/measurement`, { measurementMm: 2.5 });
+  // the desk sends its history again (a new key for the same hub): its older reading must not win
+  // (a rotated key: a new one, the old one revoked, as docs/HUB.md says)
+  const key2 = await createKey(hub.app, office, 'Shop desktop, new key');
+  const keys = (await call(hub, office, 'GET', '/api/v1/keys')).json().data.items as Array<{ id: string; name: string }>;
+  await call(hub, office, 'DELETE', `/api/v1/keys/${keys.find((k) => k.name === 'Shop desktop')!.id}`);
+  await call(desk, cookie, 'PUT', '/api/v1/sync/link', { hubUrl: hub.url, hubApiKey: key2 });
+  await sync();
+  expect((await hubScans(hub, key2))[0]).toMatchObject({ scanId, measurementMm: 2.5 });
+});
+
+it('onHubClock: within two minutes, or without the desk time, the times are kept as sent', () => {
+  const wire = { measuredAt: '2026-11-21T12:00:00.000Z', deletedAt: null } as Parameters<typeof onHubClock>[0];
+  const hubNow = new Date('2026-11-21T12:00:00Z');
+  expect(onHubClock(wire, undefined, hubNow).scan).toBe(wire);
+  expect(onHubClock(wire, 'yesterday', hubNow).scan).toBe(wire);
+  expect(onHubClock(wire, '2026-11-21T12:01:59Z', hubNow).scan).toBe(wire);
+  const fast = onHubClock(wire, '2026-11-21T13:00:00Z', hubNow);
+  expect(fast).toEqual({ scan: { measuredAt: '2026-11-21T11:00:00.000Z', deletedAt: null }, skewMs: -60 * MINUTE });
 });

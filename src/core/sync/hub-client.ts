@@ -67,7 +67,15 @@ export interface HubClientOptions extends HubLink {
   timeoutMs?: number;
   /** Aborts every call in flight (the link is closing). */
   signal?: AbortSignal;
+  /** The desk's clock, the one its gauge readings are stamped with: sent with each upload (DESK_TIME_HEADER). */
+  now?: () => Date;
 }
+
+/**
+ * The desk's time when it sent an upload, so the hub can tell how far the desk's clock is off its
+ * own and put the desk's reading times on its clock (receive.ts onHubClock).
+ */
+export const DESK_TIME_HEADER = 'X-Desk-Time';
 
 export const READ_TIMEOUT_MS = 15_000;
 export const UPLOAD_TIMEOUT_MS = 120_000;
@@ -206,7 +214,8 @@ export function createHubClient(options: HubClientOptions): HubClient {
       if (image) form.append('image', new Blob([new Uint8Array(image.data)], { type: image.mime }), 'image');
       let answer: { response: Response; data: unknown };
       try {
-        answer = await call(`/sync/scans/${encodeURIComponent(scan.scanId)}`, { method: 'PUT', body: form }, UPLOAD_TIMEOUT_MS);
+        const headers = options.now ? { [DESK_TIME_HEADER]: options.now().toISOString() } : undefined;
+        answer = await call(`/sync/scans/${encodeURIComponent(scan.scanId)}`, { method: 'PUT', body: form, ...(headers ? { headers } : {}) }, UPLOAD_TIMEOUT_MS);
       } catch (error) {
         if (!image && error instanceof HubError && error.status === 409 && error.code === 'CONFLICT' && !error.refusesScan) {
           return 'needs-image';

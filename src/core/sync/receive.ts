@@ -58,6 +58,24 @@ async function checkShop(store: ReceiveDeps['store'], owner: SyncOwner, existing
  * with the image), VALIDATION_ERROR (the image is not the one the metadata describes), and
  * the image checks of an upload (415/422). All but CONFLICT are refusals about the scan.
  */
+/** A desk clock off the hub's by less than this is left alone (network time keeps PCs far closer). */
+export const CLOCK_SKEW_TOLERANCE_MS = 2 * 60_000;
+
+/**
+ * The pushed scan with its reading and deletion times moved onto the hub's clock, when the desk
+ * said what time it was (`deskTime`, its X-Desk-Time) and its clock is off by more than the
+ * tolerance: a desk an hour fast would otherwise win every last-writer-wins merge against the
+ * office's later corrections, for as long as its changes are sent again. The shift is measured
+ * at the request (an upload's own duration is within it). Without the header: as sent.
+ */
+export function onHubClock(wire: SyncScan, deskTime: string | undefined, hubNow: Date): { scan: SyncScan; skewMs: number } {
+  const desk = deskTime === undefined || !/^\d{4}-\d{2}-\d{2}T/.test(deskTime) ? Number.NaN : Date.parse(deskTime);
+  const skewMs = Number.isFinite(desk) ? hubNow.getTime() - desk : 0;
+  if (Math.abs(skewMs) <= CLOCK_SKEW_TOLERANCE_MS) return { scan: wire, skewMs };
+  const shift = (iso: string | null) => (iso === null ? null : new Date(Date.parse(iso) + skewMs).toISOString());
+  return { scan: { ...wire, measuredAt: shift(wire.measuredAt), deletedAt: shift(wire.deletedAt) }, skewMs };
+}
+
 export async function receiveSyncedScan(
   deps: ReceiveDeps,
   owner: SyncOwner,

@@ -147,7 +147,7 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
 
   function connect(link: HubLink): void {
     const stop = new AbortController();
-    const hub = createHubClient({ ...link, signal: stop.signal, ...(deps.fetch ? { fetch: deps.fetch } : {}) });
+    const hub = createHubClient({ ...link, signal: stop.signal, now: () => deps.clock.now(), ...(deps.fetch ? { fetch: deps.fetch } : {}) });
     const pusher = createSyncPusher({
       store: deps.store,
       images: deps.images,

@@ -14,7 +14,8 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import type { FastifyRequest } from 'fastify';
 import { updateSettingsFile } from '../../settings-file.js';
 import { AppError } from '../../errors.js';
-import { receiveSyncedScan } from '../../sync/receive.js';
+import { DESK_TIME_HEADER } from '../../sync/hub-client.js';
+import { onHubClock, receiveSyncedScan } from '../../sync/receive.js';
 import { createSyncService } from '../../sync/service.js';
 import { listChainScans, listChainShops } from '../../sync/shops.js';
 import { parseSyncScan, scanRefusal, type SyncScan } from '../../sync/wire.js';
@@ -139,10 +140,16 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const caller = accountCaller(request);
       if (caller.via !== 'key') throw new AppError('FORBIDDEN', 'Sync uploads need the X-API-Key of a hub account');
-      const { scan, image } = await readUpload(request);
-      if (scan.scanId !== request.params.scanId) {
+      const upload = await readUpload(request);
+      if (upload.scan.scanId !== request.params.scanId) {
         throw scanRefusal('VALIDATION_ERROR', 'scan.scanId does not match the scan id in the path');
       }
+      const deskTime = request.headers[DESK_TIME_HEADER.toLowerCase()];
+      const { scan, skewMs } = onHubClock(upload.scan, typeof deskTime === 'string' ? deskTime : undefined, clock.now());
+      if (scan !== upload.scan) {
+        request.log.warn({ apiKeyId: caller.apiKeyId, skewSeconds: Math.round(skewMs / 1000) }, "a shop's clock is off the hub's: its reading times were moved onto the hub's clock");
+      }
+      const { image } = upload;
       const stored = await receiveSyncedScan(
         { store, images },
         { accountId: caller.account.id, apiKeyId: caller.apiKeyId },
