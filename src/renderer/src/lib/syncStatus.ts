@@ -55,6 +55,9 @@ export function describeSyncError(raw: string): string {
     }
     return `The hub could not be reached. Check the network and the hub address.${waiting}`;
   }
+  if (/^Scan \S+ was not synced: .*belongs to another account/.test(raw)) {
+    return 'Scans this computer sent to another hub account before stay with that account, so this hub account does not take them (sending them again cannot change that). Scans made from now on go to this account.';
+  }
   if (/^Scan \S+ was not synced/.test(raw)) return 'The hub refused one scan for good (the details say why); the others carry on.';
   if (/TIREWEAR_ALLOWED_HOSTS/.test(raw)) {
     return 'The hub does not accept the address this computer uses for it: the hub’s TIREWEAR_ALLOWED_HOSTS must include that name. Scans wait here until it does.';
