@@ -321,3 +321,21 @@ describe('the hub client', () => {
     expect(await about(415, envelope('UNSUPPORTED_MEDIA_TYPE', 'x').replace('"success":false', '"success":"no"'))).toBe(false);
   });
 });
+
+describe('how long an upload may take', () => {
+  it('grows with the photo, so a slow shop line (256 kbit/s) can still send a 10 MiB one', async () => {
+    const { uploadTimeoutMs, UPLOAD_TIMEOUT_MS } = await import('../../src/core/sync/hub-client.js');
+    expect(uploadTimeoutMs(0)).toBe(UPLOAD_TIMEOUT_MS);
+    const tenMiB = 10 * 1024 * 1024;
+    expect(uploadTimeoutMs(tenMiB)).toBe(UPLOAD_TIMEOUT_MS + 320_000); // 10 MiB at 32 KiB/s: 320 s
+    expect(uploadTimeoutMs(tenMiB)).toBeGreaterThan(((tenMiB * 8) / 256_000) * 1000); // 328 s of sending at 256 kbit/s
+  });
+});
+
+it("a hub gives a whole upload longer than the desktop waits for a 10 MiB photo; a desk keeps its minute", async () => {
+  const { uploadTimeoutMs } = await import('../../src/core/sync/hub-client.js');
+  const { HUB_REQUEST_TIMEOUT_MS, REQUEST_TIMEOUT_MS } = await import('../../src/core/http/app.js');
+  const { MAX_IMAGE_BYTES } = await import('../../src/core/http/plugins/multipart.js');
+  expect(uploadTimeoutMs(MAX_IMAGE_BYTES + 64 * 1024)).toBeLessThan(HUB_REQUEST_TIMEOUT_MS);
+  expect(REQUEST_TIMEOUT_MS).toBe(60_000);
+});

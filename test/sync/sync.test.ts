@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/core/config.js';
+import { HUB_REQUEST_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../../src/core/http/app.js';
 import { analyze, call, deskSync, hubAccount, hubScans, removeNode, startNode, type Node } from './nodes.js';
 import { createKey, expectError, signIn } from '../http/helpers.js';
 import { freshSchema, TEST_DATABASE_URL, type TestSchema } from '../hub/pg.js';
@@ -110,6 +111,9 @@ describe('linking a desktop to a hub', () => {
 describe.each(HUB_STORES)('pushing the outbox to a hub on %s', (_name, postgres) => {
   it('pushes scans, gauge readings and deletions; the hub holds each scan once', async () => {
     const { hub, key, desk, cookie } = await linkedPair({ config: await hubConfig(postgres) });
+    // a hub (on PostgreSQL) lets a slow shop line take minutes over a photo; a desk keeps its minute
+    expect(hub.app.server.requestTimeout).toBe(postgres ? HUB_REQUEST_TIMEOUT_MS : REQUEST_TIMEOUT_MS);
+    expect(desk.app.server.requestTimeout).toBe(REQUEST_TIMEOUT_MS);
     const a = await analyze(desk, cookie);
     const b = await analyze(desk, cookie);
     const c = await analyze(desk, cookie);

@@ -34,6 +34,13 @@ export const MAX_HEADER_BYTES = 16 * 1024;
  */
 export const REQUEST_TIMEOUT_MS = 60_000;
 /**
+ * A hub's bound instead: shops push photos over their own lines, and the desktop gives a 10 MiB
+ * one up to uploadTimeoutMs() (≈ 7.3 min at 32 KiB/s, sync/hub-client.ts); a hub reached without
+ * a buffering proxy would otherwise cut a slow shop off at a minute on every try. Headers still
+ * have REQUEST_TIMEOUT_MS.
+ */
+export const HUB_REQUEST_TIMEOUT_MS = 8 * 60_000;
+/**
  * Once close() has begun, requests in flight get this long to finish (an analysis takes about
  * a second, so a queue of them is usually worked off); then every connection still open is
  * closed, so a stalled upload or a client that never reads cannot keep the server from stopping.
@@ -44,7 +51,7 @@ export const SHUTDOWN_GRACE_MS = 10_000;
 export interface BuildServerOptions {
   /** false: no request logs (tests); true or absent: the core's logger; an object: pino options. */
   logger?: boolean | FastifyServerOptions['logger'];
-  /** REQUEST_TIMEOUT_MS unless given (tests use a short one). */
+  /** REQUEST_TIMEOUT_MS (a hub: HUB_REQUEST_TIMEOUT_MS) unless given (tests use a short one). */
   requestTimeoutMs?: number;
   /** SHUTDOWN_GRACE_MS unless given (tests use a short one). */
   shutdownGraceMs?: number;
@@ -144,7 +151,7 @@ const buildValidator = ((externalSchemas: Record<string, unknown>, ajvOptions: A
 }) as unknown as AjvCompilerTypes.BuildCompilerFromPool;
 
 export async function buildServer(core: HttpCore, options: BuildServerOptions = {}): Promise<FastifyInstance> {
-  const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const requestTimeout = options.requestTimeoutMs ?? (core.config.databaseUrl ? HUB_REQUEST_TIMEOUT_MS : REQUEST_TIMEOUT_MS);
   const shutdownGrace = options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS;
   const app = Fastify({
     ...loggerOptions(core, options.logger),
@@ -157,7 +164,7 @@ export async function buildServer(core: HttpCore, options: BuildServerOptions = 
     // Node enforces requestTimeout only while headersTimeout is no longer, and checks at connectionsCheckingInterval.
     http: {
       maxHeaderSize: MAX_HEADER_BYTES,
-      headersTimeout: requestTimeout,
+      headersTimeout: Math.min(requestTimeout, REQUEST_TIMEOUT_MS),
       connectionsCheckingInterval: Math.min(30_000, Math.ceil(requestTimeout / 4)),
     },
     // Requests arriving while closing get SERVER_BUSY in the envelope (security.ts) instead.

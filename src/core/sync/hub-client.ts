@@ -63,7 +63,7 @@ export class HubError extends Error {
 
 export interface HubClientOptions extends HubLink {
   fetch?: FetchLike;
-  /** For reads the desk waits on; uploads get UPLOAD_TIMEOUT_MS, as a 10 MiB photo may crawl up a shop's line. */
+  /** For reads the desk waits on; uploads get uploadTimeoutMs(), as a 10 MiB photo may crawl up a shop's line. */
   timeoutMs?: number;
   /** Aborts every call in flight (the link is closing). */
   signal?: AbortSignal;
@@ -79,6 +79,17 @@ export const DESK_TIME_HEADER = 'X-Desk-Time';
 
 export const READ_TIMEOUT_MS = 15_000;
 export const UPLOAD_TIMEOUT_MS = 120_000;
+/**
+ * Uploads also get a second per this many bytes of photo (32 KiB/s, a quarter of a 1 Mbit/s
+ * line): a 10 MiB photo then has ≈ 7 minutes, so a slow shop line is never cut off on every try
+ * (which would hold every later change back), while a hub that has stopped answering still is.
+ */
+export const SLOWEST_UPLINK_BYTES_PER_S = 32 * 1024;
+
+/** How long an upload of `bytes` of photo may take. */
+export function uploadTimeoutMs(bytes: number): number {
+  return UPLOAD_TIMEOUT_MS + Math.ceil((bytes / SLOWEST_UPLINK_BYTES_PER_S) * 1000);
+}
 
 /** What the chain view passes on to the window; anything else from a hub is refused. */
 export const HUB_IMAGE_TYPES: ReadonlySet<string> = new Set(['image/jpeg', 'image/png', 'image/webp']);
@@ -146,7 +157,7 @@ export function createHubClient(options: HubClientOptions): HubClient {
   const readTimeoutMs = options.timeoutMs ?? READ_TIMEOUT_MS;
 
   function unreachable(error: unknown, timeoutMs: number): HubError {
-    const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : describe(error);
+    const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${Math.round(timeoutMs / 1000)} s` : describe(error);
     return new HubError(`Hub unreachable (${reason})`);
   }
 
@@ -215,7 +226,7 @@ export function createHubClient(options: HubClientOptions): HubClient {
       let answer: { response: Response; data: unknown };
       try {
         const headers = options.now ? { [DESK_TIME_HEADER]: options.now().toISOString() } : undefined;
-        answer = await call(`/sync/scans/${encodeURIComponent(scan.scanId)}`, { method: 'PUT', body: form, ...(headers ? { headers } : {}) }, UPLOAD_TIMEOUT_MS);
+        answer = await call(`/sync/scans/${encodeURIComponent(scan.scanId)}`, { method: 'PUT', body: form, ...(headers ? { headers } : {}) }, uploadTimeoutMs(image?.data.length ?? 0));
       } catch (error) {
         if (!image && error instanceof HubError && error.status === 409 && error.code === 'CONFLICT' && !error.refusesScan) {
           return 'needs-image';
