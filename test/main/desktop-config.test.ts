@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -5,7 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/core/config.js';
 import { desktopDataDir, devUserDataPath, keepApiRunningInTray, loadDesktopConfig, type DesktopPaths } from '../../src/main/desktop-config.js';
 
-const PEM = '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAtest\n-----END PUBLIC KEY-----\n';
+// real Ed25519 public keys: the config checks the key it loads
+const publicPem = () => generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
+const PEM = publicPem();
 
 let tmp: string;
 let paths: DesktopPaths;
@@ -61,7 +64,7 @@ describe('desktop config', () => {
   });
 
   it('an installed app keeps its own license key and UI whatever the environment says; from source both can be set', async () => {
-    const otherPem = '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAother\n-----END PUBLIC KEY-----\n';
+    const otherPem = publicPem();
     const otherUi = path.join(tmp, 'other-ui');
     const env = { TIREWEAR_LICENSE_PUBLIC_KEY: otherPem, TIREWEAR_RENDERER_DIR: otherUi };
     const installed = loadDesktopConfig(env, paths);
