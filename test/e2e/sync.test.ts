@@ -172,7 +172,7 @@ describe('desktop sync with the hub in the browser', () => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await pending().filter({ hasText: /^1 scan$/ }).waitFor();
     await syncNow();
-    await page.getByTestId('sync-error').getByText('The hub could not be reached').waitFor();
+    await page.getByTestId('sync-error').getByText('Nothing answers at the hub address').waitFor();
     await expect(pending().textContent()).resolves.toBe('1 scan');
     await page.getByRole('link', { name: 'History' }).click();
     await page.getByRole('button', { name: 'All shops (hub)' }).click();
