@@ -188,8 +188,12 @@ function checkedLink(link: { hubUrl: string; hubApiKey: string }, name: (field: 
 }
 
 const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
-/** What `true` trusts: proxies on this machine or a private network (10/8, 172.16/12, 192.168/16, fc00::/7, link-local). */
-export const PRIVATE_PROXIES = 'loopback,linklocal,uniquelocal';
+/**
+ * What `true` trusts: proxies on this machine or a private network (10/8, 172.16/12, 192.168/16,
+ * fc00::/7, link-local, and the carrier-grade NAT range 100.64/10 that Tailscale and some
+ * clusters use). A proxy at a public address must be named.
+ */
+export const PRIVATE_PROXIES = 'loopback,linklocal,uniquelocal,100.64.0.0/10';
 
 /**
  * TIREWEAR_TRUST_PROXY: `true` (or yes/on/1) trusts proxies at loopback and private addresses —

@@ -97,7 +97,7 @@ describe('loadConfig', () => {
   it('selects hub mode and proxy trust only when asked', () => {
     const hub = loadConfig(env({ TIREWEAR_DATABASE_URL: 'postgres://u:p@db/tw', TIREWEAR_TRUST_PROXY: 'true' }));
     expect(hub.databaseUrl).toBe('postgres://u:p@db/tw');
-    expect(hub.trustProxy).toBe('loopback,linklocal,uniquelocal'); // private proxies, not every hop
+    expect(hub.trustProxy).toBe('loopback,linklocal,uniquelocal,100.64.0.0/10'); // private proxies, not every hop
     expect(loadConfig(env({ TIREWEAR_TRUST_PROXY: '10.0.0.1' })).trustProxy).toBe('10.0.0.1');
     expect(loadConfig(env({ TIREWEAR_TRUST_PROXY: ' 10.0.0.0/8, loopback , ::1 ' })).trustProxy).toBe('10.0.0.0/8,loopback,::1');
     for (const bad of ['10.0.0.300', '10.0.0.0/33', 'proxy.internal', '2', '10.0.0.1/8/2']) {

@@ -4,7 +4,7 @@
  * (otherwise anyone could pick a fresh "IP" per request). Loopback client addresses keep
  * these requests clear of the LAN gate, which is not what is under test here.
  */
-import { afterEach, beforeAll, expect, it } from 'vitest';
+import { afterEach, beforeAll, expect, it, vi } from 'vitest';
 import { makeJpeg } from '../fixtures/images/make.js';
 import { createKey, httpTest, imageForm, signIn, type HttpTest } from '../http/helpers.js';
 
@@ -47,4 +47,21 @@ it('serves a key holder forwarded from another network when LAN access is on', a
   const { cookie } = await signIn(t.app);
   const key = await createKey(t.app, cookie);
   expect(await anonymous('198.51.100.23', { 'x-api-key': key })).toBe(200);
+});
+
+it('says once in the log when X-Forwarded-For comes from a proxy it does not trust', async () => {
+  t = await httpTest({ config: { trustProxy: '10.0.0.1' } }); // the requests come from 127.0.0.1
+  const warn = vi.spyOn(t.core.logger, 'warn');
+  expect(await anonymous('198.51.100.23')).toBe(200);
+  expect(await anonymous('198.51.100.24')).toBe(200);
+  const said = warn.mock.calls.filter(([, message]) => String(message).includes('TIREWEAR_TRUST_PROXY does not trust'));
+  expect(said).toHaveLength(1);
+  expect(said[0]![0]).toEqual({ peer: '127.0.0.1' });
+});
+
+it('says nothing when the proxy is trusted', async () => {
+  t = await httpTest({ config: { trustProxy: '127.0.0.1' } });
+  const warn = vi.spyOn(t.core.logger, 'warn');
+  expect(await anonymous('127.0.0.9')).toBe(200);
+  expect(warn.mock.calls.filter(([, message]) => String(message).includes('does not trust'))).toHaveLength(0);
 });

@@ -51,6 +51,8 @@ test('pro runs until its expiry; a later pro license extends it, an earlier one 
   expect((await t.core.services.accounts.summary(account.id)).licenses).toHaveLength(1);
   const other = await accountCaller(t.core.services);
   await t.core.services.licenses.redeem(other.account.id, earlier); // not burnt: another account can use it
+  // sent again by the account that used it: already redeemed, not "adds nothing"
+  await expectAppError(t.core.services.licenses.redeem(other.account.id, earlier), 'LICENSE_ALREADY_REDEEMED');
   await t.core.services.licenses.redeem(account.id, t.issueCode({ kind: 'pro', expiresAt: '2027-12-31T00:00:00Z' }));
   const summary = await t.core.services.accounts.summary(account.id);
   expect(summary).toMatchObject({

@@ -105,4 +105,11 @@ it('onHubClock: within two minutes, or without the desk time, the times are kept
   expect(onHubClock(wire, '2026-11-21T12:01:59Z', hubNow).scan).toBe(wire);
   const fast = onHubClock(wire, '2026-11-21T13:00:00Z', hubNow);
   expect(fast).toEqual({ scan: { measuredAt: '2026-11-21T11:00:00.000Z', deletedAt: null }, skewMs: -60 * MINUTE });
+  // whole minutes: the network's jitter does not make each re-send a slightly different reading
+  expect(onHubClock(wire, '2026-11-21T13:00:00.400Z', hubNow).scan).toEqual(fast.scan);
+  expect(onHubClock(wire, '2026-11-21T12:59:59.700Z', hubNow).scan).toEqual(fast.scan);
+  // no time, or an offset of years: a broken header, ignored (before, a far date made a 500)
+  for (const broken of ['+275760-09-13T00:00:00.000Z', '1970-01-01T00:00:00Z', '2026-11-21T13:00:00+01:00']) {
+    expect(onHubClock(wire, broken, hubNow).scan, broken).toBe(wire);
+  }
 });

@@ -183,6 +183,22 @@ export async function buildServer(core: HttpCore, options: BuildServerOptions = 
 
   deferContinue(app.server);
   let forceClose: NodeJS.Timeout | undefined;
+  if (core.config.trustProxy !== false) {
+    // A proxy that TIREWEAR_TRUST_PROXY does not name makes every caller look like the proxy
+    // (metering, the LAN rule) and drops X-Forwarded-Proto (the Origin check then refuses
+    // browsers): say so once per address, for whoever reads the hub's log.
+    const warned = new Set<string>();
+    app.addHook('onRequest', async (request) => {
+      if (request.headers['x-forwarded-for'] === undefined || (request.ips?.length ?? 0) > 1) return;
+      const peer = request.socket.remoteAddress ?? '';
+      if (warned.has(peer) || warned.size >= 64) return;
+      warned.add(peer);
+      core.logger.warn(
+        { peer },
+        'X-Forwarded-For came from an address TIREWEAR_TRUST_PROXY does not trust: its callers are taken for that address; name the proxy in TIREWEAR_TRUST_PROXY',
+      );
+    });
+  }
   app.addHook('preClose', (done) => {
     forceClose = setTimeout(() => {
       app.log.warn(`closing the connections still open ${shutdownGrace} ms after shutdown began`);

@@ -116,3 +116,16 @@ export function generateLicenseKeyPair(): { publicKeyPem: string; privateKeyPem:
     privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
   };
 }
+
+/**
+ * A pro license that would end at or before the pro the account already has adds nothing:
+ * refused unused (redeeming would burn the code), so it can still go to another account. Thrown
+ * inside the stores' redeem transaction, after the already-redeemed check.
+ */
+export function proAddsNothing(current: Date, licenseEnd: Date): AppError {
+  return new AppError(
+    'CONFLICT',
+    `Your pro plan already runs until ${current.toISOString().slice(0, 10)}, past this license's end ` +
+      `(${licenseEnd.toISOString().slice(0, 10)}): it would add nothing, so it was not used. Keep it for another account.`,
+  );
+}

@@ -16,18 +16,6 @@ export function createLicenseService(deps: { store: Store; clock: Clock; publicK
       if (expiresAt && expiresAt.getTime() <= now.getTime()) {
         throw new AppError('LICENSE_EXPIRED', `This pro license expired on ${expiresAt.toISOString().slice(0, 10)}.`);
       }
-      if (expiresAt) {
-        // a code that would end before the pro the account already has adds nothing: refuse it
-        // unused (redeeming would burn it), so it can still go to another account
-        const current = (await store.accounts.findById(accountId))?.proExpiresAt ?? null;
-        if (current && current.getTime() >= expiresAt.getTime()) {
-          throw new AppError(
-            'CONFLICT',
-            `Your pro plan already runs until ${current.toISOString().slice(0, 10)}, past this license's end ` +
-              `(${expiresAt.toISOString().slice(0, 10)}): it would add nothing, so it was not used. Keep it for another account.`,
-          );
-        }
-      }
       const license = {
         codeId: payload.id,
         accountId,

@@ -189,7 +189,8 @@ export interface LicenseStore {
   /**
    * One transaction: insert the redemption (AppError LICENSE_ALREADY_REDEEMED when the
    * code id exists, NOT_FOUND when the account does not) and credit the account: pack adds
-   * `scans` to packCredit, pro sets proExpiresAt to the later of the current value and the license's.
+   * `scans` to packCredit, pro sets proExpiresAt to the license's end; a pro license ending at or
+   * before the account's current pro is AppError CONFLICT and stores nothing (proAddsNothing).
    */
   redeem(license: RedeemedLicense): Promise<Account>;
   listForAccount(accountId: string): Promise<RedeemedLicense[]>;

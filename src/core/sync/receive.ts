@@ -60,17 +60,24 @@ async function checkShop(store: ReceiveDeps['store'], owner: SyncOwner, existing
  */
 /** A desk clock off the hub's by less than this is left alone (network time keeps PCs far closer). */
 export const CLOCK_SKEW_TOLERANCE_MS = 2 * 60_000;
+/** An offset beyond this is no clock that runs fast or slow but a broken header: ignored. */
+const MAX_CLOCK_SKEW_MS = 366 * 24 * 3_600_000;
 
 /**
  * The pushed scan with its reading and deletion times moved onto the hub's clock, when the desk
- * said what time it was (`deskTime`, its X-Desk-Time) and its clock is off by more than the
- * tolerance: a desk an hour fast would otherwise win every last-writer-wins merge against the
- * office's later corrections, for as long as its changes are sent again. The shift is measured
- * at the request (an upload's own duration is within it). Without the header: as sent.
+ * said what time it was as it began the upload (`deskTime`, its X-Desk-Time; `hubNow`: the hub's
+ * time as the upload began) and its clock is off by more than the tolerance: a desk an hour fast
+ * would otherwise win every last-writer-wins merge against the office's later corrections, for
+ * as long as its changes are sent again. The offset is rounded to whole minutes, so the network's
+ * jitter cannot make each re-send of one reading a new, slightly later one. It is the offset of
+ * now: a reading taken while the desk's clock was right and sent after it went wrong is moved
+ * too. The scan's own time (createdAt, immutable on the hub) is kept. Without the header, or with
+ * one that is no time, or an offset of more than a year: as sent.
  */
 export function onHubClock(wire: SyncScan, deskTime: string | undefined, hubNow: Date): { scan: SyncScan; skewMs: number } {
-  const desk = deskTime === undefined || !/^\d{4}-\d{2}-\d{2}T/.test(deskTime) ? Number.NaN : Date.parse(deskTime);
-  const skewMs = Number.isFinite(desk) ? hubNow.getTime() - desk : 0;
+  const desk = deskTime === undefined || !/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/.test(deskTime) ? Number.NaN : Date.parse(deskTime);
+  const measured = Number.isFinite(desk) ? hubNow.getTime() - desk : 0;
+  const skewMs = Math.abs(measured) > MAX_CLOCK_SKEW_MS ? 0 : Math.round(measured / 60_000) * 60_000;
   if (Math.abs(skewMs) <= CLOCK_SKEW_TOLERANCE_MS) return { scan: wire, skewMs };
   const shift = (iso: string | null) => (iso === null ? null : new Date(Date.parse(iso) + skewMs).toISOString());
   return { scan: { ...wire, measuredAt: shift(wire.measuredAt), deletedAt: shift(wire.deletedAt) }, skewMs };

@@ -52,12 +52,18 @@ export function licenseConformance(store: GetStore): void {
       expect(await store().licenses.listForAccount(account.id)).toHaveLength(1);
     });
 
-    it('extends pro to the later expiry, never shortens it', async () => {
+    it('extends pro to a later expiry; one ending no later is refused and stores nothing (the code stays unused)', async () => {
       const account = await createAccount(store());
       const later = await store().licenses.redeem(pro(account.id, 'pro-1', '2027-06-01T00:00:00.000Z'));
       expect(later.proExpiresAt).toEqual(new Date('2027-06-01T00:00:00.000Z'));
-      const earlier = await store().licenses.redeem(pro(account.id, 'pro-2', '2027-01-01T00:00:00.000Z'));
-      expect(earlier.proExpiresAt).toEqual(new Date('2027-06-01T00:00:00.000Z'));
+      for (const [id, end] of [['pro-2', '2027-01-01T00:00:00.000Z'], ['pro-2b', '2027-06-01T00:00:00.000Z']] as const) {
+        await expect(store().licenses.redeem(pro(account.id, id, end))).rejects.toMatchObject({ code: 'CONFLICT' });
+      }
+      expect((await store().licenses.listForAccount(account.id)).map((l) => l.codeId)).toEqual(['pro-1']);
+      const other = await createAccount(store());
+      expect((await store().licenses.redeem(pro(other.id, 'pro-2', '2027-01-01T00:00:00.000Z'))).proExpiresAt).toEqual(new Date('2027-01-01T00:00:00.000Z'));
+      // a code already redeemed is that, before anything else
+      await expect(store().licenses.redeem(pro(account.id, 'pro-1', '2027-06-01T00:00:00.000Z'))).rejects.toMatchObject({ code: 'LICENSE_ALREADY_REDEEMED' });
       const further = await store().licenses.redeem(pro(account.id, 'pro-3', '2028-01-01T00:00:00.000Z'));
       expect(further).toMatchObject({ proExpiresAt: new Date('2028-01-01T00:00:00.000Z'), packCredit: 0 });
     });

@@ -21,16 +21,19 @@ const Filter = {
   from: Type.Optional(Type.String({ maxLength: 40, description: DATE_FILTER })),
   to: Type.Optional(Type.String({ maxLength: 40, description: DATE_FILTER })),
 };
+/** jQuery's `cache: false` (and many a POS's own cache-buster) adds `_=<time>`: taken and ignored. */
+const CacheBuster = { _: Type.Optional(Type.String({ maxLength: 64, description: 'Ignored: a cache-buster' })) };
 // a parameter not named here is refused by name (see app.ts), so a misspelt filter never widens a list or an export
 const ListQuery = Type.Object(
   {
     ...Filter,
+    ...CacheBuster,
     cursor: Type.Optional(Type.String({ maxLength: 512 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, description: 'Page size, default 20' })),
   },
   { additionalProperties: false },
 );
-const ExportQuery = Type.Object(Filter, { additionalProperties: false });
+const ExportQuery = Type.Object({ ...Filter, ...CacheBuster }, { additionalProperties: false });
 const ScanParams = Type.Object({ scanId: Type.String({ minLength: 1, maxLength: 128 }) });
 
 const MeasurementBody = Type.Object(
@@ -147,7 +150,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags, summary: 'Scans of the account, newest first', querystring: ListQuery, response: replies(ScanList) },
     },
     async (request) => {
-      const { cursor, limit, ...filter } = request.query;
+      const { cursor, limit, _: _cacheBuster, ...filter } = request.query;
       const query: ScanQuery = toFilter(filter);
       if (limit !== undefined) query.limit = limit;
       if (cursor) query.cursor = cursor;
@@ -197,10 +200,8 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'The uploaded image, or its thumbnail',
         params: ScanParams,
-        querystring: Type.Object(
-          { variant: Type.Optional(Type.Union([Type.Literal('original'), Type.Literal('thumbnail')])) },
-          { additionalProperties: false },
-        ),
+        // other parameters (an image cache-buster such as ?v=2) are left alone: nothing here widens
+        querystring: Type.Object({ variant: Type.Optional(Type.Union([Type.Literal('original'), Type.Literal('thumbnail')])) }),
         response: rawReplies('The image bytes', ['image/jpeg', 'image/png', 'image/webp']),
       },
     },

@@ -119,6 +119,9 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     isPartAFile: (field, contentType, fileName) => field === 'image' || fileName !== undefined || contentType === 'application/octet-stream',
   });
 
+  /** The clock offset last logged per shop key (minutes). */
+  const skewWarned = new Map<string, number>();
+
   app.put(
     '/sync/scans/:scanId',
     {
@@ -140,14 +143,18 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const caller = accountCaller(request);
       if (caller.via !== 'key') throw new AppError('FORBIDDEN', 'Sync uploads need the X-API-Key of a hub account');
+      // the hub's time as the upload begins, as the desk's X-Desk-Time is: a slow upload's duration is no clock error
+      const arrivedAt = clock.now();
       const upload = await readUpload(request);
       if (upload.scan.scanId !== request.params.scanId) {
         throw scanRefusal('VALIDATION_ERROR', 'scan.scanId does not match the scan id in the path');
       }
       const deskTime = request.headers[DESK_TIME_HEADER.toLowerCase()];
-      const { scan, skewMs } = onHubClock(upload.scan, typeof deskTime === 'string' ? deskTime : undefined, clock.now());
-      if (scan !== upload.scan) {
-        request.log.warn({ apiKeyId: caller.apiKeyId, skewSeconds: Math.round(skewMs / 1000) }, "a shop's clock is off the hub's: its reading times were moved onto the hub's clock");
+      const { scan, skewMs } = onHubClock(upload.scan, typeof deskTime === 'string' ? deskTime : undefined, arrivedAt);
+      if (scan !== upload.scan && skewWarned.get(caller.apiKeyId ?? '') !== Math.round(skewMs / 60_000)) {
+        // once per shop and offset, not once per upload of a replay
+        skewWarned.set(caller.apiKeyId ?? '', Math.round(skewMs / 60_000));
+        request.log.warn({ apiKeyId: caller.apiKeyId, skewMinutes: Math.round(skewMs / 60_000) }, "a shop's clock is off the hub's: its reading times are moved onto the hub's clock");
       }
       const { image } = upload;
       const stored = await receiveSyncedScan(

@@ -3,6 +3,7 @@ import { AppError } from '../../errors.js';
 import type { Account, AccountWithSecret, ApiKeyRecord, RedeemedLicense, Session } from '../../types.js';
 import type { AccountStore, ApiKeyStore, LicenseStore, SessionStore } from '../store.js';
 import type { Db } from './db.js';
+import { proAddsNothing } from '../../licensing/codes.js';
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -187,7 +188,9 @@ export function licenseStore(db: Db): LicenseStore {
   return {
     redeem(license) {
       return db.transaction(async (tx) => {
-        const owner = await tx.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [license.accountId]);
+        const owner = await tx.query<{ pro_expires_at: Date | null }>('SELECT id, pro_expires_at FROM accounts WHERE id = $1 FOR UPDATE', [
+          license.accountId,
+        ]);
         if (owner.length === 0) throw new AppError('NOT_FOUND', 'Account not found');
         const inserted = await tx.query(
           `INSERT INTO licenses (code_id, account_id, kind, scans, expires_at, redeemed_at)
@@ -203,6 +206,9 @@ export function licenseStore(db: Db): LicenseStore {
             license.scans ?? 0,
           ]);
         } else if (license.expiresAt !== null) {
+          // after the already-redeemed check, inside the transaction: the insert is rolled back
+          const current = owner[0]!.pro_expires_at;
+          if (current && current.getTime() >= license.expiresAt.getTime()) throw proAddsNothing(current, license.expiresAt);
           await tx.query('UPDATE accounts SET pro_expires_at = GREATEST(pro_expires_at, $2) WHERE id = $1', [
             license.accountId,
             license.expiresAt,

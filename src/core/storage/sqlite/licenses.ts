@@ -3,6 +3,7 @@ import { AppError } from '../../errors.js';
 import type { RedeemedLicense } from '../../types.js';
 import type { LicenseStore } from '../store.js';
 import { readAccount } from './accounts.js';
+import { proAddsNothing } from '../../licensing/codes.js';
 import { type Db, fromMs, immediate, isUniqueViolation, run, toMs } from './db.js';
 
 interface LicenseRow {
@@ -57,6 +58,9 @@ export function createLicenseStore(db: Db): LicenseStore {
         if (license.kind === 'pack') {
           addPack.run(license.scans ?? 0, license.accountId);
         } else if (license.expiresAt !== null) {
+          const current = readAccount(db, license.accountId)!.proExpiresAt;
+          // thrown inside the transaction: the redemption just inserted is rolled back
+          if (current && current.getTime() >= license.expiresAt.getTime()) throw proAddsNothing(current, license.expiresAt);
           extendPro.run(toMs(license.expiresAt), license.accountId);
         }
         return readAccount(db, license.accountId)!;
