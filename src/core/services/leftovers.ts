@@ -5,7 +5,8 @@
  *
  * Hub instances share the images folder, so a file another process is writing right now
  * looks exactly like a leftover. Only files older than LEFTOVER_MIN_AGE_MS are candidates,
- * an image only when the store says no scan (live or deleted) refers to it, and the file
+ * an image only when the store says no live scan refers to it (a deleted scan's photos go: a
+ * removal that failed at the deletion is retried here), and the file
  * removed is provably the one judged (see removeIfUnchanged).
  */
 import { randomBytes } from 'node:crypto';
