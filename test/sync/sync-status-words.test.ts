@@ -20,9 +20,9 @@ it('a revoked key says to ask for a new one and link again', () => {
   expect(describeSyncError('Hub answered 401 INVALID_API_KEY: The API key is unknown or has been revoked.')).toMatch(/Ask for a new key and link again/);
 });
 
-it('scans refused because they belong to another hub account say they stay there, and that sending again cannot help', () => {
+it('scans refused because they belong to another hub account say they stay there, and where new ones go', () => {
   const text = describeSyncError('Scan 0123 was not synced: Hub answered 403 FORBIDDEN: This scan id belongs to another account');
   expect(text).toMatch(/stay with that account/);
-  expect(text).toMatch(/sending them again cannot change that/);
+  expect(text).toMatch(/Scans made from now on go to this account/);
   expect(describeSyncError('Scan 0123 was not synced: Hub answered 422 IMAGE_UNREADABLE: …')).toMatch(/refused one scan for good/);
 });

@@ -9,7 +9,7 @@ const FRIENDLY: Record<string, string> = {
   FORBIDDEN: 'You are not allowed to do that here.',
   NOT_FOUND: 'We could not find that. It may have been deleted.',
   METHOD_NOT_ALLOWED: 'This version of the app does not support that action.',
-  CONFLICT: 'That already exists.',
+  CONFLICT: 'That cannot be done as things stand.',
   FILE_TOO_LARGE: 'The photo is too big. Photos can be at most 10 MB.',
   UNSUPPORTED_MEDIA_TYPE: 'That file is not a photo we can read. Use JPEG, PNG or WebP.',
   IMAGE_UNREADABLE: 'The photo file is damaged or incomplete. Take or export it again.',

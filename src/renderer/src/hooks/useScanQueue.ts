@@ -8,6 +8,7 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { WirePosition } from '../../../shared/api';
+import { answeredForDeletedScan } from '../lib/retry';
 import { ApiError, MAX_UPLOAD_BYTES, analyze, rateLimitFrom, type RateLimitInfo } from '../api/client';
 import { fromAnalysis, type ScanView } from '../lib/scanView';
 
@@ -174,7 +175,22 @@ export function useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEn
     });
   }, []);
 
-  const retry = useCallback((id: number) => update(id, { status: 'queued', progress: 0, error: null }), [update]);
+  const retry = useCallback((id: number) => {
+    setItems((all) =>
+      all.map((item) =>
+        item.id !== id
+          ? item
+          : {
+              ...item,
+              status: 'queued',
+              progress: 0,
+              error: null,
+              // the scan the first key made was deleted since: the same key would be refused again
+              ...(answeredForDeletedScan(item.error) ? { idempotencyKey: randomKey() } : {}),
+            },
+      ),
+    );
+  }, []);
 
   const setMeasurement = useCallback((id: number, measurementMm: number | null) => {
     setItems((all) => all.map((item) => (item.id === id && item.view ? { ...item, view: { ...item.view, measurementMm } } : item)));

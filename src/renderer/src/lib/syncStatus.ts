@@ -56,7 +56,7 @@ export function describeSyncError(raw: string): string {
     return `The hub could not be reached. Check the network and the hub address.${waiting}`;
   }
   if (/^Scan \S+ was not synced: .*belongs to another account/.test(raw)) {
-    return 'Scans this computer sent to another hub account before stay with that account, so this hub account does not take them (sending them again cannot change that). Scans made from now on go to this account.';
+    return 'Scans this computer sent to another hub account before stay with that account, so this hub account does not take them; they are safe there and here. Scans made from now on go to this account.';
   }
   if (/^Scan \S+ was not synced/.test(raw)) return 'The hub refused one scan for good (the details say why); the others carry on.';
   if (/TIREWEAR_ALLOWED_HOSTS/.test(raw)) {
