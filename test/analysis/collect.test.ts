@@ -3,7 +3,7 @@
  * `npm run eval` reads. A real server on a test core; the photos must come back byte for byte.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -104,6 +104,27 @@ test('a refused key, an unreachable server and a bad URL are CollectErrors with 
   await expect(collectMeasured({ server, apiKey: key, out, fetch: notTireWear })).rejects.toThrow(/did not answer like a TireWear server/);
   await writeFile(path.join(dir, 'a-file'), 'x');
   await expect(collectMeasured({ server, apiKey: key, out: path.join(dir, 'a-file', 'sub') })).rejects.toThrow(/Cannot create/);
+});
+
+test("a labels.csv collect did not write is never overwritten; a file it cannot write is named, with no partial file left", async () => {
+  const own = path.join(dir, 'hand-made');
+  await mkdir(own, { recursive: true });
+  await writeFile(path.join(own, 'labels.csv'), 'file,depthMm\nmine.jpg,4.2\n');
+  const refused = await collectMeasured({ server, apiKey: key, out: own }).catch((e: unknown) => e);
+  expect(refused).toBeInstanceOf(CollectError);
+  expect(refused).toMatchObject({ exitCode: 2, message: expect.stringMatching(/was not written by collect .* move that labels\.csv away/) });
+  expect(await readFile(path.join(own, 'labels.csv'), 'utf8')).toBe('file,depthMm\nmine.jpg,4.2\n');
+  expect(await readdir(own)).toEqual(['labels.csv']); // nothing fetched
+
+  const blocked = path.join(dir, 'blocked');
+  await mkdir(path.join(blocked, 'labels.csv.partial'), { recursive: true }); // a folder where the labels are written first
+  const failed = await collectMeasured({ server, apiKey: key, out: blocked }).catch((e: unknown) => e);
+  expect(failed).toMatchObject({ exitCode: 1, message: expect.stringMatching(/^Cannot write .*labels\.csv: E/) });
+  // its own labels.csv from an earlier run is rewritten as before
+  const again = path.join(dir, 'again');
+  await collectMeasured({ server, apiKey: key, out: again });
+  await collectMeasured({ server, apiKey: key, out: again });
+  expect((await readFile(path.join(again, 'labels.csv'), 'utf8')).split('\n')[0]).toBe('file,depthMm,wear,scanId,estimatedDepthMm,modelVersion,measuredAt');
 });
 
 test('npm run collect: key from the environment, usage mistakes exit 2, server failures exit 1', async () => {

@@ -3,7 +3,7 @@
  * flags it does not know with exit 2. `npm run serve` reads its flags through loadConfig
  * (src/core/config.ts), so its flag handling is checked here end to end as well.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -46,6 +46,17 @@ describe('--help', () => {
     expect(r).toMatchObject({ code: 0, stderr: '' });
     expect(r.stdout).toMatch(/usage: npm run serve -- \[--FLAG VALUE/);
     for (const flag of ['--port', '--data-dir', '--lan-access', '--hub-url', '--analysis-concurrency']) expect(r.stdout).toContain(flag);
+  });
+});
+
+describe('serve cannot start', () => {
+  test('a data folder that is a file: exit 1 and a plain line on stderr naming it (the JSON log stays on stdout)', async () => {
+    const notAFolder = path.join(dir, 'a-file');
+    await writeFile(notAFolder, 'x');
+    const r = await cli('serve', ['--port', '0', '--data-dir', notAFolder]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^tirewear: could not start: .*the data folder .*a-file must be a folder TireWear can write/m);
+    expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace for a person to read
   });
 });
 

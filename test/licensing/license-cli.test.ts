@@ -4,7 +4,8 @@
  * the flag and the form it takes; a key file that is not an Ed25519 private key says so.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -62,6 +63,17 @@ describe('license issue', () => {
       expect(r.stderr).toMatch(/usage:/);
     }
     expect((await issue('--kind', 'pack', '--scan', '500')).stderr).toMatch(/'--scan'/);
+  });
+
+  test('a flag given twice is refused, not read as its last value (--kind pack --kind pro issuing pro)', async () => {
+    for (const [args, flag] of [
+      [['--kind', 'pack', '--kind', 'pro', '--expires', '2027-01-01'], '--kind'],
+      [['--kind', 'pack', '--scans', '5', '--scans=500'], '--scans'],
+    ] as const) {
+      const r = await issue(...args);
+      expect(r, args.join(' ')).toMatchObject({ code: 2, stdout: '' });
+      expect(r.stderr).toContain(`${flag} is given twice; give it once`);
+    }
   });
 
   test('a flag that does not apply to the kind is refused', async () => {
@@ -123,5 +135,16 @@ describe('license keygen and commands', () => {
     expect(await license('keygen')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--out DIR is required/) });
     expect(await license('sign')).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "sign"/) });
     expect(await license()).toMatchObject({ code: 2, stderr: expect.stringMatching(/usage:/) });
+  });
+
+  test('keygen never overwrites a key: neither the signing key nor a public key apps may trust', async () => {
+    const out = path.join(dir, 'keys-public-only');
+    await mkdir(out, { recursive: true });
+    await writeFile(path.join(out, 'license-public.pem'), 'the key the app trusts');
+    const r = await license('keygen', '--out', out);
+    expect(r).toMatchObject({ code: 2, stdout: '' });
+    expect(r.stderr).toMatch(/license-public\.pem exists; refusing to overwrite the public key/);
+    expect(await readFile(path.join(out, 'license-public.pem'), 'utf8')).toBe('the key the app trusts');
+    expect(existsSync(path.join(out, 'license-private.pem'))).toBe(false);
   });
 });

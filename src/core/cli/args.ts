@@ -33,7 +33,15 @@ export function answerHelp(usage: string, args: readonly string[]): void {
 export function parseCli<O extends Options>(tool: string, usage: string, options: O, args: readonly string[] = process.argv.slice(2)) {
   answerHelp(usage, args);
   try {
-    return parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
+    const parsed = parseArgs({ args: [...args], options, allowPositionals: true, strict: true, tokens: true });
+    // a flag given twice would silently take its last value (--kind pack --kind pro issuing pro)
+    const seen = new Set<string>();
+    for (const token of parsed.tokens) {
+      if (token.kind !== 'option' || options[token.name]?.multiple) continue;
+      if (seen.has(token.name)) return usageError(tool, usage, `--${token.name} is given twice; give it once`);
+      seen.add(token.name);
+    }
+    return { values: parsed.values, positionals: parsed.positionals };
   } catch (error) {
     // Node adds how to pass a positional that starts with '-': noise next to a misspelt flag.
     return usageError(tool, usage, (error as Error).message.replace(/\. To specify a positional argument[\s\S]*$/, ''));

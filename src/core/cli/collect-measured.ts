@@ -7,7 +7,7 @@
  * Only what measuring needs leaves the server: the photo, the reading, the scan id, the estimate
  * and model version of the time. Vehicles and positions are left out (a plate is personal data).
  */
-import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ErrorEnvelope, ScanList, SuccessEnvelope } from '../../shared/api.js';
 import { csvCell } from '../services/csv.js';
@@ -38,6 +38,42 @@ export interface CollectReport {
 /** A failure the user can act on (server unreachable, key refused, folder not writable). */
 export class CollectError extends Error {
   override name = 'CollectError';
+  /** 2: the folder or the arguments need changing; 1: the server or the disk failed. */
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2 = 1,
+  ) {
+    super(message);
+  }
+}
+
+/** Writes `data` to `file` through `file.partial`; a failure is a CollectError naming the file, and leaves no partial file. */
+async function writeWhole(file: string, data: string | Buffer): Promise<void> {
+  const partial = `${file}.partial`;
+  try {
+    await writeFile(partial, data);
+    await rename(partial, file);
+  } catch (error) {
+    await rm(partial, { force: true, recursive: false }).catch(() => undefined);
+    throw new CollectError(`Cannot write ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+  }
+}
+
+/**
+ * collect rewrites its own labels.csv on every run; one it did not write (a shop's hand-made
+ * list, other columns) would be lost, so it is refused before anything is fetched.
+ */
+async function checkOwnLabels(labels: string): Promise<void> {
+  const info = await stat(labels).catch(() => null);
+  if (!info) return;
+  const text = info.isFile() ? await readFile(labels, 'utf8').catch(() => null) : null;
+  const header = text?.split(/\r?\n/, 1)[0]?.trim();
+  if (header === LABELS_HEADER.join(',')) return;
+  throw new CollectError(
+    `${labels} exists and was not written by collect (its columns differ); collect rewrites labels.csv, so it stops ` +
+      'rather than lose it: collect into a new folder, or move that labels.csv away.',
+    2,
+  );
 }
 
 const EXT: Record<string, string> = { 'image/jpeg': '.jpg', 'image/png': '.png', 'image/webp': '.webp' };
@@ -90,6 +126,9 @@ export async function collectMeasured(options: CollectOptions): Promise<CollectR
     throw new CollectError(`Cannot create ${options.out}: ${(error as Error).message}`);
   }
 
+  const labels = path.join(options.out, 'labels.csv');
+  await checkOwnLabels(labels);
+
   const report: CollectReport = { measured: 0, downloaded: 0, unmeasured: 0, missing: [] };
   const rows: string[] = [];
   let cursor: string | null = null;
@@ -117,9 +156,7 @@ export async function collectMeasured(options: CollectOptions): Promise<CollectR
           log(`skipped ${scan.scanId}: its photo could not be fetched (${(await envelopeError(img)).message})`);
           continue;
         }
-        const tmp = `${target}.partial`;
-        await writeFile(tmp, Buffer.from(await img.arrayBuffer()));
-        await rename(tmp, target);
+        await writeWhole(target, Buffer.from(await img.arrayBuffer()));
         report.downloaded++;
       }
       report.measured++;
@@ -132,8 +169,6 @@ export async function collectMeasured(options: CollectOptions): Promise<CollectR
     cursor = page.nextCursor ?? null;
   } while (cursor);
 
-  const labels = path.join(options.out, 'labels.csv');
-  await writeFile(`${labels}.partial`, [LABELS_HEADER.join(','), ...rows].join('\n') + '\n');
-  await rename(`${labels}.partial`, labels);
+  await writeWhole(labels, [LABELS_HEADER.join(','), ...rows].join('\n') + '\n');
   return report;
 }

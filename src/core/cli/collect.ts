@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   } catch (error) {
     if (!(error instanceof CollectError)) throw error;
     process.stderr.write(`collect: ${error.message}\n`);
-    process.exit(1);
+    process.exit(error.exitCode);
   }
 }
 

@@ -53,11 +53,14 @@ function keygen(args: readonly string[]): void {
   const dir = path.resolve(values.out);
   const privateFile = path.join(dir, 'license-private.pem');
   if (existsSync(privateFile)) refuse(`${privateFile} exists; refusing to overwrite a signing key`);
+  const publicFile = path.join(dir, 'license-public.pem');
+  // the public key may be the one the app trusts (resources/): a new pair would orphan every code issued
+  if (existsSync(publicFile)) refuse(`${publicFile} exists; refusing to overwrite the public key apps may trust (choose an empty --out folder)`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const { publicKeyPem, privateKeyPem } = generateLicenseKeyPair();
   writeFileSync(privateFile, privateKeyPem, { mode: 0o600 });
-  writeFileSync(path.join(dir, 'license-public.pem'), publicKeyPem);
-  process.stdout.write(`wrote ${privateFile} (keep it secret) and ${path.join(dir, 'license-public.pem')}\n`);
+  writeFileSync(publicFile, publicKeyPem);
+  process.stdout.write(`wrote ${privateFile} (keep it secret) and ${publicFile}\n`);
 }
 
 function parseScans(raw: string | undefined): number {

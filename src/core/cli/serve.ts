@@ -32,7 +32,18 @@ async function main(): Promise<void> {
   try {
     server = await startServer(config, { logger });
   } catch (error) {
-    logger.fatal({ err: error }, error instanceof Error ? error.message : 'could not start');
+    const message = error instanceof Error ? error.message : String(error);
+    logger.fatal({ err: error }, message);
+    // the log line is for a log collector; a person at the terminal reads stderr
+    const code = (error as NodeJS.ErrnoException | null)?.code;
+    // (a port in use is already explained by the server's own message)
+    const hint =
+      code === 'EACCES' || code === 'EADDRNOTAVAIL'
+        ? `: TireWear may not listen on ${config.host}:${config.port}; choose a port from 1024 to 65535 and a local address`
+        : code?.startsWith('SQLITE_CANTOPEN') || code === 'ENOTDIR' || code === 'EEXIST'
+          ? `: the data folder ${config.dataDir} must be a folder TireWear can write (its tirewear.db a file)`
+          : '';
+    process.stderr.write(`tirewear: could not start: ${message}${hint}\n`);
     process.exit(1);
   }
   logger.info({ url: server.url, dataDir: config.dataDir }, `TireWear API listening at ${server.url}/api/v1`);
