@@ -141,6 +141,10 @@ test('npm run collect: key from the environment, usage mistakes exit 2, server f
   expect(await run(['--server', server], { TIREWEAR_API_KEY: key })).toMatchObject({ code: 2, stderr: expect.stringMatching(/which folder\?/) });
   expect(await run([out, '--key', key], { TIREWEAR_API_KEY: key })).toMatchObject({ code: 2, stderr: expect.stringMatching(/Unknown option '--key'/) });
   expect(await run([out, '--server', 'http://127.0.0.1:1'], { TIREWEAR_API_KEY: key })).toMatchObject({ code: 1, stderr: expect.stringMatching(/Cannot reach/) });
+  // a mistyped date is a usage mistake, found before any request (the server is not even reachable here)
+  const badDate = await run([out, '--server', 'http://127.0.0.1:1', '--from', 'yesterday'], { TIREWEAR_API_KEY: key });
+  expect(badDate).toMatchObject({ code: 2, stderr: expect.stringMatching(/--from must be a date YYYY-MM-DD/) });
+  expect(await run([out, '--to', '2026-02-30'], { TIREWEAR_API_KEY: key })).toMatchObject({ code: 2, stderr: expect.stringMatching(/--to must be a date/) });
   const ok = await run([out, '--server', server], { TIREWEAR_API_KEY: key });
   expect(ok.code, ok.stderr).toBe(0);
   expect(ok.stdout).toMatch(/^3 measured scan\(s\) in .* \(3 photo\(s\) downloaded now\), 0 without a gauge reading left out\.\nMeasure the model on them: npm run eval -- /);

@@ -60,6 +60,29 @@ describe('serve cannot start', () => {
   });
 });
 
+describe('analyze refuses what it cannot read, saying why, without reading it', () => {
+  test.each([
+    [[], 2, /analyze: which photo\?/],
+    [['a.jpg', 'b.jpg'], 2, /analyze: one photo at a time, got 2/],
+    [['/nonexistent/tire.jpg'], 1, /Cannot read \/nonexistent\/tire\.jpg: no such file\./],
+    [['.'], 1, /Cannot read \.: it is a folder\./],
+    [['/dev/zero'], 1, /Cannot read \/dev\/zero: it is not a regular file\./], // once read until killed
+  ] as const)('%j: exit %i', async (args, code, message) => {
+    const r = await cli('analyze', args);
+    expect(r.code).toBe(code);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).toBe('');
+  });
+
+  test('a photo over 10 MiB is FILE_TOO_LARGE from its size alone', async () => {
+    const big = path.join(dir, 'big.jpg');
+    await writeFile(big, Buffer.alloc(11 * 1024 * 1024, 0xff));
+    const r = await cli('analyze', [big]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stderr.trim().split('\n').pop()!)).toMatchObject({ success: false, error: { code: 'FILE_TOO_LARGE' } });
+  });
+});
+
 describe('unknown flags', () => {
   test('serve refuses a misspelt flag with the accepted ones (exit 2) instead of starting without it', async () => {
     const r = await cli('serve', ['--port', '0', '--prot', '9000'], { TIREWEAR_DATA_DIR: dir });

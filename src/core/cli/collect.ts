@@ -7,6 +7,7 @@
  */
 import { parseCli, usageError } from './args.js';
 import { CollectError, collectMeasured, serverOrigin } from './collect-measured.js';
+import { parseDateParam } from '../http/routes/scans.js';
 
 const USAGE = 'usage: TIREWEAR_API_KEY=tw_… npm run collect -- DIR [--server http://127.0.0.1:8787] [--from YYYY-MM-DD] [--to YYYY-MM-DD]';
 
@@ -21,6 +22,14 @@ async function main(): Promise<void> {
     to: { type: 'string' },
   });
   if (positionals.length !== 1) usage(positionals.length ? `one folder expected, got ${positionals.length}.` : 'which folder?');
+  // checked here as the server checks them, so a mistyped date is a usage mistake before any request
+  for (const name of ['from', 'to'] as const) {
+    try {
+      parseDateParam(name, values[name], name === 'to');
+    } catch (error) {
+      usage(`--${(error as Error).message.replace(/^query parameter /, '')}`);
+    }
+  }
   const server = values.server ?? 'http://127.0.0.1:8787';
   try {
     serverOrigin(server);
