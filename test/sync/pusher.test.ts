@@ -4,6 +4,7 @@
  * desktop's own database; a change that can never go is skipped, not retried forever.
  */
 import { afterEach, expect, it } from 'vitest';
+import { AppError } from '../../src/core/errors.js';
 import type { FetchLike } from '../../src/core/sync/hub-client.js';
 import type { SyncService } from '../../src/core/sync/service.js';
 import { signIn } from '../http/helpers.js';
@@ -83,6 +84,30 @@ it('skips a scan whose photo is gone from this computer, says so, and pushes the
   expect(status.pending).toBe(0);
   expect(status.lastError).toContain(`Scan ${lost.id} was not synced`);
   expect((await hubScans(hub, key)).map((s) => s.scanId).sort()).toEqual([made[0]!.scanId, made[2]!.scanId].sort());
+});
+
+it('holds a scan whose photo cannot be read now (a disk or permission error) instead of skipping it for good', async () => {
+  const hub = await startNode();
+  const desk = await startNode();
+  nodes.push(hub, desk);
+  const { key } = await hubAccount(hub);
+  const { cookie } = await signIn(desk.app);
+  const made = await analyze(desk, cookie);
+  const images = desk.server.core.images;
+  let broken = true;
+  const flaky = {
+    ...images,
+    get: (k: string) => (broken ? Promise.reject(new AppError('STORAGE_UNAVAILABLE', 'EIO reading the photo')) : images.get(k)),
+  };
+  const sync = deskSync(desk, { hubUrl: hub.url, hubApiKey: key }, { fetch: countingFetch(), images: flaky });
+  const failed = await sync.pusher!.runOnce();
+  expect(failed.pushed).toBe(0);
+  expect(failed.error).toMatch(/EIO reading the photo/);
+  expect(await sync.status()).toMatchObject({ pending: 1, skipped: 0 });
+  broken = false;
+  expect(await sync.pusher!.runOnce()).toEqual({ pushed: 1, error: null });
+  expect((await hubScans(hub, key)).map((scan) => scan.scanId)).toEqual([made.scanId]);
+  await sync.close();
 });
 
 it('backs off exponentially with jitter, capped at five minutes', async () => {

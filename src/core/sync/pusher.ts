@@ -17,6 +17,7 @@ import type { Store } from '../storage/store.js';
 import type { ScanRecord } from '../types.js';
 import { HubError, type HubClient } from './hub-client.js';
 import { toSyncScan } from './wire.js';
+import { isAppError } from '../errors.js';
 
 export const META_LAST_SYNC_AT = 'sync.lastSyncAt';
 export const META_LAST_ERROR = 'sync.lastError';
@@ -114,7 +115,12 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
   let running: Promise<PassResult> | null = null;
 
   async function loadImage(scan: ScanRecord): Promise<{ data: Buffer; mime: string }> {
-    const data = await deps.images.get(scan.image.originalKey).catch(() => null);
+    // only a photo that is gone is skipped for good; a read that failed (permissions, a disk
+    // error: STORAGE_UNAVAILABLE) fails the pass, which is retried, the scan held until it reads
+    const data = await deps.images.get(scan.image.originalKey).catch((error: unknown) => {
+      if (isAppError(error) && error.code === 'NOT_FOUND') return null;
+      throw error;
+    });
     if (data === null) throw new LocalImageMissing(scan.id);
     return { data, mime: scan.image.mime };
   }
