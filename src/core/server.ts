@@ -11,6 +11,7 @@ import type { Config } from './config.js';
 import { createCore, type Core, type CoreOverrides } from './core.js';
 import { buildServer, type BuildServerOptions } from './http/app.js';
 import { sweepLeftovers, type SweepReport } from './services/leftovers.js';
+import { lockDataDir } from './storage/data-lock.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -49,13 +50,22 @@ export async function startServer(
   overrides: CoreOverrides = {},
   options: StartOptions = {},
 ): Promise<RunningServer> {
-  const core = await createCore(config, overrides);
+  // SQLite lives in the data folder: one server per folder (a hub's folder holds settings alone)
+  const unlock = config.databaseUrl === null ? lockDataDir(config.dataDir) : () => undefined;
+  let core: Core;
+  try {
+    core = await createCore(config, overrides);
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   let app: FastifyInstance;
   try {
     app = await buildServer(core, options);
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
     await core.close();
+    unlock();
     throw listenError(error, config);
   }
   const stopSweep = new AbortController();
@@ -80,7 +90,11 @@ export async function startServer(
         } finally {
           // The sweep asks the store, so the core closes only once it has stopped.
           await leftoverSweep;
-          await core.close();
+          try {
+            await core.close();
+          } finally {
+            unlock();
+          }
         }
       })();
       return closing;

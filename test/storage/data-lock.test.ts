@@ -1,0 +1,78 @@
+/**
+ * One server per data folder (src/core/storage/data-lock.ts): a second one is refused naming the
+ * first; a lock left by a process that is gone is taken over; closing gives the folder back.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { DataDirInUseError, LOCK_FILE_NAME, lockDataDir } from '../../src/core/storage/data-lock.js';
+import { runCli } from '../support/cli.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'tw-lock-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const lockFile = () => path.join(dir, LOCK_FILE_NAME);
+const owner = (pid: number, host = os.hostname()) => JSON.stringify({ pid, host, since: '2026-11-25T07:00:00.000Z' });
+
+it('takes the folder, and gives it back on release', async () => {
+  const release = lockDataDir(dir);
+  expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toMatchObject({ pid: process.pid, host: os.hostname() });
+  release();
+  expect(existsSync(lockFile())).toBe(false);
+});
+
+it('refuses a folder a live process on this computer holds, naming it; takes over one whose process is gone', async () => {
+  const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
+  try {
+    await writeFile(lockFile(), owner(other.pid!));
+    expect(() => lockDataDir(dir)).toThrow(DataDirInUseError);
+    expect(() => lockDataDir(dir)).toThrow(new RegExp(`in use by another TireWear on this computer \\(process ${other.pid}`));
+  } finally {
+    other.kill();
+    await new Promise((resolve) => other.once('exit', resolve));
+  }
+  // the process is gone now (a crash leaves the file): taken over
+  const release = lockDataDir(dir);
+  expect(JSON.parse(await readFile(lockFile(), 'utf8')).pid).toBe(process.pid);
+  release();
+  // half-written by a crash: nobody's
+  await writeFile(lockFile(), '{"pid":');
+  lockDataDir(dir)();
+});
+
+it('refuses a folder another computer holds (a shared network folder), saying how to free it', async () => {
+  await writeFile(lockFile(), owner(1, 'counter-pc-2'));
+  expect(() => lockDataDir(dir)).toThrow(/in use by TireWear on the computer "counter-pc-2".*delete .*tirewear\.lock/);
+});
+
+it('npm run serve on a folder another server holds stops with that message, exit 1', async () => {
+  const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
+  try {
+    await writeFile(lockFile(), owner(other.pid!));
+    const r = await runCli('serve', ['--port', '0', '--data-dir', dir], { timeoutMs: 20_000 });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^tirewear: could not start: The data folder .* is in use by another TireWear on this computer/m);
+  } finally {
+    other.kill();
+  }
+});
+
+it('a running server holds its data folder and gives it back when it closes', async () => {
+  const { startNode } = await import('../sync/nodes.js');
+  const node = await startNode();
+  try {
+    expect(JSON.parse(await readFile(path.join(node.dataDir, LOCK_FILE_NAME), 'utf8')).pid).toBe(process.pid);
+  } finally {
+    await node.server.close();
+  }
+  expect(existsSync(path.join(node.dataDir, LOCK_FILE_NAME))).toBe(false);
+  await rm(node.dataDir, { recursive: true, force: true });
+});
