@@ -40,6 +40,16 @@ function service(desk: Node, link: { hubUrl: string; hubApiKey: string }, fetchL
   return created;
 }
 
+/** A hub with an account and its key, and a desktop signed in (not linked: each test drives its own pusher). */
+async function hubAndDesk() {
+  const hub = await startNode();
+  const desk = await startNode();
+  nodes.push(hub, desk);
+  const { key } = await hubAccount(hub);
+  const { cookie } = await signIn(desk.app);
+  return { hub, desk, key, cookie };
+}
+
 it('resumes from the last acknowledged change after a restart mid-sync', async () => {
   const hub = await startNode();
   nodes.push(hub);
@@ -69,11 +79,7 @@ it('resumes from the last acknowledged change after a restart mid-sync', async (
 });
 
 it('skips a scan whose photo is gone from this computer, says so, and pushes the rest', async () => {
-  const hub = await startNode();
-  const desk = await startNode();
-  nodes.push(hub, desk);
-  const { key } = await hubAccount(hub);
-  const { cookie } = await signIn(desk.app);
+  const { hub, desk, key, cookie } = await hubAndDesk();
   const made = [await analyze(desk, cookie), await analyze(desk, cookie), await analyze(desk, cookie)];
   const lost = (await desk.server.core.store.scans.get(made[1]!.scanId))!;
   await desk.server.core.images.delete(lost.image.originalKey);
@@ -87,11 +93,7 @@ it('skips a scan whose photo is gone from this computer, says so, and pushes the
 });
 
 it('holds a scan whose photo cannot be read now (a disk or permission error) instead of skipping it for good', async () => {
-  const hub = await startNode();
-  const desk = await startNode();
-  nodes.push(hub, desk);
-  const { key } = await hubAccount(hub);
-  const { cookie } = await signIn(desk.app);
+  const { hub, desk, key, cookie } = await hubAndDesk();
   const made = await analyze(desk, cookie);
   const images = desk.server.core.images;
   let broken = true;

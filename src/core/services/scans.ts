@@ -5,8 +5,8 @@
  */
 import { MAX_TREAD_DEPTH_MM, WEAR_CLASSES } from '../analysis/analyzer.js';
 import { AppError } from '../errors.js';
-import type { ScanFilter } from '../storage/store.js';
-import type { Caller, ScanRecord } from '../types.js';
+import type { ScanFilter, Store } from '../storage/store.js';
+import type { ApiKeyRecord, Caller, ScanRecord } from '../types.js';
 import { analyzeScan, type AnalyzeDeps } from './analyze.js';
 import { scansToCsv } from './csv.js';
 import type { ScanQuery, ScanService } from './ports.js';
@@ -69,6 +69,23 @@ function checkLimit(limit: number | undefined): number {
   return limit;
 }
 
+/**
+ * The shop a synced scan belongs to (the hub API key that first pushed it), when that is a live key
+ * other than `callerKeyId`; null when the caller is that shop, or its key is revoked or gone (a
+ * shop that replaced its key: another key of the account carries its scans on). The one rule
+ * behind PUT /sync/scans (sync/receive.ts) and the scan routes' changes on a hub.
+ */
+export async function otherLiveShop(
+  store: Pick<Store, 'apiKeys'>,
+  accountId: string,
+  scanKeyId: string,
+  callerKeyId: string | null,
+): Promise<ApiKeyRecord | null> {
+  if (scanKeyId === callerKeyId) return null;
+  const [shop] = await store.apiKeys.findByIds(accountId, [scanKeyId]);
+  return shop && shop.revokedAt === null ? shop : null;
+}
+
 export function createScanService(deps: AnalyzeDeps): ScanService {
   const { store, images, clock, metering } = deps;
 
@@ -92,9 +109,8 @@ export function createScanService(deps: AnalyzeDeps): ScanService {
   async function changeableScan(caller: Caller, scanId: string): Promise<ScanRecord> {
     const scan = await visibleScan(caller, scanId);
     if (scan.source !== 'sync' || scan.apiKeyId === null || caller.kind !== 'account' || caller.via !== 'key') return scan;
-    if (caller.apiKeyId === scan.apiKeyId) return scan;
-    const [shop] = await store.apiKeys.findByIds(caller.account.id, [scan.apiKeyId]);
-    if (!shop || shop.revokedAt !== null) return scan;
+    const shop = await otherLiveShop(store, caller.account.id, scan.apiKeyId, caller.apiKeyId);
+    if (!shop) return scan;
     throw new AppError(
       'FORBIDDEN',
       `This scan was synced from another shop of this hub account ("${shop.name}"), which alone may change or delete it; the chain office may, signed in.`,

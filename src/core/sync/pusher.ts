@@ -158,6 +158,14 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
       replayUntil = reached;
       await store.meta.set(deps.replayKey, String(replayUntil));
     }
+    // kept in memory and saved once a batch (and when the pass ends), not on every change: it only
+    // spares a rotated key's photos, so one lost to a crash costs a few photos sent again
+    let reachedSaved = reached;
+    const saveReached = async () => {
+      if (!deps.reachedKey || reached <= reachedSaved) return;
+      await store.meta.set(deps.reachedKey, String(reached));
+      reachedSaved = reached;
+    };
     let pushed = 0;
     let skipped: string | null = null;
     try {
@@ -170,10 +178,7 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
           try {
             await pushOne(scan, seq <= replayUntil);
             pushed++;
-            if (deps.reachedKey && seq > reached) {
-              reached = seq;
-              await store.meta.set(deps.reachedKey, String(seq));
-            }
+            reached = Math.max(reached, seq);
             // The hub takes changes again: the last failure is over, even with a backlog still to go.
             // A skip of this pass stays on the status line (a pass that skips nothing clears it).
             if (pushed === 1 && skipped === null) {
@@ -192,6 +197,7 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
           await store.meta.set(deps.cursorKey, String(seq));
         }
         if (pushed > 0) await store.meta.set(META_LAST_SYNC_AT, deps.clock.now().toISOString());
+        await saveReached();
       }
       return { pushed, error: null };
     } catch (error) {
@@ -201,6 +207,8 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
       await store.meta.set(META_LAST_ERROR, message).catch(() => undefined);
       logger.warn({ err: error }, 'sync to the hub failed; will retry');
       return { pushed, error: message };
+    } finally {
+      await saveReached().catch(() => undefined);
     }
   }
 

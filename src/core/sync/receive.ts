@@ -12,6 +12,7 @@ import { AppError, isAppError } from '../errors.js';
 import { extensionFor, inspectImage } from '../images/inspect.js';
 import { imageKeys } from '../services/analyze.js';
 import { randomId, sha256Hex } from '../services/ids.js';
+import { otherLiveShop } from '../services/scans.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
 import type { ScanRecord } from '../types.js';
@@ -43,8 +44,8 @@ async function checkShop(store: ReceiveDeps['store'], owner: SyncOwner, existing
   if (existing.apiKeyId === null) {
     throw scanRefusal('FORBIDDEN', 'This scan id belongs to a scan made on the hub itself; a shop cannot change it');
   }
-  const [first] = await store.apiKeys.findByIds(owner.accountId, [existing.apiKeyId]);
-  if (!first || first.revokedAt !== null) return;
+  const first = await otherLiveShop(store, owner.accountId, existing.apiKeyId, owner.apiKeyId);
+  if (!first) return;
   throw scanRefusal(
     'FORBIDDEN',
     `This scan id belongs to another shop of this hub account ("${first.name}"), which alone may change or delete it; ` +

@@ -127,10 +127,8 @@ function toFilter(query: { vehicle?: string; wear?: ScanQuery['wear']; date?: st
   const filter: ScanQuery = {};
   if (query.vehicle) filter.vehicle = query.vehicle;
   if (query.wear) filter.wear = query.wear;
-  if (query.date) {
-    if (query.from || query.to) throw new AppError('VALIDATION_ERROR', 'Send either date (one day) or from / to (a range), not both');
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(query.date)) throw new AppError('VALIDATION_ERROR', 'query parameter date must be one day, YYYY-MM-DD (a whole UTC day); for a span of time use from and to');
-  }
+  // `date` is one day: its 10 characters (the schema's maxLength) leave parseDateParam no room for a time
+  if (query.date && (query.from || query.to)) throw new AppError('VALIDATION_ERROR', 'Send either date (one day) or from / to (a range), not both');
   const from = parseDateParam(query.date ? 'date' : 'from', query.date || query.from, false);
   const to = parseDateParam(query.date ? 'date' : 'to', query.date || query.to, true);
   if (from) filter.from = from;

@@ -151,10 +151,11 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
       const deskTime = request.headers[DESK_TIME_HEADER.toLowerCase()];
       const { scan, skewMs } = onHubClock(upload.scan, typeof deskTime === 'string' ? deskTime : undefined, arrivedAt);
-      if (scan !== upload.scan && skewWarned.get(caller.apiKeyId ?? '') !== Math.round(skewMs / 60_000)) {
+      const skewMinutes = skewMs / 60_000; // whole minutes (onHubClock)
+      if (scan !== upload.scan && skewWarned.get(caller.apiKeyId ?? '') !== skewMinutes) {
         // once per shop and offset, not once per upload of a replay
-        skewWarned.set(caller.apiKeyId ?? '', Math.round(skewMs / 60_000));
-        request.log.warn({ apiKeyId: caller.apiKeyId, skewMinutes: Math.round(skewMs / 60_000) }, "a shop's clock is off the hub's: its reading times are moved onto the hub's clock");
+        skewWarned.set(caller.apiKeyId ?? '', skewMinutes);
+        request.log.warn({ apiKeyId: caller.apiKeyId, skewMinutes }, "a shop's clock is off the hub's: its reading times are moved onto the hub's clock");
       }
       const { image } = upload;
       const stored = await receiveSyncedScan(
