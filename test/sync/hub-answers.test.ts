@@ -295,8 +295,28 @@ describe('the hub client', () => {
   };
   const envelope = (code: string, message: string) => JSON.stringify({ success: false, error: { code, message } });
 
+  it("names the desk and change with an upload and reads the hub's mark; an older hub's answer or a garbled mark is no mark", async () => {
+    const ok = JSON.stringify({ success: true, data: { scanId: scan.scanId } });
+    let sent: Headers | null = null;
+    const marked = (mark: string | null): FetchLike => async (_url, init) => {
+      sent = new Headers(init.headers as Record<string, string>);
+      return new Response(ok, { status: 200, headers: { 'content-type': 'application/json', ...(mark === null ? {} : { 'x-hub-desk-seq': mark }) } });
+    };
+    const position = { deskId: 'a1b2c3d4e5f6', seq: 42 };
+    await expect(client(marked('41')).pushScan(scan, null, position)).resolves.toEqual({ outcome: 'stored', hubSeq: 41 });
+    expect(sent!.get('x-desk-id')).toBe('a1b2c3d4e5f6');
+    expect(sent!.get('x-desk-seq')).toBe('42');
+    await expect(client(marked('0')).pushScan(scan, null, position)).resolves.toEqual({ outcome: 'stored', hubSeq: 0 });
+    for (const garbled of [null, '', '-1', '4.5', 'many', '99999999999999999']) {
+      await expect(client(marked(garbled)).pushScan(scan, null, position)).resolves.toEqual({ outcome: 'stored', hubSeq: null });
+    }
+    // without a position nothing is named and no mark is read
+    await expect(client(marked('41')).pushScan(scan, null)).resolves.toEqual({ outcome: 'stored', hubSeq: null });
+    expect(sent!.has('x-desk-id')).toBe(false);
+  });
+
   it('takes only an acknowledgement of the same scan id as stored', async () => {
-    await expect(client(answering(200, JSON.stringify({ success: true, data: { scanId: scan.scanId } }))).pushScan(scan, null)).resolves.toBe('stored');
+    await expect(client(answering(200, JSON.stringify({ success: true, data: { scanId: scan.scanId } }))).pushScan(scan, null)).resolves.toEqual({ outcome: 'stored', hubSeq: null });
     for (const body of [JSON.stringify({ success: true, data: { scanId: 'another' } }), '{"ok":true}', '', 'null']) {
       const error = await refusal(client(answering(200, body)).pushScan(scan, null));
       expect(error.message).toBe("Hub answered 200 but not with TireWear's reply; check the hub address");

@@ -9,11 +9,14 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/services/ids.js';
 import { receiveSyncedScan } from '../../src/core/sync/receive.js';
-import { toSyncScan } from '../../src/core/sync/wire.js';
+import { SCAN_REFUSAL_HEADER, toSyncScan } from '../../src/core/sync/wire.js';
 import { makeJpeg } from '../fixtures/images/make.js';
 import { testCore, type TestCore } from '../support/core.js';
 import { makeScan, randomId } from '../support/store.js';
 import { accountCaller } from '../services/helpers.js';
+
+/** Whether the hub marks the error as a refusal about the scan (the desk then skips it). */
+const isScanRefusal = (error: unknown): boolean => (error as { headers?: Record<string, string> }).headers?.[SCAN_REFUSAL_HEADER] === '1';
 
 let t: TestCore | null = null;
 afterEach(async () => {
@@ -67,6 +70,62 @@ describe('receiving a pushed scan on the hub', () => {
     expect(await t.core.images.exists(stored.image.thumbnailKey)).toBe(false);
     // a replay of the deletion is still answered, with nothing left to remove
     expect((await receiveSyncedScan(deps, owner, await wireFor(id, jpeg, { deletedAt }), null)).deletedAt).toEqual(deletedAt);
+  });
+
+  describe('a scan the hub holds without its photo (files restored from an older backup than the database)', () => {
+    async function photoLost() {
+      t = await testCore();
+      const deps = { store: t.core.store, images: t.core.images };
+      const owner = { accountId: 'acct-owner', apiKeyId: null };
+      const jpeg = await makeJpeg({ width: 320, height: 256 });
+      const id = randomId();
+      const stored = await receiveSyncedScan(deps, owner, await wireFor(id, jpeg), jpeg);
+      const thumbnail = await t.core.images.get(stored.image.thumbnailKey);
+      await t.core.images.delete(stored.image.originalKey);
+      await t.core.images.delete(stored.image.thumbnailKey);
+      return { t, deps, owner, jpeg, id, stored, thumbnail };
+    }
+    const at = new Date(Date.UTC(2026, 10, 25, 9));
+
+    it('a push without the photo is answered CONFLICT (send it with its image), merging nothing', async () => {
+      const { t, deps, owner, jpeg, id, stored } = await photoLost();
+      const wire = await wireFor(id, jpeg, { measurementMm: 3.1, measuredAt: at });
+      const error = await receiveSyncedScan(deps, owner, wire, null).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('not its photo') });
+      expect(isScanRefusal(error)).toBe(false); // the desk sends it again, it does not skip it
+      expect(await t.core.store.scans.get(id)).toEqual(stored);
+    });
+
+    it('the push with the photo puts photo and thumbnail back under the record\'s own names and merges the reading', async () => {
+      const { t, deps, owner, jpeg, id, stored, thumbnail } = await photoLost();
+      const merged = await receiveSyncedScan(deps, owner, await wireFor(id, jpeg, { measurementMm: 3.1, measuredAt: at }), jpeg);
+      expect(merged.image).toEqual(stored.image);
+      expect(merged.measurementMm).toBe(3.1);
+      expect(await t.core.images.get(stored.image.originalKey)).toEqual(jpeg);
+      expect(await t.core.images.get(stored.image.thumbnailKey)).toEqual(thumbnail);
+    });
+
+    it('a photo that is not the one the record was stored with is refused (about the scan) and nothing is written', async () => {
+      const { t, deps, owner, id, stored } = await photoLost();
+      const other = await makeJpeg({ width: 400, height: 300 });
+      const error = await receiveSyncedScan(deps, owner, await wireFor(id, other), other).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringContaining('first stored with') });
+      expect(isScanRefusal(error)).toBe(true);
+      expect(await t.core.images.exists(stored.image.originalKey)).toBe(false);
+    });
+
+    it('a thumbnail that alone is gone is made again from the photo, without the desk sending anything', async () => {
+      const { t, deps, owner, jpeg, id, stored, thumbnail } = await photoLost();
+      await t.core.images.put(stored.image.originalKey, jpeg);
+      await receiveSyncedScan(deps, owner, await wireFor(id, jpeg, { measurementMm: 5, measuredAt: at }), null);
+      expect(await t.core.images.get(stored.image.thumbnailKey)).toEqual(thumbnail);
+    });
+
+    it('a deletion of such a scan needs no photo: the record becomes a tombstone', async () => {
+      const { t, deps, owner, jpeg, id } = await photoLost();
+      expect((await receiveSyncedScan(deps, owner, await wireFor(id, jpeg, { deletedAt: at }), null)).deletedAt).toEqual(at);
+      expect((await t.core.store.scans.get(id))?.deletedAt).toEqual(at);
+    });
   });
 
   describe('two shops (API keys) of one account push the same id at once', () => {

@@ -9,6 +9,7 @@
  * (refusesScan below); what a proxy, a firewall or the hub's Host check answers is a
  * problem of the link, retried until it is fixed.
  */
+import { DESK_ID_HEADER, DESK_SEQ_HEADER, HUB_DESK_SEQ_HEADER, readHubDeskSeq, type DeskPosition } from './desk-marks.js';
 import type { HubScanList, WireShop } from '../../shared/api.js';
 import { SCAN_REFUSAL_HEADER, type SyncScan } from './wire.js';
 
@@ -19,13 +20,22 @@ export interface HubLink {
   hubApiKey: string;
 }
 
+export interface PushAnswer {
+  outcome: 'stored' | 'needs-image';
+  /**
+   * With a `position` sent: the highest change of this desk the hub had handled before this one
+   * (its X-Hub-Desk-Seq, desk-marks.ts); null from a hub that keeps no such mark, and with `needs-image`.
+   */
+  hubSeq: number | null;
+}
+
 export interface HubClient {
   /**
    * Upsert one scan; resolves only when the hub acknowledged this scan in its own envelope.
    * `needs-image` when the hub has never seen the scan and no image was sent (the hub
    * answers 409 CONFLICT for that case only).
    */
-  pushScan(scan: SyncScan, image: { data: Buffer; mime: string } | null): Promise<'stored' | 'needs-image'>;
+  pushScan(scan: SyncScan, image: { data: Buffer; mime: string } | null, position?: DeskPosition): Promise<PushAnswer>;
   /**
    * One page of the hub account's scans (every shop of the chain, or the one whose key is
    * `apiKeyId`), newest first. A hub older than shop names sends no `shop`: read as null.
@@ -219,24 +229,26 @@ export function createHubClient(options: HubClientOptions): HubClient {
   }
 
   return {
-    async pushScan(scan, image) {
+    async pushScan(scan, image, position) {
       const form = new FormData();
       form.append('scan', JSON.stringify(scan));
       if (image) form.append('image', new Blob([new Uint8Array(image.data)], { type: image.mime }), 'image');
+      const headers: Record<string, string> = {};
+      if (options.now) headers[DESK_TIME_HEADER] = options.now().toISOString();
+      if (position) Object.assign(headers, { [DESK_ID_HEADER]: position.deskId, [DESK_SEQ_HEADER]: String(position.seq) });
       let answer: { response: Response; data: unknown };
       try {
-        const headers = options.now ? { [DESK_TIME_HEADER]: options.now().toISOString() } : undefined;
-        answer = await call(`/sync/scans/${encodeURIComponent(scan.scanId)}`, { method: 'PUT', body: form, ...(headers ? { headers } : {}) }, uploadTimeoutMs(image?.data.length ?? 0));
+        answer = await call(`/sync/scans/${encodeURIComponent(scan.scanId)}`, { method: 'PUT', body: form, headers }, uploadTimeoutMs(image?.data.length ?? 0));
       } catch (error) {
         if (!image && error instanceof HubError && error.status === 409 && error.code === 'CONFLICT' && !error.refusesScan) {
-          return 'needs-image';
+          return { outcome: 'needs-image', hubSeq: null };
         }
         throw error;
       }
       // The hub answers with the scan it stored: an acknowledgement of another id (or none) is not one.
       const acknowledged = (answer.data as { scanId?: unknown } | null)?.scanId;
       if (acknowledged !== scan.scanId) throw shapeError(answer.response);
-      return 'stored';
+      return { outcome: 'stored', hubSeq: position ? readHubDeskSeq(answer.response.headers.get(HUB_DESK_SEQ_HEADER)) : null };
     },
     async listScans({ cursor, limit, apiKeyId }) {
       const query = new URLSearchParams();

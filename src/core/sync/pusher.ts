@@ -15,7 +15,9 @@ import type { Logger } from '../logger.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
 import type { ScanRecord } from '../types.js';
-import { HubError, type HubClient } from './hub-client.js';
+import { randomId } from '../services/ids.js';
+import type { DeskPosition } from './desk-marks.js';
+import { HubError, type HubClient, type PushAnswer } from './hub-client.js';
 import { toSyncScan } from './wire.js';
 import { isAppError } from '../errors.js';
 
@@ -80,6 +82,12 @@ export interface PusherDeps {
    * link to the same hub (a rotated key) replays up to it, without photos first: the hub has them.
    */
   reachedKey?: string;
+  /**
+   * Meta key of this link's highest change the hub answered for with its mark (desk-marks.ts):
+   * a later answer whose mark is below it means the hub lost changes it had (restored from a
+   * backup), and everything after its mark is sent again. Without it the marks are not checked.
+   */
+  ackedKey?: string;
   timers?: Timers;
   random?: () => number;
 }
@@ -130,15 +138,15 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
    * scan goes with its image. An edit goes without, and again with the image only when
    * the hub turns out not to have the scan yet.
    */
-  async function pushOne(scan: ScanRecord, replay: boolean): Promise<void> {
+  async function pushOne(scan: ScanRecord, replay: boolean, position: DeskPosition): Promise<PushAnswer> {
     const wire = toSyncScan(scan);
-    if (scan.deletedAt !== null) {
-      await hub.pushScan(wire, null);
-      return;
-    }
+    if (scan.deletedAt !== null) return hub.pushScan(wire, null, position);
     const withoutImageFirst = replay || scan.measuredAt !== null;
-    if (withoutImageFirst && (await hub.pushScan(wire, null)) === 'stored') return;
-    await hub.pushScan(wire, await loadImage(scan));
+    if (withoutImageFirst) {
+      const answer = await hub.pushScan(wire, null, position);
+      if (answer.outcome === 'stored') return answer;
+    }
+    return hub.pushScan(wire, await loadImage(scan), position);
   }
 
   /** Before the cursor moves past it: a crash cannot lose the record of a skipped change. */
@@ -166,17 +174,28 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
       await store.meta.set(deps.reachedKey, String(reached));
       reachedSaved = reached;
     };
+    const deskId = await deskIdOf(store.meta);
+    let acked = deps.ackedKey ? Number((await store.meta.get(deps.ackedKey)) || 0) : 0;
+    let ackedSaved = acked;
+    // once a pass: a hub whose marks keep falling behind (it cannot write them) is not chased round
+    let rewound = false;
+    // saved like reached: one lost to a crash only makes a later check less strict
+    const saveAcked = async () => {
+      if (!deps.ackedKey || acked <= ackedSaved) return;
+      await store.meta.set(deps.ackedKey, String(acked));
+      ackedSaved = acked;
+    };
     let pushed = 0;
     let skipped: string | null = null;
     try {
-      for (;;) {
+      pass: for (;;) {
         const batch = await store.scans.changesSince(cursor, BATCH);
         if (batch.length === 0) break;
         for (const { seq, scan } of batch) {
           // Shutdown (or a new link) stops the pass between two changes.
           if (closed) return { pushed, error: null };
           try {
-            await pushOne(scan, seq <= replayUntil);
+            const { hubSeq } = await pushOne(scan, seq <= replayUntil, { deskId, seq });
             pushed++;
             reached = Math.max(reached, seq);
             // The hub takes changes again: the last failure is over, even with a backlog still to go.
@@ -184,6 +203,24 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
             if (pushed === 1 && skipped === null) {
               await store.meta.set(META_LAST_ERROR, '');
               await store.meta.set(META_LAST_SYNC_AT, deps.clock.now().toISOString());
+            }
+            if (deps.ackedKey && hubSeq !== null) {
+              if (hubSeq < acked && !rewound) {
+                // The hub had answered for changes up to `acked` and now holds only up to `hubSeq`:
+                // it lost the ones between (a restore). Send everything after its mark again,
+                // without photos first (it may still have some), this change included.
+                logger.warn({ hubSeq, acked }, 'the hub no longer has changes it had acknowledged (restored from a backup?); sending them again');
+                rewound = true;
+                replayUntil = Math.max(replayUntil, seq);
+                await store.meta.set(deps.replayKey, String(replayUntil));
+                acked = Math.max(hubSeq, seq); // the hub's mark now that it stored this one
+                await store.meta.set(deps.ackedKey, String(acked));
+                ackedSaved = acked;
+                cursor = hubSeq;
+                await store.meta.set(deps.cursorKey, String(cursor));
+                continue pass;
+              }
+              acked = Math.max(acked, seq);
             }
           } catch (error) {
             if (closed || !isPermanent(error)) throw error;
@@ -198,6 +235,7 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
         }
         if (pushed > 0) await store.meta.set(META_LAST_SYNC_AT, deps.clock.now().toISOString());
         await saveReached();
+        await saveAcked();
       }
       return { pushed, error: null };
     } catch (error) {
@@ -209,6 +247,7 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
       return { pushed, error: message };
     } finally {
       await saveReached().catch(() => undefined);
+      await saveAcked().catch(() => undefined);
     }
   }
 
@@ -252,6 +291,18 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
       await running;
     },
   };
+}
+
+/** Meta key of this computer's desk id, which it names itself by to every hub (desk-marks.ts). */
+export const META_DESK_ID = 'sync.deskId';
+
+/** This computer's desk id, made the first time it is needed. A copied data folder takes it along. */
+export async function deskIdOf(meta: Pick<Store, 'meta'>['meta']): Promise<string> {
+  const existing = await meta.get(META_DESK_ID);
+  if (existing) return existing;
+  const id = randomId();
+  await meta.set(META_DESK_ID, id);
+  return id;
 }
 
 class LocalImageMissing extends Error {

@@ -84,6 +84,16 @@ export function onHubClock(wire: SyncScan, deskTime: string | undefined, hubNow:
   return { scan: { ...wire, measuredAt: shift(wire.measuredAt), deletedAt: shift(wire.deletedAt) }, skewMs };
 }
 
+/** The pushed photo inspected; one the hub cannot take (unreadable, too small, not an image) is refused as about this scan. */
+async function inspectPushed(image: Buffer): Promise<Awaited<ReturnType<typeof inspectImage>>> {
+  try {
+    return await inspectImage(image);
+  } catch (error) {
+    if (isAppError(error)) throw scanRefusal(error.code, error.message, error);
+    throw error;
+  }
+}
+
 export async function receiveSyncedScan(
   deps: ReceiveDeps,
   owner: SyncOwner,
@@ -91,7 +101,7 @@ export async function receiveSyncedScan(
   image: Buffer | null,
 ): Promise<ScanRecord> {
   const existing = await deps.store.scans.get(wire.scanId);
-  if (existing) return mergeInto(deps, owner, wire, existing);
+  if (existing) return mergeInto(deps, owner, wire, existing, image);
 
   if (image === null) {
     if (wire.deletedAt === null) {
@@ -107,14 +117,7 @@ export async function receiveSyncedScan(
   if (sha256Hex(image) !== wire.image.sha256) {
     throw scanRefusal('VALIDATION_ERROR', 'The image does not match scan.image.sha256');
   }
-  let inspected: Awaited<ReturnType<typeof inspectImage>>;
-  try {
-    inspected = await inspectImage(image);
-  } catch (error) {
-    // The photo itself is refused (unreadable, too small, not an image): about this scan.
-    if (isAppError(error)) throw scanRefusal(error.code, error.message, error);
-    throw error;
-  }
+  const inspected = await inspectPushed(image);
   // names of this upload's own: another first push of the same id may be stored instead
   const keys = imageKeys(wire.scanId, extensionFor(inspected.mime), randomId().slice(0, 16));
   await deps.images.put(keys.originalKey, image);
@@ -136,12 +139,46 @@ export async function receiveSyncedScan(
  * A push of a scan the hub holds: refused unless the copy is this account's and this shop may
  * change it (checkShop), then merged into exactly the copy checked, inside the store's transaction.
  */
-async function mergeInto(deps: ReceiveDeps, owner: SyncOwner, wire: SyncScan, existing: ScanRecord): Promise<ScanRecord> {
+async function mergeInto(
+  deps: ReceiveDeps,
+  owner: SyncOwner,
+  wire: SyncScan,
+  existing: ScanRecord,
+  image: Buffer | null = null,
+): Promise<ScanRecord> {
   if (existing.accountId !== owner.accountId) throw scanRefusal('FORBIDDEN', 'This scan id belongs to another account');
   await checkShop(deps.store, owner, existing);
+  if (existing.deletedAt === null && wire.deletedAt === null) await restorePhotos(deps.images, existing, image);
   const merged = await deps.store.scans.upsertSynced(fromSyncScan(wire, owner, existing.image), { apiKeyId: existing.apiKeyId });
   // a deletion synced from the shop: the photos are the customer's data and go now, as a
   // deletion made on the hub removes them (services/scans.ts); the record stays as a tombstone
   if (existing.deletedAt === null && merged.deletedAt !== null) await removeFiles(deps.images, merged.image);
   return merged;
+}
+
+/**
+ * A live scan whose photo the hub no longer has (a disk restored from an older backup than the
+ * database, a file removed by hand): the desk's photo is put back under the record's own names
+ * when one came with the push and is the one the record describes; without one the push is
+ * answered CONFLICT, which makes the desk send it again with its photo (pusher.ts). A thumbnail
+ * that alone is gone is made again from the photo. Writes are atomic and of the same bytes, so
+ * two pushes doing this at once are harmless.
+ */
+async function restorePhotos(images: ImageStore, existing: ScanRecord, image: Buffer | null): Promise<void> {
+  const { originalKey, thumbnailKey } = existing.image;
+  if (await images.exists(originalKey)) {
+    if (await images.exists(thumbnailKey)) return;
+    const original = await images.get(originalKey);
+    await images.put(thumbnailKey, (await inspectImage(original)).thumbnail);
+    return;
+  }
+  if (image === null) {
+    throw new AppError('CONFLICT', "The hub has this scan but not its photo; send it again with its image");
+  }
+  if (sha256Hex(image) !== existing.image.sha256) {
+    throw scanRefusal('VALIDATION_ERROR', 'The image is not the one this scan was first stored with (scan.image.sha256)');
+  }
+  const inspected = await inspectPushed(image);
+  await images.put(originalKey, image);
+  await images.put(thumbnailKey, inspected.thumbnail);
 }

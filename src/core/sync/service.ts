@@ -133,6 +133,11 @@ export function replayKeyOf(link: HubLink): string {
   return `sync.replay.${linkId(link)}`;
 }
 
+/** The highest change of this link the hub answered for with its mark (PusherDeps.ackedKey). */
+export function ackedKeyOf(link: HubLink): string {
+  return `sync.acked.${linkId(link)}`;
+}
+
 /** Per hub address, whatever the key: the highest seq that hub acknowledged (PusherDeps.reachedKey). */
 export function reachedKeyOf(link: HubLink): string {
   return `sync.reached.${sha256Hex(link.hubUrl).slice(0, 16)}`;
@@ -158,6 +163,7 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
       skippedKey: skippedKeyOf(link),
       replayKey: replayKeyOf(link),
       reachedKey: reachedKeyOf(link),
+      ackedKey: ackedKeyOf(link),
       ...(deps.timers ? { timers: deps.timers } : {}),
       ...(deps.random ? { random: deps.random } : {}),
     });

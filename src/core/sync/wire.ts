@@ -6,7 +6,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { AppError, type ErrorCode } from '../errors.js';
+import { AppError, isAppError, type ErrorCode } from '../errors.js';
 import { TIRE_POSITIONS, type ScanRecord, type ScanResult, type StoredImageInfo } from '../types.js';
 import { WEAR_CLASSES } from '../analysis/analyzer.js';
 
@@ -20,6 +20,11 @@ export const SCAN_REFUSAL_HEADER = 'x-tirewear-scan-refused';
 /** An AppError about the pushed scan itself: the desktop skips the scan instead of retrying. */
 export function scanRefusal(code: ErrorCode, message: string, cause?: unknown): AppError {
   return new AppError(code, message, { headers: { [SCAN_REFUSAL_HEADER]: '1' }, ...(cause === undefined ? {} : { cause }) });
+}
+
+/** Whether an error is a refusal about the scan itself (scanRefusal): the desk skips that change for good. */
+export function isScanRefusal(error: unknown): boolean {
+  return isAppError(error) && error.headers[SCAN_REFUSAL_HEADER] === '1';
 }
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);

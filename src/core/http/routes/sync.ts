@@ -15,10 +15,11 @@ import type { FastifyRequest } from 'fastify';
 import { updateSettingsFile } from '../../settings-file.js';
 import { AppError } from '../../errors.js';
 import { DESK_TIME_HEADER } from '../../sync/hub-client.js';
+import { deskMark, HUB_DESK_SEQ_HEADER, raiseDeskMark, readDeskPosition } from '../../sync/desk-marks.js';
 import { onHubClock, receiveSyncedScan } from '../../sync/receive.js';
 import { createSyncService } from '../../sync/service.js';
 import { listChainScans, listChainShops } from '../../sync/shops.js';
-import { parseSyncScan, scanRefusal, type SyncScan } from '../../sync/wire.js';
+import { isScanRefusal, parseSyncScan, scanRefusal, type SyncScan } from '../../sync/wire.js';
 import { accountCaller } from '../auth.js';
 import { multipartError } from '../errors.js';
 import { MAX_IMAGE_BYTES } from '../plugins/multipart.js';
@@ -131,6 +132,10 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags,
         summary: 'Hub: store or merge one scan pushed by a linked desktop (idempotent)',
+        description:
+          'A desktop names itself and the change it sends (X-Desk-Id, X-Desk-Seq, both or neither); the answer then carries ' +
+          'X-Hub-Desk-Seq, the highest change of that desktop this shop key had handled before, so a desktop finds out when a ' +
+          'restored hub lost changes it had acknowledged. X-Desk-Time moves the reading times of a desktop whose clock is off.',
         consumes: ['multipart/form-data'],
         params: ScanParams,
         body: Type.Object({
@@ -140,30 +145,36 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: replies(WireScan),
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const caller = accountCaller(request);
-      if (caller.via !== 'key') throw new AppError('FORBIDDEN', 'Sync uploads need the X-API-Key of a hub account');
+      if (caller.via !== 'key' || caller.apiKeyId === null) throw new AppError('FORBIDDEN', 'Sync uploads need the X-API-Key of a hub account');
+      const apiKeyId = caller.apiKeyId;
       // the hub's time as the upload begins, as the desk's X-Desk-Time is: a slow upload's duration is no clock error
       const arrivedAt = clock.now();
-      const upload = await readUpload(request);
-      if (upload.scan.scanId !== request.params.scanId) {
-        throw scanRefusal('VALIDATION_ERROR', 'scan.scanId does not match the scan id in the path');
+      // which desk and change this is: the answer says how far the hub had got with this desk (desk-marks.ts)
+      const position = readDeskPosition(request.headers);
+      if (position) reply.header(HUB_DESK_SEQ_HEADER, String(await deskMark(store.meta, apiKeyId, position.deskId)));
+      let stored;
+      try {
+        const upload = await readUpload(request);
+        if (upload.scan.scanId !== request.params.scanId) {
+          throw scanRefusal('VALIDATION_ERROR', 'scan.scanId does not match the scan id in the path');
+        }
+        const deskTime = request.headers[DESK_TIME_HEADER.toLowerCase()];
+        const { scan, skewMs } = onHubClock(upload.scan, typeof deskTime === 'string' ? deskTime : undefined, arrivedAt);
+        const skewMinutes = skewMs / 60_000; // whole minutes (onHubClock)
+        if (scan !== upload.scan && skewWarned.get(apiKeyId) !== skewMinutes) {
+          // once per shop and offset, not once per upload of a replay
+          skewWarned.set(apiKeyId, skewMinutes);
+          request.log.warn({ apiKeyId, skewMinutes }, "a shop's clock is off the hub's: its reading times are moved onto the hub's clock");
+        }
+        stored = await receiveSyncedScan({ store, images }, { accountId: caller.account.id, apiKeyId }, scan, upload.image);
+      } catch (error) {
+        // a refusal about the scan is handled for good too: the desk moves past it
+        if (position && isScanRefusal(error)) await raiseDeskMark(store.meta, apiKeyId, position);
+        throw error;
       }
-      const deskTime = request.headers[DESK_TIME_HEADER.toLowerCase()];
-      const { scan, skewMs } = onHubClock(upload.scan, typeof deskTime === 'string' ? deskTime : undefined, arrivedAt);
-      const skewMinutes = skewMs / 60_000; // whole minutes (onHubClock)
-      if (scan !== upload.scan && skewWarned.get(caller.apiKeyId ?? '') !== skewMinutes) {
-        // once per shop and offset, not once per upload of a replay
-        skewWarned.set(caller.apiKeyId ?? '', skewMinutes);
-        request.log.warn({ apiKeyId: caller.apiKeyId, skewMinutes }, "a shop's clock is off the hub's: its reading times are moved onto the hub's clock");
-      }
-      const { image } = upload;
-      const stored = await receiveSyncedScan(
-        { store, images },
-        { accountId: caller.account.id, apiKeyId: caller.apiKeyId },
-        scan,
-        image,
-      );
+      if (position) await raiseDeskMark(store.meta, apiKeyId, position);
       return { success: true as const, data: toWireScan(stored) };
     },
   );
