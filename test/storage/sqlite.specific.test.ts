@@ -9,6 +9,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { openStore, SQLITE_FILE_NAME } from '../../src/core/storage/index.js';
 import { SchemaTooNewError, openSqliteStore, untilNotBusy } from '../../src/core/storage/sqlite/index.js';
 import { MIGRATIONS } from '../../src/core/storage/sqlite/migrations/index.js';
+import { migrate } from '../../src/core/storage/sqlite/migrate.js';
 import { makeScan, tempDir } from '../support/store.js';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
@@ -121,6 +122,19 @@ describe('SQLite store specifics', () => {
     const second = openSqliteStore({ file });
     cleanups.push(() => second.close());
     expect(await second.scans.get(scan.id)).toEqual(scan);
+  });
+
+  it('a database of schema 2 with a hold in flight takes migration 3 and the hold is still charged on commit', async () => {
+    const file = await dbFile();
+    const old = new Database(file);
+    migrate(old, file, new ManualClock(), MIGRATIONS.filter((m) => m.version <= 2));
+    old.prepare("INSERT INTO accounts (id, email, password_hash, created_at, pack_credit) VALUES ('a1', 'a@x.example', 'h', 0, 2)").run();
+    old.prepare("INSERT INTO reservations (id, source, subject, window, pack_account_id, created_at) VALUES ('r1', 'pack', 'acct:a1', 'month:2026-11', 'a1', 0)").run();
+    old.close();
+    const store = openSqliteStore({ file });
+    cleanups.push(() => store.close());
+    await store.scans.commit({ scan: makeScan(), reservation: { id: 'r1', source: 'pack', subject: 'acct:a1', window: 'month:2026-11' }, idempotency: null });
+    expect(await store.usage.packBalance('a1')).toEqual({ credit: 1, held: 0 });
   });
 
   it('refuses a database written by a newer version, clearly', async () => {

@@ -76,7 +76,11 @@ export interface UsageStore {
    * else null. N concurrent calls against M units left grant exactly M.
    */
   reserve(request: ReserveRequest): Promise<Reservation | null>;
-  /** Give the unit back (the analysis failed). Idempotent. */
+  /**
+   * Give the unit back (the analysis failed). Idempotent. A free (allowance) unit given back goes
+   * to the month's oldest pack hold still in flight, else to its oldest pack scan charged while
+   * free units were held (its credit returns and it counts as used), else back to the month.
+   */
   release(reservationId: string): Promise<void>;
   /**
    * Committed and held units of a window. `held` counts the holds that will add to `used`

@@ -154,6 +154,49 @@ export function usageConformance(store: GetStore): void {
       expect(await store().usage.usage(subject, MONTH)).toEqual({ used: 2, held: 0 });
     });
 
+    it('a free scan given back with no pack hold in flight goes to a pack scan charged while it was held: the credit comes back', async () => {
+      const account = await createAccount(store());
+      const subject = `acct:${account.id}`;
+      await giveCredit(store(), account.id, 3);
+      await spend(store(), subject, 1, 3);
+      const at = (ms: number) => new Date(NOW.getTime() + ms);
+      const ask = (ms: number) => store().usage.reserve(reserveRequest({ subject, limit: 3, packAccountId: account.id, now: at(ms) }));
+      const [first, second] = [await ask(-4000), await ask(-3000)]; // the month's last two free scans, held
+      const charged = await ask(-2000); // a pack scan while they are held
+      expect([first, second, charged].map((r) => r?.source)).toEqual(['allowance', 'allowance', 'pack']);
+      await store().scans.commit({ scan: makeScan(), reservation: charged, idempotency: null });
+      expect(await store().usage.packBalance(account.id)).toEqual({ credit: 2, held: 0 });
+
+      await store().usage.release(first!.id); // its request failed: the free scan goes to the pack scan
+      expect(await store().usage.packBalance(account.id)).toEqual({ credit: 3, held: 0 });
+      expect(await store().usage.usage(subject, MONTH)).toEqual({ used: 2, held: 1 });
+      await store().usage.release(first!.id); // given back twice: nothing more
+      await store().usage.release(second!.id); // nothing left to refund: the free scan stays free
+      expect(await store().usage.packBalance(account.id)).toEqual({ credit: 3, held: 0 });
+      expect(await store().usage.usage(subject, MONTH)).toEqual({ used: 2, held: 0 });
+      expect((await ask(0))?.source).toBe('allowance');
+    });
+
+    it('a pack scan charged once the free scans were all committed is never refunded', async () => {
+      const account = await createAccount(store());
+      const subject = `acct:${account.id}`;
+      await giveCredit(store(), account.id, 2);
+      await spend(store(), subject, 1, 2);
+      const ask = () => store().usage.reserve(reserveRequest({ subject, limit: 2, packAccountId: account.id }));
+      const free = await ask();
+      await store().scans.commit({ scan: makeScan(), reservation: free, idempotency: null });
+      const pack = await ask();
+      expect(pack?.source).toBe('pack');
+      await store().scans.commit({ scan: makeScan(), reservation: pack, idempotency: null });
+      // another pack hold given back, and a free one of another month: neither touches the charge
+      const other = await ask();
+      await store().usage.release(other!.id);
+      const nextMonth = await store().usage.reserve(reserveRequest({ subject, limit: 2, packAccountId: account.id, window: 'month:2026-12' }));
+      await store().usage.release(nextMonth!.id);
+      expect(await store().usage.packBalance(account.id)).toEqual({ credit: 1, held: 0 });
+      expect(await store().usage.usage(subject, MONTH)).toEqual({ used: 2, held: 0 });
+    });
+
     it('expires holds created before the cutoff only', async () => {
       const at = (ms: number) => new Date(NOW.getTime() + ms);
       await store().usage.reserve(reserveRequest({ subject: 'acct:e', now: at(-60_000) }));

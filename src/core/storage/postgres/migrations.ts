@@ -108,6 +108,23 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'scans by API key',
     sql: 'CREATE INDEX scans_account_key_created ON scans (account_id, api_key_id, created_at DESC, id DESC)',
   },
+  {
+    version: 3,
+    // A pack scan charged while free scans were held gets one of them back if it is given back
+    // (usage.ts release); as SQLite's 003_pack_refunds.
+    name: 'pack refunds',
+    sql: `
+      ALTER TABLE reservations ADD COLUMN free_held boolean NOT NULL DEFAULT false;
+      CREATE TABLE pack_refundable (
+        reservation_id text PRIMARY KEY,
+        subject text NOT NULL,
+        "window" text NOT NULL,
+        account_id text NOT NULL,
+        held_at timestamptz NOT NULL
+      );
+      CREATE INDEX pack_refundable_window ON pack_refundable (subject, "window", held_at);
+    `,
+  },
 ];
 
 /** Any 64-bit constant works; this one spells "TIREWEAR" loosely and is only ours. */

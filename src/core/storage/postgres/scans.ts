@@ -85,15 +85,29 @@ async function insertScan(tx: Queryable, scan: ScanRecord, onConflictNothing: bo
  * committed twice, or one already expired, is never charged again.
  */
 async function charge(tx: Queryable, reservationId: string): Promise<void> {
-  const [held] = await tx.query<{ source: string; subject: string; window: string; pack_account_id: string | null }>(
-    'DELETE FROM reservations WHERE id = $1 RETURNING source, subject, "window", pack_account_id',
-    [reservationId],
-  );
+  const [held] = await tx.query<{
+    source: string;
+    subject: string;
+    window: string;
+    pack_account_id: string | null;
+    free_held: boolean;
+    created_at: Date;
+  }>('DELETE FROM reservations WHERE id = $1 RETURNING source, subject, "window", pack_account_id, free_held, created_at', [
+    reservationId,
+  ]);
   if (!held) return;
   if (held.source === 'pack') {
-    await tx.query('UPDATE accounts SET pack_credit = pack_credit - 1 WHERE id = $1 AND pack_credit > 0', [
+    const spent = await tx.query('UPDATE accounts SET pack_credit = pack_credit - 1 WHERE id = $1 AND pack_credit > 0 RETURNING id', [
       held.pack_account_id,
     ]);
+    // charged while free scans were held: one of them, given back, comes to this scan (usage.ts release)
+    if (spent.length > 0 && held.free_held) {
+      await tx.query(
+        `INSERT INTO pack_refundable (reservation_id, subject, "window", account_id, held_at)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+        [reservationId, held.subject, held.window, held.pack_account_id, held.created_at],
+      );
+    }
     return;
   }
   await tx.query(

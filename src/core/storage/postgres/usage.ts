@@ -21,11 +21,11 @@ async function lockCounter(tx: Queryable, subject: string, window: string): Prom
   return row!.used;
 }
 
-async function hold(tx: Queryable, reservation: Reservation, packAccountId: string | null, now: Date): Promise<Reservation> {
+async function hold(tx: Queryable, reservation: Reservation, packAccountId: string | null, now: Date, freeHeld = false): Promise<Reservation> {
   await tx.query(
-    `INSERT INTO reservations (id, source, subject, "window", pack_account_id, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6)`,
-    [reservation.id, reservation.source, reservation.subject, reservation.window, packAccountId, now],
+    `INSERT INTO reservations (id, source, subject, "window", pack_account_id, created_at, free_held)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [reservation.id, reservation.source, reservation.subject, reservation.window, packAccountId, now, freeHeld],
   );
   return reservation;
 }
@@ -58,7 +58,7 @@ export function usageStore(db: Db): UsageStore {
           [request.packAccountId],
         );
         if (account.pack_credit - num(packHeld!.n) <= 0) return null;
-        return hold(tx, { ...base, source: 'pack' }, request.packAccountId, request.now);
+        return hold(tx, { ...base, source: 'pack' }, request.packAccountId, request.now, num(held!.n) > 0);
       });
     },
     async release(reservationId) {
@@ -71,12 +71,28 @@ export function usageStore(db: Db): UsageStore {
         // the free scan given back goes to the oldest pack hold of the month (as in SQLite): the
         // counter row's lock orders this after any reserve deciding on the same month
         await lockCounter(tx, row.subject, row.window);
-        await tx.query(
-          `UPDATE reservations SET source = 'allowance', pack_account_id = NULL
+        const promoted = await tx.query(
+          `UPDATE reservations SET source = 'allowance', pack_account_id = NULL, free_held = false
            WHERE id = (SELECT id FROM reservations WHERE subject = $1 AND "window" = $2 AND source = 'pack'
-                       ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)`,
+                       ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+           RETURNING id`,
           [row.subject, row.window],
         );
+        if (promoted.length > 0) return;
+        // no pack hold in flight: the oldest pack scan of the month charged while free scans were
+        // held gets its credit back and counts as a free scan (as in SQLite). A pack commit still
+        // open on another instance is not seen yet: the free scan then goes back to the month.
+        // Lock order as in reserve: the counter row, then the account row.
+        const [charged] = await tx.query<{ account_id: string }>(
+          `DELETE FROM pack_refundable WHERE reservation_id = (
+             SELECT reservation_id FROM pack_refundable WHERE subject = $1 AND "window" = $2
+             ORDER BY held_at, reservation_id LIMIT 1 FOR UPDATE SKIP LOCKED)
+           RETURNING account_id`,
+          [row.subject, row.window],
+        );
+        if (!charged) return;
+        await tx.query('UPDATE accounts SET pack_credit = pack_credit + 1 WHERE id = $1', [charged.account_id]);
+        await tx.query('UPDATE usage_counters SET used = used + 1 WHERE subject = $1 AND "window" = $2', [row.subject, row.window]);
       });
     },
     async usage(subject, window) {

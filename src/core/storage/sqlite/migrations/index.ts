@@ -4,6 +4,7 @@
  */
 import { initial } from './001_initial.js';
 import { scansByKey } from './002_scans_by_key.js';
+import { packRefunds } from './003_pack_refunds.js';
 
 export interface Migration {
   version: number;
@@ -11,4 +12,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [initial, scansByKey];
+export const MIGRATIONS: readonly Migration[] = [initial, scansByKey, packRefunds];
