@@ -126,6 +126,55 @@ it('a hub restored from a backup older than the last push gets the changes it lo
   expect(fetchLike.uploads).toHaveLength(1);
 });
 
+it('an idle desk asks the hub for its mark at start, after the hub was away, and hourly, and catches a restore that way', async () => {
+  let { hub, desk, key, cookie, sync, fetchLike } = await setUp();
+  const early = await analyze(desk, cookie);
+  expect(await sync.pusher!.runOnce()).toEqual({ pushed: 1, error: null });
+  const backup = await mkdtemp(path.join(os.tmpdir(), 'tirewear-hub-backup-'));
+  folders.push(backup);
+  await hub.server.close();
+  await cp(hub.dataDir, backup, { recursive: true });
+  hub = await restartHub(hub, hub.dataDir);
+  const late = await analyze(desk, cookie);
+  expect(await sync.pusher!.runOnce()).toEqual({ pushed: 1, error: null });
+
+  // nothing new and the last check was just now: an idle pass sends nothing
+  fetchLike.uploads.length = 0;
+  expect(await sync.pusher!.runOnce()).toEqual({ pushed: 0, error: null });
+  expect(fetchLike.uploads).toHaveLength(0);
+
+  // the hub is restored from the backup (without the late scan) while the desk has nothing to send
+  const dir = hub.dataDir;
+  await hub.server.close();
+  await rm(dir, { recursive: true, force: true });
+  await cp(backup, dir, { recursive: true });
+  const restored = await startNode({ dataDir: dir, port: hub.port });
+  nodes[nodes.indexOf(hub)] = restored;
+  hub = restored;
+  expect(await sync.pusher!.runOnce()).toEqual({ pushed: 0, error: null }); // within the hour: not asked yet
+  desk.clock.advance(61 * 60_000);
+  expect(await sync.pusher!.runOnce()).toMatchObject({ error: null });
+  // the last acknowledged change went again as the question, found missing (so with its photo),
+  // and the hub's answer (its backup's mark) sent everything after that mark again
+  expect(fetchLike.uploads.map(({ scanId, withImage }) => ({ scanId, withImage }))).toEqual([
+    { scanId: late.scanId, withImage: false },
+    { scanId: late.scanId, withImage: true },
+    { scanId: late.scanId, withImage: false },
+  ]);
+  expect(fetchLike.uploads[1]?.hubSeq).toBe('1');
+  expect((await hubScans(hub, key)).map((scan) => scan.scanId).sort()).toEqual([early.scanId, late.scanId].sort());
+
+  // a question the hub could not answer (it was away) is asked again at the next pass, hour or not
+  desk.clock.advance(61 * 60_000);
+  await hub.server.close();
+  expect((await sync.pusher!.runOnce()).error).toMatch(/unreachable/i);
+  hub = await restartHub(hub, hub.dataDir);
+  fetchLike.uploads.length = 0;
+  expect(await sync.pusher!.runOnce()).toEqual({ pushed: 0, error: null });
+  expect(fetchLike.uploads).toEqual([{ scanId: late.scanId, withImage: false, hubSeq: '2' }]); // caught up: nothing more
+  expect(await sync.status()).toMatchObject({ lastError: null, pending: 0 });
+});
+
 it('a scan the hub holds without its photo gets the photo back when the desk sends the scan again', async () => {
   const { hub, desk, key, cookie, sync } = await setUp();
   const made = await analyze(desk, cookie);

@@ -29,6 +29,8 @@ export const BACKOFF_CAP_MS = 5 * 60_000;
 /** How often an idle pusher looks for new changes. */
 export const IDLE_POLL_MS = 10_000;
 const BATCH = 25;
+/** How often an idle desk checks that its hub still has what it acknowledged (desk-marks.ts). */
+export const PROBE_INTERVAL_MS = 60 * 60_000;
 
 /** The changes a link skipped since it was made (or last replayed): how many, and the first one's seq. */
 export interface SkippedState {
@@ -121,6 +123,8 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
   let failures = 0;
   let timer: unknown = null;
   let running: Promise<PassResult> | null = null;
+  /** When an idle pass next asks the hub for its mark (probe in pass); 0: at the next pass. */
+  let probeDueAt = 0;
 
   async function loadImage(scan: ScanRecord): Promise<{ data: Buffer; mime: string }> {
     // only a photo that is gone is skipped for good; a read that failed (permissions, a disk
@@ -187,10 +191,65 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
     };
     let pushed = 0;
     let skipped: string | null = null;
+    /**
+     * After the hub answered a push of change `seq` with its mark: true when the mark is below what
+     * it had answered for before (`acked`), so it lost the changes between (a restore) and the
+     * cursor now stands at its mark, everything after going again without photos first (it may
+     * still have some), this change included.
+     */
+    const rewindIfLost = async (seq: number, hubSeq: number | null): Promise<boolean> => {
+      if (!deps.ackedKey || hubSeq === null) return false;
+      probeDueAt = deps.clock.now().getTime() + PROBE_INTERVAL_MS;
+      if (hubSeq >= acked || rewound) {
+        acked = Math.max(acked, seq);
+        return false;
+      }
+      logger.warn({ hubSeq, acked }, 'the hub no longer has changes it had acknowledged (restored from a backup?); sending them again');
+      rewound = true;
+      replayUntil = Math.max(replayUntil, seq);
+      await store.meta.set(deps.replayKey, String(replayUntil));
+      acked = Math.max(hubSeq, seq); // the hub's mark now that it stored this one
+      await store.meta.set(deps.ackedKey, String(acked));
+      ackedSaved = acked;
+      cursor = hubSeq;
+      await store.meta.set(deps.cursorKey, String(cursor));
+      return true;
+    };
+    /**
+     * Nothing to send: an idle desk asks the hub for its mark now and then (at start, after a
+     * failed pass, else hourly) by sending its last acknowledged change again, without its photo.
+     * True when that found the hub behind (rewindIfLost).
+     */
+    const probe = async (): Promise<boolean> => {
+      if (!deps.ackedKey || acked === 0 || rewound || deps.clock.now().getTime() < probeDueAt) return false;
+      const [last] = await store.scans.changesSince(acked - 1, 1);
+      // that change was followed by one skipped since: sending either again proves nothing
+      if (!last || last.seq !== acked) {
+        probeDueAt = deps.clock.now().getTime() + PROBE_INTERVAL_MS;
+        return false;
+      }
+      let answer: PushAnswer;
+      try {
+        answer = await pushOne(last.scan, true, { deskId, seq: last.seq });
+      } catch (error) {
+        if (closed || !isPermanent(error)) throw error;
+        probeDueAt = deps.clock.now().getTime() + PROBE_INTERVAL_MS;
+        return false;
+      }
+      // the hub answers again: a failure on the status line is over (a skip of this pass stays)
+      if (skipped === null) {
+        await store.meta.set(META_LAST_ERROR, '');
+        await store.meta.set(META_LAST_SYNC_AT, deps.clock.now().toISOString());
+      }
+      return rewindIfLost(last.seq, answer.hubSeq);
+    };
     try {
       pass: for (;;) {
         const batch = await store.scans.changesSince(cursor, BATCH);
-        if (batch.length === 0) break;
+        if (batch.length === 0) {
+          if (!closed && (await probe())) continue;
+          break;
+        }
         for (const { seq, scan } of batch) {
           // Shutdown (or a new link) stops the pass between two changes.
           if (closed) return { pushed, error: null };
@@ -204,24 +263,7 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
               await store.meta.set(META_LAST_ERROR, '');
               await store.meta.set(META_LAST_SYNC_AT, deps.clock.now().toISOString());
             }
-            if (deps.ackedKey && hubSeq !== null) {
-              if (hubSeq < acked && !rewound) {
-                // The hub had answered for changes up to `acked` and now holds only up to `hubSeq`:
-                // it lost the ones between (a restore). Send everything after its mark again,
-                // without photos first (it may still have some), this change included.
-                logger.warn({ hubSeq, acked }, 'the hub no longer has changes it had acknowledged (restored from a backup?); sending them again');
-                rewound = true;
-                replayUntil = Math.max(replayUntil, seq);
-                await store.meta.set(deps.replayKey, String(replayUntil));
-                acked = Math.max(hubSeq, seq); // the hub's mark now that it stored this one
-                await store.meta.set(deps.ackedKey, String(acked));
-                ackedSaved = acked;
-                cursor = hubSeq;
-                await store.meta.set(deps.cursorKey, String(cursor));
-                continue pass;
-              }
-              acked = Math.max(acked, seq);
-            }
+            if (await rewindIfLost(seq, hubSeq)) continue pass;
           } catch (error) {
             if (closed || !isPermanent(error)) throw error;
             // Retrying cannot help, and would hold every later change back: skip, count it, and say so on the status line.
@@ -242,6 +284,7 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
       const message = (error as Error).message;
       // Stopped by close(): the cut-short upload is not the hub's failure, and resumes next start.
       if (closed) return { pushed, error: null };
+      probeDueAt = 0; // the hub was away: ask for its mark as soon as it answers again
       await store.meta.set(META_LAST_ERROR, message).catch(() => undefined);
       logger.warn({ err: error }, 'sync to the hub failed; will retry');
       return { pushed, error: message };
