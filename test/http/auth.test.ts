@@ -50,6 +50,21 @@ describe('register and login', () => {
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
   });
 
+  it('guesses sent all at once are counted as they arrive: the right password in a burst of 40 is refused with the rest', async () => {
+    const { email } = await signIn(t.app);
+    const guesses = [...Array.from({ length: 39 }, (_, i) => `wrong guess ${i}!`), PASSWORD];
+    const answers = await Promise.all(guesses.map((password) => post('/auth/login', { email, password })));
+    const counts = answers.reduce<Record<number, number>>((n, r) => ({ ...n, [r.statusCode]: (n[r.statusCode] ?? 0) + 1 }), {});
+    expect(counts).toEqual({ 401: 5, 429: 35 });
+  });
+
+  it('an email with a NUL or another control character is refused at registration and signs nobody in', async () => {
+    for (const email of ['a\u0000@example.com', 'a\u0007b@example.com']) {
+      expect(expectError(await post('/auth/register', { email, password: PASSWORD }), 400, 'VALIDATION_ERROR')).toMatch(/not a valid email/);
+      expectError(await post('/auth/login', { email, password: PASSWORD }), 401, 'INVALID_CREDENTIALS');
+    }
+  });
+
   it('logout ends the session and clears the cookie; the old cookie is then 401 and cleared again', async () => {
     const { cookie } = await signIn(t.app);
     const out = await post('/auth/logout', {}, { cookie });

@@ -51,6 +51,11 @@ describe('GET /scans', () => {
     expect(expectError(await t.app.inject({ url: '/api/v1/scans?limit=500', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/limit/);
     expect(expectError(await t.app.inject({ url: '/api/v1/scans?wear=bald', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/wear/);
     expect(expectError(await t.app.inject({ url: '/api/v1/scans?from=yesterday', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/from/);
+    // what PostgreSQL cannot hold is refused on every store, not a 500 on the hub's
+    expect(expectError(await t.app.inject({ url: '/api/v1/scans?to=-010000-01-01', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/to must/);
+    expect(expectError(await t.app.inject({ url: '/api/v1/scans?vehicle=a%00b', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/vehicle must not/);
+    const cursor = Buffer.from('9999999999999999:abc').toString('base64url');
+    expect(expectError(await t.app.inject({ url: `/api/v1/scans?cursor=${cursor}`, headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/cursor/);
   });
 
   it('refuses a parameter it does not know by name, so a misspelt filter never lists or exports every scan', async () => {

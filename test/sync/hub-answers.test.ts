@@ -4,6 +4,8 @@
  * the shop links again); a proxy's or firewall's page, the hub's Host check, or a 200 from
  * something that is not the hub are retried and explained on the status line.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHubClient, HubError, type FetchLike } from '../../src/core/sync/hub-client.js';
 import type { SyncService } from '../../src/core/sync/service.js';
@@ -313,6 +315,38 @@ describe('the hub client', () => {
     // without a position nothing is named and no mark is read
     await expect(client(marked('41')).pushScan(scan, null)).resolves.toEqual({ outcome: 'stored', hubSeq: null });
     expect(sent!.has('x-desk-id')).toBe(false);
+  });
+
+  it('never follows a redirect: the key and the photo stay here, and the redirect is named', async () => {
+    const seen: Array<string | undefined> = [];
+    const elsewhere = http.createServer((request, response) => {
+      seen.push(request.headers['x-api-key'] as string | undefined);
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ success: true, data: { scanId: scan.scanId, items: [] } }));
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    const target = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/portal/login?next=1`;
+    const redirecting = http.createServer((request, response) => {
+      request.resume();
+      response.writeHead(307, { location: target });
+      response.end();
+    });
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    try {
+      const hub = createHubClient({ hubUrl: `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}`, hubApiKey: `tw_${'a'.repeat(32)}` });
+      const image = { data: await makeJpeg({ width: 320, height: 256 }), mime: 'image/jpeg' };
+      for (const attempt of [() => hub.pushScan(scan, image), () => hub.listShops()]) {
+        const error = await refusal(attempt());
+        expect(error.status).toBe(307);
+        expect(error.refusesScan).toBe(false); // retried, not skipped
+        expect(error.message).toContain(`a redirect to ${target.replace('?next=1', '')}`);
+        expect(error.message).toContain('link with its new address');
+      }
+      expect(seen).toEqual([]);
+    } finally {
+      await new Promise((resolve) => redirecting.close(resolve));
+      await new Promise((resolve) => elsewhere.close(resolve));
+    }
   });
 
   it('takes only an acknowledgement of the same scan id as stored', async () => {

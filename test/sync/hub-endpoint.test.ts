@@ -103,6 +103,20 @@ it('refuses what it cannot trust', async () => {
   expect((await put(wire())).headers['x-tirewear-scan-refused']).toBeUndefined();
 });
 
+it('files images under its own names whatever the wire names, and refuses a vehicle with control characters', async () => {
+  const hostile = wire({ deletedAt: new Date('2026-11-21T13:00:00Z') });
+  const named = { ...hostile, image: { ...hostile.image, originalKey: 'scans/ab/victim.jpg', thumbnailKey: 'scans/ab/victim.thumb.jpg' } };
+  expect((await put(named as never)).statusCode).toBe(200);
+  const stored = (await hub.server.core.store.scans.get(hostile.scanId))!;
+  expect(stored.image.originalKey).not.toContain('victim');
+  expect(stored.image.thumbnailKey).not.toContain('victim');
+
+  const live = wire({ vehicle: 'AB\u0000-123' });
+  const refused = await put(live, { image: jpeg });
+  expect(expectError(refused, 400, 'VALIDATION_ERROR')).toMatch(/vehicle must not contain control characters/);
+  expect(refused.headers['x-tirewear-scan-refused']).toBe('1');
+});
+
 it("refuses a scan id that belongs to another hub account", async () => {
   const scan = wire();
   expect((await put(scan, { image: jpeg })).statusCode).toBe(200);

@@ -21,7 +21,7 @@ const EMAIL_SHAPE = /^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)+$/;
 export function normalizeEmail(email: unknown): string {
   if (typeof email !== 'string') throw new AppError('VALIDATION_ERROR', 'email is required.');
   const folded = email.trim().toLowerCase();
-  if (folded.length > 254 || !EMAIL_SHAPE.test(folded)) {
+  if (folded.length > 254 || !EMAIL_SHAPE.test(folded) || /\p{Cc}/u.test(folded)) {
     throw new AppError('VALIDATION_ERROR', 'email is not a valid email address.');
   }
   return folded;
@@ -67,13 +67,13 @@ export function createAuthService(deps: {
       if (typeof password !== 'string' || password.length > MAX_PASSWORD) throw invalidCredentials();
       const folded = typeof email === 'string' ? email.trim().toLowerCase() : '';
       const throttleKey = `${folded}\n${meteringAddress(ip)}`;
-      throttle.check(throttleKey, clock.now().getTime());
-      const account = folded ? await store.accounts.findByEmail(folded) : null;
+      // counted before anything is awaited: guesses sent together cannot all pass the check first
+      throttle.attempt(throttleKey, clock.now().getTime());
+      // an address no account can have (a NUL, a control character) is looked up nowhere
+      const lookup = folded && !/\p{Cc}/u.test(folded) ? folded : '';
+      const account = lookup ? await store.accounts.findByEmail(lookup) : null;
       const ok = account ? await verifyPassword(password, account.passwordHash) : (await burnPasswordCheck(password), false);
-      if (!account || !ok) {
-        throttle.fail(throttleKey, clock.now().getTime());
-        throw invalidCredentials();
-      }
+      if (!account || !ok) throw invalidCredentials();
       throttle.succeed(throttleKey);
       const token = randomToken();
       const now = clock.now();

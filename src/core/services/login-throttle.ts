@@ -25,6 +25,16 @@ export class LoginThrottle {
     );
   }
 
+  /**
+   * check() and count the attempt as a failure at once, before the password hash is awaited: a
+   * burst of guesses sent together is counted as it arrives, not after every one was checked
+   * (succeed() clears the count when the password was right).
+   */
+  attempt(key: string, now: number): void {
+    this.check(key, now);
+    this.failures.add(key, now);
+  }
+
   fail(key: string, now: number): void {
     this.failures.add(key, now);
   }

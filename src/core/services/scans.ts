@@ -3,6 +3,7 @@
  * CSV export. Visibility (SPEC §5): an account's scan only to that account (FORBIDDEN to
  * anyone else); an anonymous scan to whoever holds its unguessable id; deleted is NOT_FOUND.
  */
+import { inDateRange } from '../storage/cursor.js';
 import { MAX_TREAD_DEPTH_MM, WEAR_CLASSES } from '../analysis/analyzer.js';
 import { AppError } from '../errors.js';
 import type { ScanFilter, Store } from '../storage/store.js';
@@ -49,9 +50,12 @@ function checkFilter(query: Omit<ScanQuery, 'cursor' | 'limit'>): Omit<ScanFilte
     throw new AppError('VALIDATION_ERROR', `wear must be one of ${WEAR_CLASSES.join(', ')}.`);
   }
   for (const [name, value] of [['from', query.from], ['to', query.to]] as const) {
-    if (value !== undefined && (!(value instanceof Date) || Number.isNaN(value.getTime()))) {
-      throw new AppError('VALIDATION_ERROR', `${name} must be a valid date.`);
+    if (value !== undefined && (!(value instanceof Date) || !inDateRange(value.getTime()))) {
+      throw new AppError('VALIDATION_ERROR', `${name} must be a valid date from year 1 to 9999.`);
     }
+  }
+  if (query.vehicle !== undefined && /\p{Cc}/u.test(query.vehicle)) {
+    throw new AppError('VALIDATION_ERROR', 'vehicle must not contain control characters.');
   }
   const filter: Omit<ScanFilter, 'accountId' | 'cursor' | 'limit'> = {};
   if (query.vehicle !== undefined && query.vehicle.trim()) filter.vehicle = query.vehicle.trim();

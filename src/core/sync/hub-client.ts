@@ -153,6 +153,16 @@ function explainForeign(status: number): string {
   return 'something other than a TireWear hub answered; check the hub address and any proxy in front of it';
 }
 
+/** Where a redirect points, as an address a person can check (scheme, host and path; no query), at most 200 characters. */
+function describeLocation(location: string, base: string): string {
+  try {
+    const url = new URL(location, base);
+    return `${url.origin}${url.pathname}`.slice(0, 200);
+  } catch {
+    return 'an address that is not one';
+  }
+}
+
 function hostOf(hubUrl: string): string {
   try {
     return new URL(hubUrl).hostname;
@@ -202,6 +212,9 @@ export function createHubClient(options: HubClientOptions): HubClient {
       return await doFetch(`${root}${path}`, {
         ...init,
         headers: { 'X-API-Key': options.hubApiKey, ...(init.headers as Record<string, string> | undefined) },
+        // never followed: fetch would send the hub key (and a photo) on to whatever host a captive
+        // portal or a wrong address names; a redirect is reported instead (refusal)
+        redirect: 'manual',
         signal: options.signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), options.signal]) : AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
@@ -211,6 +224,15 @@ export function createHubClient(options: HubClientOptions): HubClient {
 
   function refusal(response: Response, body: unknown): HubError {
     const status = response.status;
+    if (status >= 300 && status < 400) {
+      const location = response.headers.get('location');
+      const where = location ? ` to ${describeLocation(location, root)}` : '';
+      return new HubError(
+        `Hub answered ${status}, a redirect${where}: the key is not sent on to another address; ` +
+          'if the hub has moved, link with its new address (a captive portal or a wrong address redirects too)',
+        status,
+      );
+    }
     if (!isEnvelope(body) || body.success || !body.error) {
       const statusText = response.statusText ? ` ${response.statusText}` : '';
       return new HubError(`Hub answered ${status}${statusText}, ${NOT_TIREWEAR}: ${explainForeign(status)}`, status);

@@ -106,6 +106,10 @@ export function parseSyncScan(text: string): SyncScan {
     throw scanRefusal('VALIDATION_ERROR', `scan${error.path.replace(/\//g, '.')}: ${error.message}`);
   }
   const scan = value as SyncScan;
+  // as the analyze form's vehicle field: no control characters (a NUL breaks PostgreSQL's text)
+  if (scan.vehicle !== null && /\p{Cc}/u.test(scan.vehicle)) {
+    throw scanRefusal('VALIDATION_ERROR', 'scan.vehicle must not contain control characters');
+  }
   date(scan.createdAt, 'createdAt');
   if (scan.measuredAt !== null) date(scan.measuredAt, 'measuredAt');
   if (scan.deletedAt !== null) date(scan.deletedAt, 'deletedAt');
@@ -127,7 +131,9 @@ export function fromSyncScan(
     vehicle: wire.vehicle,
     position: wire.position,
     result: wire.result as ScanResult,
-    image: { ...keys, ...wire.image },
+    // field by field: the wire may carry more (a newer desk, or a hostile one naming file keys), and
+    // the file names are always the hub's own
+    image: { mime: wire.image.mime, width: wire.image.width, height: wire.image.height, bytes: wire.image.bytes, sha256: wire.image.sha256, ...keys },
     measurementMm: wire.measurementMm,
     measuredAt: wire.measuredAt === null ? null : date(wire.measuredAt, 'measuredAt'),
     deletedAt: wire.deletedAt === null ? null : date(wire.deletedAt, 'deletedAt'),

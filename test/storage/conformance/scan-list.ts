@@ -58,6 +58,11 @@ export function scanListConformance(store: GetStore): void {
     it('refuses a malformed cursor', async () => {
       const listing = store().scans.list({ accountId: 'acct-list', limit: 10, cursor: '!!not a cursor' });
       await expect(listing).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+      // well-formed on the outside, but a time no date holds, a NUL, or more than a scan id
+      for (const text of ['9999999999999999:zz', '-999999999999999:zz', '1795262400000:a\u0000', '1795262400000:a b', '1795262400000:']) {
+        const cursor = Buffer.from(text).toString('base64url');
+        await expect(store().scans.list({ accountId: 'acct-list', limit: 10, cursor })).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+      }
     });
 
     it('shows only the account’s live scans', async () => {

@@ -5,6 +5,7 @@
  * sequence numbers become visible in order and a reader of changesSince never
  * skips a change that commits late.
  */
+import { CURSOR_TEXT, inDateRange } from '../cursor.js';
 import { AppError } from '../../errors.js';
 import type { ScanRecord, ScanResult, ScanSource, StoredImageInfo, TirePosition } from '../../types.js';
 import type { ScanFilter, ScanStore } from '../store.js';
@@ -122,8 +123,10 @@ function encodeCursor(scan: ScanRecord): string {
 }
 
 function decodeCursor(cursor: string): { at: Date; id: string } {
-  const match = /^(-?\d{1,16}):(.+)$/s.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match) throw new AppError('VALIDATION_ERROR', 'The cursor is not valid; start again from the first page');
+  const match = CURSOR_TEXT.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match || !inDateRange(Number(match[1]))) {
+    throw new AppError('VALIDATION_ERROR', 'The cursor is not valid; start again from the first page');
+  }
   return { at: new Date(Number(match[1])), id: match[2]! };
 }
 

@@ -1,4 +1,5 @@
 /** Mapping between ScanRecord and the `scans` table, and the list cursor. */
+import { CURSOR_TEXT, inDateRange } from '../cursor.js';
 import { AppError } from '../../errors.js';
 import type { ScanRecord } from '../../types.js';
 import { type Db, fromMs, toMs } from './db.js';
@@ -93,7 +94,9 @@ export function encodeCursor(position: CursorPosition): string {
 
 export function decodeCursor(cursor: string): CursorPosition {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const match = /^(-?\d{1,16}):(.+)$/s.exec(text);
-  if (!match) throw new AppError('VALIDATION_ERROR', 'The cursor is not valid; start again from the first page');
+  const match = CURSOR_TEXT.exec(text);
+  if (!match || !inDateRange(Number(match[1]))) {
+    throw new AppError('VALIDATION_ERROR', 'The cursor is not valid; start again from the first page');
+  }
   return { createdAtMs: Number(match[1]), id: match[2]! };
 }
