@@ -1,9 +1,21 @@
 import sharp from 'sharp';
 import { describe, expect, test } from 'vitest';
-import { FRAME_MAX, FRAME_MIN, frameLongSide, inspectImage, sniffImageType } from '../../src/core/images/inspect.js';
+import {
+  checkImageHeader,
+  countJpegScans,
+  FRAME_MAX,
+  FRAME_MIN,
+  frameLongSide,
+  inspectImage,
+  MAX_JPEG_SCANS,
+  MAX_WHOLE_DECODE_BYTES,
+  sniffImageType,
+  wholeDecodeBytes,
+} from '../../src/core/images/inspect.js';
 import {
   makeBombPng,
   makeExifRotatedJpeg,
+  makeManyScanJpeg,
   makeJpeg,
   makePng,
   makeWebp,
@@ -146,6 +158,46 @@ describe('hostile and unusable uploads', () => {
     ]) {
       await expectAppError(inspectImage(data), 'IMAGE_UNREADABLE');
     }
+  });
+
+  test('a JPEG cut short with an end marker added is unreadable, not read with its lower part grey', async () => {
+    const jpeg = await makeJpeg({ width: 640, height: 480 });
+    const cut = Buffer.concat([jpeg.subarray(0, Math.floor(jpeg.length / 2)), Buffer.from([0xff, 0xd9])]);
+    const error = await expectAppError(inspectImage(cut), 'IMAGE_UNREADABLE');
+    expect(error.message).toMatch(/truncated or corrupt/);
+    // bytes after the end marker are no damage to the photo
+    expect((await inspectImage(Buffer.concat([jpeg, Buffer.alloc(4096, 0x5a)]))).width).toBe(640);
+  });
+
+  test('a JPEG of more than 100 scans is refused from its markers, before any decode; ordinary progressive JPEGs pass', async () => {
+    expect(countJpegScans(makeManyScanJpeg(320, 320, 12), MAX_JPEG_SCANS)).toBe(13);
+    expect(countJpegScans(makeManyScanJpeg(320, 320, 150), MAX_JPEG_SCANS)).toBe(MAX_JPEG_SCANS + 1);
+    // a 36-megapixel one of 10 000 scans is 0.8 MB and took 35 s to decode: refused at once
+    const crafted = makeManyScanJpeg(6000, 6000, 10_000);
+    expect(crafted.length).toBeLessThan(1_000_000);
+    // refused by checkImageHeader, which decodes nothing (the message is only made there)
+    const error = await expectAppError(checkImageHeader(crafted), 'IMAGE_UNREADABLE');
+    expect(error.message).toMatch(/more than 100 scans/);
+    await expectAppError(inspectImage(crafted), 'IMAGE_UNREADABLE');
+    const progressive = await sharp(await makeJpeg({ width: 640, height: 480 })).jpeg({ progressive: true }).toBuffer();
+    expect(countJpegScans(progressive, MAX_JPEG_SCANS)).toBeGreaterThan(1);
+    expect(countJpegScans(progressive, MAX_JPEG_SCANS)).toBeLessThanOrEqual(20);
+    expect((await inspectImage(progressive)).width).toBe(640);
+    expect(countJpegScans(await makeJpeg(), MAX_JPEG_SCANS)).toBe(1);
+  });
+
+  test('a progressive JPEG or interlaced PNG that would need more than 160 MB to decode is refused from its header', async () => {
+    expect(wholeDecodeBytes('image/png', { width: 6300, height: 6300, isProgressive: true, channels: 4, depth: 'ushort' })).toBe(6300 * 6300 * 8);
+    expect(wholeDecodeBytes('image/png', { width: 6300, height: 6300, isProgressive: false, channels: 4, depth: 'ushort' })).toBe(0);
+    expect(wholeDecodeBytes('image/jpeg', { width: 4000, height: 3000, isProgressive: true, channels: 3, depth: 'uchar', chromaSubsampling: '4:2:0' })).toBe(12e6 * 3);
+    expect(wholeDecodeBytes('image/jpeg', { width: 6300, height: 6300, isProgressive: true, channels: 3, depth: 'uchar', chromaSubsampling: '4:4:4' })).toBeGreaterThan(MAX_WHOLE_DECODE_BYTES);
+    // a real one: 16-bit RGBA, interlaced, 5000 × 5000 (200 MB whole), from a few hundred KB
+    const interlaced = await sharp({ create: { width: 5000, height: 5000, channels: 4, background: { r: 90, g: 90, b: 90, alpha: 1 } } })
+      .png({ progressive: true, compressionLevel: 1 })
+      .toColourspace('rgb16')
+      .toBuffer();
+    const error = await expectAppError(inspectImage(interlaced), 'IMAGE_TOO_LARGE');
+    expect(error.message).toMatch(/interlaced PNG, which needs \d+ MB to decode; at most 160 MB/);
   });
 
   test('right magic bytes with garbage behind them are unreadable', async () => {

@@ -15,6 +15,18 @@ export type ImageMime = StoredImageInfo['mime'];
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 export const MAX_PIXELS = 40_000_000;
 export const MIN_SHORT_SIDE = 256;
+/**
+ * Scans a JPEG may have. Ordinary progressive encoders write about 10 (libjpeg 10, mozjpeg up to
+ * about 15); each scan makes the decoder pass over the whole image again, so a small crafted file of
+ * thousands of empty scans held an analysis slot for minutes (a security audit, 2026-11-25).
+ */
+export const MAX_JPEG_SCANS = 100;
+/**
+ * What a progressive JPEG's coefficients or an interlaced PNG's pixels may take in memory: those
+ * are decoded whole before they can be shrunk, unlike baseline JPEGs and plain PNGs, so a 300 KB
+ * 16-bit interlaced PNG of 40 megapixels made a decode of 540 MB.
+ */
+export const MAX_WHOLE_DECODE_BYTES = 160 * 1024 * 1024;
 export const THUMBNAIL_SIZE = 320;
 /** The one decode of an upload: enough for the thumbnail and the 160 px model input. */
 export const FRAME_MAX = 640;
@@ -88,6 +100,24 @@ export async function checkImageHeader(data: Buffer): Promise<ImageHeader> {
       `The image is ${meta.width}×${meta.height} pixels; at most ${MAX_PIXELS / 1_000_000} megapixels are accepted.`,
     );
   }
+  const wholeDecode = wholeDecodeBytes(mime, meta);
+  if (wholeDecode > MAX_WHOLE_DECODE_BYTES) {
+    const kind = mime === 'image/png' ? 'an interlaced PNG' : 'a progressive JPEG';
+    throw new AppError(
+      'IMAGE_TOO_LARGE',
+      `The image is ${meta.width}×${meta.height} pixels stored as ${kind}, which needs ${Math.ceil(wholeDecode / 1048576)} MB to decode; ` +
+        `at most ${MAX_WHOLE_DECODE_BYTES / 1048576} MB. Send the camera's original photo, or save it as an ordinary JPEG.`,
+    );
+  }
+  if (mime === 'image/jpeg') {
+    const scans = countJpegScans(data, MAX_JPEG_SCANS);
+    if (scans > MAX_JPEG_SCANS) {
+      throw new AppError(
+        'IMAGE_UNREADABLE',
+        `The JPEG is stored in more than ${MAX_JPEG_SCANS} scans (a photo has about 10); it cannot be analysed. Send the camera's original photo.`,
+      );
+    }
+  }
   const swapped = (meta.orientation ?? 1) >= 5;
   const width = swapped ? meta.height : meta.width;
   const height = swapped ? meta.width : meta.height;
@@ -98,6 +128,67 @@ export async function checkImageHeader(data: Buffer): Promise<ImageHeader> {
     );
   }
   return { mime, width, height, bytes: data.length };
+}
+
+/**
+ * Memory a decode takes before any shrinking, for the files libvips must decode whole: a progressive
+ * JPEG's coefficients (2 bytes each, per component and its sampling) and an interlaced PNG's
+ * pixels. 0 for the others, which are decoded line by line.
+ */
+export function wholeDecodeBytes(mime: ImageMime, meta: Partial<Pick<Metadata, 'width' | 'height' | 'isProgressive' | 'channels' | 'depth' | 'chromaSubsampling'>>): number {
+  if (!meta.isProgressive || !meta.width || !meta.height) return 0;
+  const pixels = meta.width * meta.height;
+  if (mime === 'image/png') return pixels * (meta.channels ?? 4) * (meta.depth === 'ushort' ? 2 : 1);
+  if (mime !== 'image/jpeg') return 0;
+  // samples per pixel over all components: 4:4:4 three, 4:2:2 two, 4:2:0 one and a half, grey one, CMYK four
+  const perPixel: Record<string, number> = { '4:4:4': 3, '4:2:2': 2, '4:4:0': 2, '4:2:0': 1.5, '4:1:1': 1.5, '4:4:4:4': 4, '4:2:0:4': 3 };
+  const samples = (meta.channels ?? 3) === 1 ? 1 : (perPixel[meta.chromaSubsampling ?? ''] ?? (meta.channels ?? 3));
+  return pixels * samples * 2;
+}
+
+/**
+ * How many scans (SOS segments) a JPEG has, counted from its markers without decoding, up to one more
+ * than `stopAfter`. A malformed marker stream stops the count: the decoder refuses such a file anyway.
+ */
+export function countJpegScans(data: Buffer, stopAfter: number): number {
+  let scans = 0;
+  let pos = 2; // after SOI
+  while (pos + 1 < data.length) {
+    if (data[pos] !== 0xff) return scans;
+    const marker = data[pos + 1]!;
+    if (marker === 0xff) {
+      pos += 1; // fill byte
+      continue;
+    }
+    if (marker === 0xd9) return scans; // EOI
+    if ((marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) {
+      pos += 2; // markers without a length
+      continue;
+    }
+    if (pos + 4 > data.length) return scans;
+    pos += 2 + data.readUInt16BE(pos + 2);
+    if (marker !== 0xda) continue;
+    scans += 1;
+    if (scans > stopAfter) return scans;
+    // the entropy-coded data runs to the next marker: 0xFF followed by neither 0x00 (a stuffed
+    // 0xFF) nor a restart marker
+    for (;;) {
+      const ff = data.indexOf(0xff, pos);
+      if (ff < 0 || ff + 1 >= data.length) return scans;
+      const next = data[ff + 1]!;
+      if (next === 0x00 || (next >= 0xd0 && next <= 0xd7)) {
+        pos = ff + 2;
+        continue;
+      }
+      if (next === 0xff) {
+        pos = ff + 1;
+        continue;
+      }
+      pos = ff;
+      break;
+    }
+  }
+  return scans;
 }
 
 /**
@@ -127,21 +218,38 @@ export function frameLongSide(mime: ImageMime | null, width: number, height: num
 export async function decodeFrame(data: Buffer, header: Pick<ImageHeader, 'width' | 'height'>): Promise<DecodedFrame> {
   const side = frameLongSide(sniffImageType(data), header.width, header.height);
   try {
-    const { data: pixels, info } = await sharp(data, { failOn: 'error', limitInputPixels: MAX_PIXELS })
-      .autoOrient()
-      .resize(side, side, { fit: 'inside', withoutEnlargement: true, kernel: 'linear', fastShrinkOnLoad: true })
-      // transparency over black whether or not the frame is scaled (sharp's resize weighs colours by
-      // their alpha, so a scaled frame's transparent pixels come out black anyway); preprocess.py's
-      // rgb() does the same. Photos have no alpha: this only makes cut-outs read one way.
-      .flatten({ background: '#000000' })
-      .toColourspace('srgb')
-      .raw({ depth: 'uchar' })
-      .toBuffer({ resolveWithObject: true });
-    if (info.channels !== 3) throw new Error(`decoded ${info.channels} channels`);
-    return { data: pixels, width: info.width, height: info.height, uprightWidth: header.width, uprightHeight: header.height };
+    return await decodeFrameWith(data, header, side, 'warning');
+  } catch (error) {
+    // libjpeg reports data that ends early only as a warning: a photo cut short with an end marker
+    // added decoded with its lower part grey and got a confident reading. Other warnings (an odd
+    // ICC profile, extraneous bytes some cameras write) are tolerated as before.
+    if (/premature end/i.test((error as Error).message)) throw unreadable(error);
+  }
+  try {
+    return await decodeFrameWith(data, header, side, 'error');
   } catch (error) {
     throw unreadable(error);
   }
+}
+
+async function decodeFrameWith(
+  data: Buffer,
+  header: Pick<ImageHeader, 'width' | 'height'>,
+  side: number,
+  failOn: 'warning' | 'error',
+): Promise<DecodedFrame> {
+  const { data: pixels, info } = await sharp(data, { failOn, limitInputPixels: MAX_PIXELS })
+    .autoOrient()
+    .resize(side, side, { fit: 'inside', withoutEnlargement: true, kernel: 'linear', fastShrinkOnLoad: true })
+    // transparency over black whether or not the frame is scaled (sharp's resize weighs colours by
+    // their alpha, so a scaled frame's transparent pixels come out black anyway); preprocess.py's
+    // rgb() does the same. Photos have no alpha: this only makes cut-outs read one way.
+    .flatten({ background: '#000000' })
+    .toColourspace('srgb')
+    .raw({ depth: 'uchar' })
+    .toBuffer({ resolveWithObject: true });
+  if (info.channels !== 3) throw new Error(`decoded ${info.channels} channels`);
+  return { data: pixels, width: info.width, height: info.height, uprightWidth: header.width, uprightHeight: header.height };
 }
 
 /** The upright JPEG thumbnail kept with a scan, from the decoded frame. */
