@@ -4,9 +4,10 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { DataDirInUseError, LOCK_FILE_NAME, lockDataDir } from '../../src/core/storage/data-lock.js';
 import { runCli } from '../support/cli.js';
@@ -47,6 +48,46 @@ it('refuses a folder a live process on this computer holds, naming it; takes ove
   await writeFile(lockFile(), '{"pid":');
   lockDataDir(dir)();
 });
+
+it('four servers starting at once on a folder with a stale lock: exactly one takes it, the others are refused', async () => {
+  const worker = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'lock-worker.ts');
+  const gone = spawn(process.execPath, ['-e', '']);
+  await new Promise((resolve) => gone.once('exit', resolve));
+  const children = Array.from({ length: 4 }, () => spawn(process.execPath, ['--import', 'tsx', worker, dir], { stdio: ['pipe', 'pipe', 'inherit'] }));
+  const lines = children.map((child) => {
+    const seen: string[] = [];
+    child.stdout!.on('data', (chunk: Buffer) => seen.push(...String(chunk).split('\n').filter(Boolean)));
+    return seen;
+  });
+  const until = async (test: () => boolean) => {
+    while (!test()) await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+  try {
+    await until(() => lines.every((seen) => seen.includes('ready')));
+    for (let round = 0; round < 3; round++) {
+      await writeFile(lockFile(), owner(gone.pid!)); // a crash's leftover: its process is gone
+      for (const seen of lines) seen.length = 0;
+      for (const child of children) child.stdin!.write('go\n');
+      await until(() => lines.every((seen) => seen.length > 0));
+      const outcomes = lines.map((seen) => seen[0]).sort();
+      expect(outcomes).toEqual(['held', 'refused', 'refused', 'refused']);
+      const holder = children[lines.findIndex((seen) => seen[0] === 'held')]!;
+      expect(JSON.parse(await readFile(lockFile(), 'utf8')).pid).toBe(holder.pid);
+      // the holder lets go (its process stays for the next round's attempt)
+      const released = new Promise((resolve) => holder.once('exit', resolve));
+      holder.stdin!.write('exit\n');
+      await released;
+      const index = children.indexOf(holder);
+      children[index] = spawn(process.execPath, ['--import', 'tsx', worker, dir], { stdio: ['pipe', 'pipe', 'inherit'] });
+      lines[index] = [];
+      children[index].stdout!.on('data', (chunk: Buffer) => lines[index]!.push(...String(chunk).split('\n').filter(Boolean)));
+      await until(() => lines[index]!.includes('ready'));
+    }
+    expect((await readdir(dir)).filter((name) => name !== LOCK_FILE_NAME)).toEqual([]); // no temporary files left
+  } finally {
+    for (const child of children) child.kill();
+  }
+}, 60_000);
 
 it('refuses a folder another computer holds (a shared network folder), saying how to free it', async () => {
   await writeFile(lockFile(), owner(1, 'counter-pc-2'));

@@ -7,7 +7,9 @@
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { isAppError } from '../../src/core/errors.js';
-import { Db } from '../../src/core/storage/postgres/db.js';
+import { Db, type Queryable } from '../../src/core/storage/postgres/db.js';
+import { scanStore } from '../../src/core/storage/postgres/scans.js';
+import { idempotencyStore } from '../../src/core/storage/postgres/usage.js';
 import { MIGRATIONS, migrate } from '../../src/core/storage/postgres/migrations.js';
 import { openPostgresStore } from '../../src/core/storage/postgres/index.js';
 import type { Store } from '../../src/core/storage/store.js';
@@ -122,6 +124,74 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL store', () => {
       const stored = await b!.scans.get(scan.id);
       expect(stored?.measurementMm).toBe(4.2);
       expect(await a!.scans.changesSince(0, 10)).toHaveLength(1);
+    });
+
+    it('the office deleting or editing a scan while its shop pushes a change to it takes the locks in one order: no deadlock', async () => {
+      schema ??= await freshSchema();
+      await instances(1); // migrated
+      const pools = [new pg.Pool({ connectionString: schema.url, max: 2 }), new pg.Pool({ connectionString: schema.url, max: 2 })];
+      let deadlocks = 0;
+      class Counting extends Db {
+        override transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+          return super.transaction((tx) =>
+            work({
+              query: (sql, params) =>
+                tx.query(sql, params).catch((error: unknown) => {
+                  if ((error as { code?: string }).code === '40P01') deadlocks++;
+                  throw error;
+                }) as never,
+            }),
+          );
+        }
+      }
+      const [office, shop] = pools.map((pool) => scanStore(new Counting(pool)));
+      try {
+        for (let round = 0; round < 10; round++) {
+          const scan = makeScan({ source: 'sync' });
+          await shop!.upsertSynced(scan);
+          const at = new Date(Date.UTC(2026, 10, 25, 9, round));
+          await Promise.all([
+            round % 2 ? office!.markDeleted(scan.id, at) : office!.setMeasurement(scan.id, 3.3, at),
+            shop!.upsertSynced({ ...scan, measurementMm: 4.4, measuredAt: new Date(at.getTime() + 1000) }, { apiKeyId: null }),
+          ]);
+        }
+        expect(deadlocks).toBe(0);
+      } finally {
+        await Promise.all(pools.map((pool) => pool.end()));
+      }
+    });
+
+    it('an idempotency claim whose row vanishes between its statements (abandoned on another instance) is claimed again', async () => {
+      schema ??= await freshSchema();
+      const pool = new pg.Pool({ connectionString: schema.url, max: 2 });
+      const [other] = await instances(1);
+      try {
+        const record = { callerKey: 'acct:a', key: 'k1', requestHash: 'h', createdAt: new Date('2026-11-25T08:00:00Z') };
+        await other!.idempotency.begin(record, new Date(0)); // another instance's request holds the key
+        // this instance's claim: the row is abandoned over there right after its INSERT found it taken
+        let vanished = false;
+        class Racy extends Db {
+          override transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+            return super.transaction((tx) =>
+              work({
+                query: async (sql, params) => {
+                  const rows = await tx.query(sql, params);
+                  if (!vanished && sql.includes('UPDATE idempotency')) {
+                    vanished = true;
+                    await other!.idempotency.abandon(record.callerKey, record.key);
+                  }
+                  return rows as never;
+                },
+              }),
+            );
+          }
+        }
+        const claim = await idempotencyStore(new Racy(pool)).begin({ ...record, requestHash: 'h2' }, new Date(0));
+        expect(vanished).toBe(true);
+        expect(claim).toEqual({ claimed: true });
+      } finally {
+        await pool.end();
+      }
     });
   });
 });

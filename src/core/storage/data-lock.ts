@@ -5,7 +5,8 @@
  * by a process that is gone (a crash, a power cut) is taken over. Hub mode keeps only
  * settings.json in its data folder and is not locked: its instances share the database anyway.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -19,6 +20,8 @@ interface Owner {
   pid: number;
   host: string;
   since: string;
+  /** Tells this taking of the lock from another by the same process (and a pid reused). */
+  token?: string;
 }
 
 function readOwner(file: string): Owner | null {
@@ -26,8 +29,13 @@ function readOwner(file: string): Owner | null {
     const owner = JSON.parse(readFileSync(file, 'utf8')) as Partial<Owner>;
     return Number.isInteger(owner.pid) && typeof owner.host === 'string' ? (owner as Owner) : null;
   } catch {
-    return null; // unreadable or half-written (a crash while taking it): nobody's
+    return null; // unreadable or half-written (an older version's crash while taking it): nobody's
   }
+}
+
+function sameOwner(a: Owner | null, b: Owner | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.pid === b.pid && a.host === b.host && a.since === b.since && a.token === b.token;
 }
 
 function alive(pid: number): boolean {
@@ -39,23 +47,31 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Takes the data folder's lock, or throws DataDirInUseError naming who holds it; returns the release. */
+/** Codes of a file system without hard links (FAT32, some network shares): the lock is then made by exclusive create. */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV']);
+
+/**
+ * Takes the data folder's lock, or throws DataDirInUseError naming who holds it; returns the release.
+ * The lock appears whole: the owner record is written to a file of this process's own and then
+ * hard-linked into place, so no other process ever reads it empty. A stale lock is taken over by
+ * moving it aside under a name of this process's own (only one process can move it) and checking
+ * that what was moved is still the stale owner read before: a lock another process took in between
+ * is put back, and this process then finds it held.
+ */
 export function lockDataDir(dataDir: string): () => void {
   const file = path.join(dataDir, LOCK_FILE_NAME);
   mkdirSync(dataDir, { recursive: true });
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const fd = openSync(file, 'wx');
-      try {
-        writeSync(fd, JSON.stringify({ pid: process.pid, host: os.hostname(), since: new Date().toISOString() }));
-      } finally {
-        closeSync(fd);
-      }
-      return () => {
-        if (readOwner(file)?.pid === process.pid) rmSync(file, { force: true });
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
+  const me: Owner = { pid: process.pid, host: os.hostname(), since: new Date().toISOString(), token: randomBytes(8).toString('hex') };
+  const record = JSON.stringify(me);
+  const temp = path.join(dataDir, `.${LOCK_FILE_NAME}.${me.token}.tmp`);
+  const aside = path.join(dataDir, `.${LOCK_FILE_NAME}.${me.token}.stale`);
+  const release = () => {
+    if (sameOwner(readOwner(file), me)) rmSync(file, { force: true });
+  };
+  writeFileSync(temp, record);
+  try {
+    for (let attempt = 0; attempt < 4; attempt++) {
+      if (place(temp, file, record)) return release;
       const owner = readOwner(file);
       if (owner && owner.host !== os.hostname()) {
         throw new DataDirInUseError(
@@ -69,7 +85,51 @@ export function lockDataDir(dataDir: string): () => void {
             'close it first (a second window, or npm run serve), or give this one its own data folder (TIREWEAR_DATA_DIR or --data-dir).',
         );
       }
-      rmSync(file, { force: true }); // left by a process that is gone (or by this one): taken over
+      // left by a process that is gone (or by this one): taken over, unless another process is doing the same
+      try {
+        renameSync(file, aside);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue; // moved by another process: try again
+        throw error;
+      }
+      if (!sameOwner(readOwner(aside), owner)) {
+        // another process took the folder between the read and the move: its lock goes back
+        try {
+          linkSync(aside, file);
+        } catch {
+          // a third took it meanwhile: the next attempt finds it held
+        }
+      }
+      rmSync(aside, { force: true });
     }
+    throw new DataDirInUseError(
+      `Could not take the lock ${file}: other TireWear processes are starting on the same data folder at this moment. Start one only.`,
+    );
+  } finally {
+    rmSync(temp, { force: true });
+  }
+}
+
+/** Puts the lock in place whole; false when one is there already. */
+function place(temp: string, file: string, record: string): boolean {
+  try {
+    linkSync(temp, file);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    if (code === 'EEXIST') return false;
+    if (!NO_HARD_LINKS.has(code)) throw error;
+  }
+  try {
+    const fd = openSync(file, 'wx');
+    try {
+      writeSync(fd, record);
+    } finally {
+      closeSync(fd);
+    }
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
   }
 }

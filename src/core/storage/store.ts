@@ -69,6 +69,9 @@ export interface ReserveRequest {
   now: Date;
 }
 
+/** A record of a pack scan charged while free scans were held is kept past any month it could be refunded in. */
+export const REFUNDABLE_KEEP_MS = 32 * 86_400_000;
+
 export interface UsageStore {
   /**
    * Atomically: grant `allowance` if used + held < limit for (subject, window);
@@ -95,7 +98,8 @@ export interface UsageStore {
   packBalance(accountId: string): Promise<{ credit: number; held: number }>;
   /**
    * Drop holds created before `before` (left by a crash); returns how many. A hold dropped
-   * here is no longer charged by a late commit, so pick a cutoff far beyond any analysis.
+   * here is no longer charged by a late commit, so pick a cutoff far beyond any analysis. Records
+   * of pack charges older than REFUNDABLE_KEEP_MS before it go too (their month is over).
    */
   expireReservations(before: Date): Promise<number>;
 }

@@ -15,7 +15,7 @@ export type MergeInto = { apiKeyId: string | null } | 'none';
  * first pushes of one id at once: the one that lost is checked as a later push would be, never
  * merged unseen); fields fixed at analysis time stay as first stored; the measurement with the
  * later measuredAt wins (ties keep the stored one, so a replay changes nothing); a tombstone
- * is final — once deleted, later edits are ignored, and the earliest deletion time is kept.
+ * is final — once deleted, later edits are ignored, and the deletion time first stored is kept.
  * A deletion that arrives with a newer reading takes both.
  */
 export function mergeSynced(stored: ScanRecord, incoming: ScanRecord, into: MergeInto = { apiKeyId: incoming.apiKeyId }): ScanRecord {

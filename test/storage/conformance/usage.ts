@@ -197,6 +197,24 @@ export function usageConformance(store: GetStore): void {
       expect(await store().usage.usage(subject, MONTH)).toEqual({ used: 2, held: 0 });
     });
 
+    it('expiring holds also drops the records of pack charges made more than a month before the cutoff', async () => {
+      const account = await createAccount(store());
+      const subject = `acct:${account.id}`;
+      await giveCredit(store(), account.id, 2);
+      await spend(store(), subject, 1, 2);
+      const at = (ms: number) => new Date(NOW.getTime() + ms);
+      const ask = (ms: number) => store().usage.reserve(reserveRequest({ subject, limit: 2, packAccountId: account.id, now: at(ms) }));
+      const free = await ask(-40 * 86_400_000); // held by a request that never came back (a crash)
+      const charged = await ask(-40 * 86_400_000 + 1);
+      expect([free?.source, charged?.source]).toEqual(['allowance', 'pack']);
+      await store().scans.commit({ scan: makeScan(), reservation: charged, idempotency: null });
+      expect(await store().usage.expireReservations(at(-1000))).toBe(1); // the crashed hold; the record goes with it
+      const later = await ask(0);
+      expect(later?.source).toBe('allowance');
+      await store().usage.release(later!.id); // nothing left to refund
+      expect(await store().usage.packBalance(account.id)).toEqual({ credit: 1, held: 0 });
+    });
+
     it('expires holds created before the cutoff only', async () => {
       const at = (ms: number) => new Date(NOW.getTime() + ms);
       await store().usage.reserve(reserveRequest({ subject: 'acct:e', now: at(-60_000) }));

@@ -139,7 +139,7 @@ export function apiKeyStore(db: Db): ApiKeyStore {
     },
     async listForAccount(accountId) {
       const rows = await db.query<ApiKeyRow>(
-        'SELECT * FROM api_keys WHERE account_id = $1 ORDER BY created_at, id',
+        'SELECT * FROM api_keys WHERE account_id = $1 ORDER BY created_at, id COLLATE "C"', // ties by byte order, as SQLite
         [accountId],
       );
       return rows.map(toApiKey);
@@ -220,7 +220,7 @@ export function licenseStore(db: Db): LicenseStore {
     },
     async listForAccount(accountId) {
       const rows = await db.query<LicenseRow>(
-        'SELECT * FROM licenses WHERE account_id = $1 ORDER BY redeemed_at, code_id',
+        'SELECT * FROM licenses WHERE account_id = $1 ORDER BY redeemed_at, code_id COLLATE "C"', // ties by byte order, as SQLite
         [accountId],
       );
       return rows.map(toLicense);

@@ -53,6 +53,12 @@ async function nextSeq(tx: Queryable): Promise<number> {
   return num(row!.seq);
 }
 
+/** Locks a live scan's row; false when there is none. */
+async function lockLiveRow(tx: Queryable, id: string): Promise<boolean> {
+  const rows = await tx.query('SELECT id FROM scans WHERE id = $1 AND deleted_at IS NULL FOR UPDATE', [id]);
+  return rows.length === 1;
+}
+
 async function insertScan(tx: Queryable, scan: ScanRecord, onConflictNothing: boolean): Promise<boolean> {
   const seq = await nextSeq(tx);
   const rows = await tx.query(
@@ -182,16 +188,17 @@ export function scanStore(db: Db): ScanStore {
     async list(filter) {
       const params: unknown[] = [];
       let sql = `SELECT * FROM scans WHERE ${where(filter, params)}`;
-      if (filter.cursor) {
+      if (filter.cursor !== undefined) {
         const { at, id } = decodeCursor(filter.cursor);
         params.push(at, id);
         sql += ` AND (created_at, id) < ($${params.length - 1}, $${params.length})`;
       }
-      params.push(filter.limit + 1);
+      const limit = Math.max(1, Math.floor(filter.limit)); // as the SQLite store takes it
+      params.push(limit + 1);
       sql += ` ORDER BY created_at DESC, id DESC LIMIT $${params.length}`;
       const items = (await db.query<ScanRow>(sql, params)).map(toScan);
-      const more = items.length > filter.limit;
-      if (more) items.length = filter.limit;
+      const more = items.length > limit;
+      if (more) items.length = limit;
       return { items, nextCursor: more ? encodeCursor(items[items.length - 1]!) : null };
     },
     async all(filter) {
@@ -204,6 +211,9 @@ export function scanStore(db: Db): ScanStore {
     },
     markDeleted(id, at) {
       return db.transaction(async (tx) => {
+        // the row first, then the change lock, as upsertSynced takes them: the other order
+        // deadlocked against a synced change to the same scan (a 1 s stall each time)
+        if (!(await lockLiveRow(tx, id))) return false;
         const seq = await nextSeq(tx);
         const rows = await tx.query(
           'UPDATE scans SET deleted_at = $2, change_seq = $3 WHERE id = $1 AND deleted_at IS NULL RETURNING id',
@@ -214,6 +224,7 @@ export function scanStore(db: Db): ScanStore {
     },
     setMeasurement(id, measurementMm, at) {
       return db.transaction(async (tx) => {
+        if (!(await lockLiveRow(tx, id))) return false; // the row, then the change lock (markDeleted)
         const seq = await nextSeq(tx);
         const rows = await tx.query(
           `UPDATE scans SET measurement_mm = $2, measured_at = $3, change_seq = $4
@@ -233,7 +244,7 @@ export function scanStore(db: Db): ScanStore {
     async changesSince(afterSeq, limit) {
       const rows = await db.query<ScanRow>('SELECT * FROM scans WHERE change_seq > $1 ORDER BY change_seq LIMIT $2', [
         afterSeq,
-        limit,
+        Math.max(1, Math.floor(limit)),
       ]);
       return rows.map((row) => ({ seq: num(row.change_seq), scan: toScan(row) }));
     },

@@ -6,7 +6,7 @@
  * both seeing the last free unit.
  */
 import type { IdempotencyRecord } from '../../types.js';
-import type { IdempotencyStore, Reservation, UsageStore } from '../store.js';
+import { REFUNDABLE_KEEP_MS, type IdempotencyStore, type Reservation, type UsageStore } from '../store.js';
 import { num, type Db, type Queryable } from './db.js';
 
 async function lockCounter(tx: Queryable, subject: string, window: string): Promise<number> {
@@ -74,7 +74,7 @@ export function usageStore(db: Db): UsageStore {
         const promoted = await tx.query(
           `UPDATE reservations SET source = 'allowance', pack_account_id = NULL, free_held = false
            WHERE id = (SELECT id FROM reservations WHERE subject = $1 AND "window" = $2 AND source = 'pack'
-                       ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+                       ORDER BY created_at, id COLLATE "C" LIMIT 1 FOR UPDATE SKIP LOCKED)
            RETURNING id`,
           [row.subject, row.window],
         );
@@ -86,7 +86,7 @@ export function usageStore(db: Db): UsageStore {
         const [charged] = await tx.query<{ account_id: string }>(
           `DELETE FROM pack_refundable WHERE reservation_id = (
              SELECT reservation_id FROM pack_refundable WHERE subject = $1 AND "window" = $2
-             ORDER BY held_at, reservation_id LIMIT 1 FOR UPDATE SKIP LOCKED)
+             ORDER BY held_at, reservation_id COLLATE "C" LIMIT 1 FOR UPDATE SKIP LOCKED)
            RETURNING account_id`,
           [row.subject, row.window],
         );
@@ -113,6 +113,8 @@ export function usageStore(db: Db): UsageStore {
       return { credit: row!.credit ?? 0, held: num(row!.held) };
     },
     async expireReservations(before) {
+      // records of pack charges outlive their month's last possible refund: gone with it (as in SQLite)
+      await db.query('DELETE FROM pack_refundable WHERE held_at < $1', [new Date(before.getTime() - REFUNDABLE_KEEP_MS)]);
       const rows = await db.query('DELETE FROM reservations WHERE created_at < $1 RETURNING id', [before]);
       return rows.length;
     },
@@ -158,7 +160,10 @@ export function idempotencyStore(db: Db): IdempotencyStore {
           'SELECT * FROM idempotency WHERE caller_key = $1 AND key = $2',
           [record.callerKey, record.key],
         );
-        return { claimed: false as const, existing: toRecord(existing!) };
+        // gone between the statements (abandoned or swept on another instance): claim it again
+        // from the start, as a serialization failure is (Db.transaction retries those)
+        if (!existing) throw Object.assign(new Error('idempotency claim vanished; retrying'), { code: '40001' });
+        return { claimed: false as const, existing: toRecord(existing) };
       });
     },
     async abandon(callerKey, key) {

@@ -3,7 +3,7 @@
  * hold into a charge (see scans.ts). Every decision runs under BEGIN IMMEDIATE, so N callers
  * racing for M units — in one process or several on the same file — get exactly M.
  */
-import type { Reservation, UsageStore } from '../store.js';
+import { REFUNDABLE_KEEP_MS, type Reservation, type UsageStore } from '../store.js';
 import { type Db, immediate, run, toMs } from './db.js';
 
 interface ReservationRow {
@@ -60,6 +60,7 @@ export function createUsageStore(db: Db): UsageStore {
   const refundPack = db.prepare('UPDATE accounts SET pack_credit = pack_credit + 1 WHERE id = ?');
   const countUsed = db.prepare(COUNT_USED_SQL);
   const expire = db.prepare('DELETE FROM reservations WHERE created_at < ?');
+  const expireRefundable = db.prepare('DELETE FROM pack_refundable WHERE held_at < ?');
 
   const usedOf = (subject: string, window: string): number =>
     (used.get(subject, window) as { used: number } | undefined)?.used ?? 0;
@@ -102,7 +103,12 @@ export function createUsageStore(db: Db): UsageStore {
         const row = packBalance.get(accountId, accountId) as { credit: number | null; held: number };
         return { credit: row.credit ?? 0, held: row.held };
       }),
-    expireReservations: (before) => run(() => expire.run(toMs(before)).changes),
+    expireReservations: (before) =>
+      run(() => {
+        // records of pack charges outlive their month's last possible refund: gone with it
+        expireRefundable.run(toMs(before) - REFUNDABLE_KEEP_MS);
+        return expire.run(toMs(before)).changes;
+      }),
   };
 }
 
