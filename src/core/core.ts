@@ -32,6 +32,8 @@ export interface Core {
   services: Services;
   /** The shop calibration run from the Settings screen (swaps the models in `analyzer`). */
   calibration: CalibrationService;
+  /** The analysis slots: scans, the shop calibration's re-reading and a hub's decode of pushed photos share them. */
+  queue: AnalysisQueue;
   logger: Logger;
   /** Stops housekeeping, closes the analyzer and the store. Idempotent. */
   close(): Promise<void>;
@@ -164,6 +166,7 @@ export async function createCore(config: Config, overrides: CoreOverrides = {}):
       analyzer,
       services,
       calibration,
+      queue,
       logger,
       close() {
         closing ??= (async () => {

@@ -110,6 +110,17 @@ describe('LAN callers', () => {
       expectError(await fromLan('/api/v1/account', { 'x-api-key': 'tw_nope' }), 401, 'INVALID_API_KEY');
     });
 
+    it('may not register, sign in or out, whatever key they send (sessions are for the shop computer itself)', async () => {
+      const json = { 'content-type': 'application/json' };
+      for (const headers of [{ 'x-api-key': 'junk' }, { 'x-api-key': key }]) {
+        for (const path of ['/api/v1/auth/register', '/api/v1/auth/login', '/api/v1/auth/logout']) {
+          const body = Buffer.from(JSON.stringify({ email: 'lan@example.com', password: 'a long enough password' }));
+          const res = await fromLan(path, { ...json, ...headers }, 'POST', body);
+          expect(expectError(res, 403, 'FORBIDDEN')).toMatch(/signed in to on the shop computer itself/);
+        }
+      }
+    });
+
     it('may read /health without a key, and may not touch settings even with one', async () => {
       expect((await fromLan('/api/v1/health')).statusCode).toBe(200);
       expectError(await fromLan('/api/v1/settings', { 'x-api-key': key }), 403, 'FORBIDDEN');

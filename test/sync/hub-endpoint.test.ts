@@ -1,4 +1,5 @@
 /** PUT /api/v1/sync/scans/:scanId, the hub's upsert, driven directly as a desktop would. */
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/services/ids.js';
 import { toSyncScan } from '../../src/core/sync/wire.js';
@@ -161,4 +162,33 @@ describe.each(HUB_STORES)('another shop of the same account (%s)', (_name, postg
       }
     }
   });
+});
+
+it('pushes held at once are bounded as analyze uploads are: past the bound SERVER_BUSY, before the body is read', async () => {
+  const small = await startNode({ config: { analysisConcurrency: 1, analysisQueueLimit: 1 } }); // 4 uploads at once
+  try {
+    const { key: smallKey } = await hubAccount(small);
+    // four pushes whose bodies never finish, each holding its slot
+    const bodies = Array.from({ length: 4 }, () => new PassThrough());
+    const held = bodies.map((body) => {
+      body.write('--x\r\nContent-Disposition: form-data; name="scan"\r\n\r\n{');
+      return small.app.inject({
+        method: 'PUT',
+        url: `/api/v1/sync/scans/${randomId()}`,
+        payload: body,
+        headers: { 'x-api-key': smallKey, 'content-type': 'multipart/form-data; boundary=x' },
+      });
+    });
+    // once the server has taken them in (their key checked: milliseconds; a second is plenty), a fifth is refused
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const busy = await put(wire(), { image: jpeg, apiKey: smallKey, on: small });
+    expect(expectError(busy, 503, 'SERVER_BUSY')).toMatch(/busy/);
+    expect(Number(busy.headers['retry-after'])).toBeGreaterThan(0);
+    for (const body of bodies) body.end('"}\r\n--x--\r\n'); // they end (and are refused: not a scan)
+    expect((await Promise.all(held)).map((answer) => answer.statusCode)).toEqual([400, 400, 400, 400]);
+    // once they are gone, pushes are taken again
+    expect((await put(wire(), { image: jpeg, apiKey: smallKey, on: small })).statusCode).toBe(200);
+  } finally {
+    await removeNode(small);
+  }
 });

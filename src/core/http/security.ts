@@ -125,7 +125,14 @@ function checkClient(request: FastifyRequest, config: Config): void {
   if (!config.lanAccess) {
     throw new AppError('FORBIDDEN', 'This server only accepts requests from this computer (LAN access is off)');
   }
-  if (request.headers['x-api-key'] === undefined && !OPEN_PATHS.has(request.url.split('?')[0]!)) {
+  const path = request.url.split('?')[0]!;
+  // sign-in, registration and sign-out never look at a key, and a session is of no use from the
+  // LAN (its requests need a key): any X-API-Key value would have let a LAN host create accounts
+  // and guess passwords here
+  if (path.startsWith(`${API_PREFIX}/auth/`)) {
+    throw new AppError('FORBIDDEN', 'Accounts are signed in to on the shop computer itself; from the LAN, use an API key');
+  }
+  if (request.headers['x-api-key'] === undefined && !OPEN_PATHS.has(path)) {
     throw new AppError('FORBIDDEN', 'LAN access requires an API key (X-API-Key header)');
   }
 }

@@ -26,6 +26,11 @@ async function removeFiles(images: ImageStore, keys: { originalKey: string; thum
 export interface ReceiveDeps {
   store: Pick<Store, 'scans' | 'apiKeys'>;
   images: ImageStore;
+  /**
+   * Runs a pushed photo's decode: on a server, in the analysis queue's background turn
+   * (AnalysisQueue.runBackground), so pushes never decode beside the analyses' slots but after them.
+   */
+  decode?: <T>(task: () => Promise<T>) => Promise<T>;
 }
 
 export interface SyncOwner {
@@ -85,9 +90,9 @@ export function onHubClock(wire: SyncScan, deskTime: string | undefined, hubNow:
 }
 
 /** The pushed photo inspected; one the hub cannot take (unreadable, too small, not an image) is refused as about this scan. */
-async function inspectPushed(image: Buffer): Promise<Awaited<ReturnType<typeof inspectImage>>> {
+async function inspectPushed(deps: Pick<ReceiveDeps, 'decode'>, image: Buffer): Promise<Awaited<ReturnType<typeof inspectImage>>> {
   try {
-    return await inspectImage(image);
+    return await (deps.decode ? deps.decode(() => inspectImage(image)) : inspectImage(image));
   } catch (error) {
     if (isAppError(error)) throw scanRefusal(error.code, error.message, error);
     throw error;
@@ -117,7 +122,7 @@ export async function receiveSyncedScan(
   if (sha256Hex(image) !== wire.image.sha256) {
     throw scanRefusal('VALIDATION_ERROR', 'The image does not match scan.image.sha256');
   }
-  const inspected = await inspectPushed(image);
+  const inspected = await inspectPushed(deps, image);
   // names of this upload's own: another first push of the same id may be stored instead
   const keys = imageKeys(wire.scanId, extensionFor(inspected.mime), randomId().slice(0, 16));
   await deps.images.put(keys.originalKey, image);
@@ -148,7 +153,7 @@ async function mergeInto(
 ): Promise<ScanRecord> {
   if (existing.accountId !== owner.accountId) throw scanRefusal('FORBIDDEN', 'This scan id belongs to another account');
   await checkShop(deps.store, owner, existing);
-  if (existing.deletedAt === null && wire.deletedAt === null) await restorePhotos(deps.images, existing, image);
+  if (existing.deletedAt === null && wire.deletedAt === null) await restorePhotos(deps, existing, image);
   const merged = await deps.store.scans.upsertSynced(fromSyncScan(wire, owner, existing.image), { apiKeyId: existing.apiKeyId });
   // a deletion synced from the shop: the photos are the customer's data and go now, as a
   // deletion made on the hub removes them (services/scans.ts); the record stays as a tombstone
@@ -164,12 +169,13 @@ async function mergeInto(
  * that alone is gone is made again from the photo. Writes are atomic and of the same bytes, so
  * two pushes doing this at once are harmless.
  */
-async function restorePhotos(images: ImageStore, existing: ScanRecord, image: Buffer | null): Promise<void> {
+async function restorePhotos(deps: ReceiveDeps, existing: ScanRecord, image: Buffer | null): Promise<void> {
+  const { images } = deps;
   const { originalKey, thumbnailKey } = existing.image;
   if (await images.exists(originalKey)) {
     if (await images.exists(thumbnailKey)) return;
     const original = await images.get(originalKey);
-    await images.put(thumbnailKey, (await inspectImage(original)).thumbnail);
+    await images.put(thumbnailKey, (await inspectPushed(deps, original)).thumbnail);
     return;
   }
   if (image === null) {
@@ -178,7 +184,7 @@ async function restorePhotos(images: ImageStore, existing: ScanRecord, image: Bu
   if (sha256Hex(image) !== existing.image.sha256) {
     throw scanRefusal('VALIDATION_ERROR', 'The image is not the one this scan was first stored with (scan.image.sha256)');
   }
-  const inspected = await inspectPushed(image);
+  const inspected = await inspectPushed(deps, image);
   await images.put(originalKey, image);
   await images.put(thumbnailKey, inspected.thumbnail);
 }

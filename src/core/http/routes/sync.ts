@@ -21,6 +21,7 @@ import { createSyncService } from '../../sync/service.js';
 import { listChainScans, listChainShops } from '../../sync/shops.js';
 import { isScanRefusal, parseSyncScan, scanRefusal, type SyncScan } from '../../sync/wire.js';
 import { accountCaller } from '../auth.js';
+import { admission } from './analyze.js';
 import { multipartError } from '../errors.js';
 import { MAX_IMAGE_BYTES } from '../plugins/multipart.js';
 import { HubScanList, HubShopList, WireScan, rawReplies, replies } from '../schemas.js';
@@ -120,6 +121,12 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     isPartAFile: (field, contentType, fileName) => field === 'image' || fileName !== undefined || contentType === 'application/octet-stream',
   });
 
+  const admitPush = admission({
+    concurrency: config.analysisConcurrency,
+    queueLimit: config.analysisQueueLimit,
+    hub: config.databaseUrl !== null,
+  });
+
   /** The clock offset last logged per shop key (minutes). */
   const skewWarned = new Map<string, number>();
 
@@ -153,29 +160,41 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const arrivedAt = clock.now();
       // which desk and change this is: the answer says how far the hub had got with this desk (desk-marks.ts)
       const position = readDeskPosition(request.headers);
-      if (position) reply.header(HUB_DESK_SEQ_HEADER, String(await deskMark(store.meta, apiKeyId, position.deskId)));
-      let stored;
+      // pushes held at once are bounded as analyze uploads are (SERVER_BUSY before the body is
+      // read, a quarter of them per address): a flood of 10 MiB pushes cannot fill the hub's memory
+      const release = admitPush(request.ip);
       try {
-        const upload = await readUpload(request);
-        if (upload.scan.scanId !== request.params.scanId) {
-          throw scanRefusal('VALIDATION_ERROR', 'scan.scanId does not match the scan id in the path');
+        if (position) reply.header(HUB_DESK_SEQ_HEADER, String(await deskMark(store.meta, apiKeyId, position.deskId)));
+        let stored;
+        try {
+          const upload = await readUpload(request);
+          if (upload.scan.scanId !== request.params.scanId) {
+            throw scanRefusal('VALIDATION_ERROR', 'scan.scanId does not match the scan id in the path');
+          }
+          const deskTime = request.headers[DESK_TIME_HEADER.toLowerCase()];
+          const { scan, skewMs } = onHubClock(upload.scan, typeof deskTime === 'string' ? deskTime : undefined, arrivedAt);
+          const skewMinutes = skewMs / 60_000; // whole minutes (onHubClock)
+          if (scan !== upload.scan && skewWarned.get(apiKeyId) !== skewMinutes) {
+            // once per shop and offset, not once per upload of a replay
+            skewWarned.set(apiKeyId, skewMinutes);
+            request.log.warn({ apiKeyId, skewMinutes }, "a shop's clock is off the hub's: its reading times are moved onto the hub's clock");
+          }
+          stored = await receiveSyncedScan(
+            { store, images, decode: (task) => app.core.queue.runBackground(task) },
+            { accountId: caller.account.id, apiKeyId },
+            scan,
+            upload.image,
+          );
+        } catch (error) {
+          // a refusal about the scan is handled for good too: the desk moves past it
+          if (position && isScanRefusal(error)) await raiseDeskMark(store.meta, apiKeyId, position);
+          throw error;
         }
-        const deskTime = request.headers[DESK_TIME_HEADER.toLowerCase()];
-        const { scan, skewMs } = onHubClock(upload.scan, typeof deskTime === 'string' ? deskTime : undefined, arrivedAt);
-        const skewMinutes = skewMs / 60_000; // whole minutes (onHubClock)
-        if (scan !== upload.scan && skewWarned.get(apiKeyId) !== skewMinutes) {
-          // once per shop and offset, not once per upload of a replay
-          skewWarned.set(apiKeyId, skewMinutes);
-          request.log.warn({ apiKeyId, skewMinutes }, "a shop's clock is off the hub's: its reading times are moved onto the hub's clock");
-        }
-        stored = await receiveSyncedScan({ store, images }, { accountId: caller.account.id, apiKeyId }, scan, upload.image);
-      } catch (error) {
-        // a refusal about the scan is handled for good too: the desk moves past it
-        if (position && isScanRefusal(error)) await raiseDeskMark(store.meta, apiKeyId, position);
-        throw error;
+        if (position) await raiseDeskMark(store.meta, apiKeyId, position);
+        return { success: true as const, data: toWireScan(stored) };
+      } finally {
+        release();
       }
-      if (position) await raiseDeskMark(store.meta, apiKeyId, position);
-      return { success: true as const, data: toWireScan(stored) };
     },
   );
 
