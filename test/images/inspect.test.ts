@@ -148,6 +148,30 @@ describe('hostile and unusable uploads', () => {
     }
   });
 
+  test('a refused file a clerk might send is named, with what to do: HEIC from an iPhone above all', async () => {
+    const box = (brand: string) => Buffer.concat([Buffer.from([0, 0, 0, 24]), Buffer.from(`ftyp${brand}`), Buffer.alloc(16)]);
+    const gif = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } }).gif().toBuffer();
+    const tiff = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } }).tiff().toBuffer();
+    const cases: Array<[Buffer, RegExp]> = [
+      [box('heic'), /HEIC photo .*export it as JPEG, or set the camera to "Most Compatible"/],
+      [box('mif1'), /HEIC/],
+      [box('avif'), /AVIF image/],
+      [gif, /GIF image/],
+      [tiff, /TIFF image/],
+      [Buffer.from('BM' + 'x'.repeat(100)), /BMP image/],
+      [Buffer.from('%PDF-1.7\n'), /PDF document/],
+      [Buffer.from('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"/>'), /SVG drawing/],
+    ];
+    for (const [data, words] of cases) {
+      const error = await expectAppError(inspectImage(data), 'UNSUPPORTED_MEDIA_TYPE');
+      expect(error.message).toMatch(/^The image must be a JPEG, PNG or WebP file\. This file is /);
+      expect(error.message).toMatch(words);
+    }
+    expect((await expectAppError(inspectImage(Buffer.from('just text')), 'UNSUPPORTED_MEDIA_TYPE')).message).toBe(
+      'The image must be a JPEG, PNG or WebP file.',
+    );
+  });
+
   test('truncated JPEG, PNG and WebP are unreadable', async () => {
     const jpeg = await makeJpeg();
     for (const data of [

@@ -58,6 +58,27 @@ export function sniffImageType(data: Buffer): ImageMime | null {
   return null;
 }
 
+/**
+ * What a refused file is, when it is something a counter clerk might send: the words name it and
+ * say what to do (an iPhone saves HEIC unless set to "Most Compatible"). Null for anything else.
+ */
+export function describeOtherType(data: Buffer): string | null {
+  if (data.length >= 12 && data.toString('latin1', 4, 8) === 'ftyp') {
+    const brand = data.toString('latin1', 8, 12);
+    if (/^(heic|heix|hevc|hevx|heim|heis|mif1|msf1)$/.test(brand)) {
+      return 'a HEIC photo (an iPhone\'s usual format): export it as JPEG, or set the camera to "Most Compatible"';
+    }
+    if (/^avi[fs]$/.test(brand)) return 'an AVIF image: save it as JPEG';
+  }
+  const head = data.toString('latin1', 0, Math.min(data.length, 512)).trimStart();
+  if (head.startsWith('GIF8')) return 'a GIF image: save it as JPEG or PNG';
+  if (head.startsWith('II*\u0000') || head.startsWith('MM\u0000*')) return 'a TIFF image: save it as JPEG';
+  if (head.startsWith('BM')) return 'a BMP image: save it as JPEG or PNG';
+  if (head.startsWith('%PDF')) return 'a PDF document, not a photo';
+  if (/^(<\?xml[^>]*>\s*)?<svg[\s>]/i.test(head)) return 'an SVG drawing, not a photo';
+  return null;
+}
+
 export interface InspectedImage {
   mime: ImageMime;
   /** Upright size (EXIF orientation applied). */
@@ -84,7 +105,11 @@ export async function checkImageHeader(data: Buffer): Promise<ImageHeader> {
   if (data.length === 0) throw new AppError('VALIDATION_ERROR', 'The image file is empty.');
   if (data.length > MAX_UPLOAD_BYTES) throw new AppError('FILE_TOO_LARGE', 'The image is larger than 10 MiB.');
   const mime = sniffImageType(data);
-  if (!mime) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The image must be a JPEG, PNG or WebP file.');
+  if (!mime) {
+    const other = describeOtherType(data);
+    const hint = other === null ? '' : ` This file is ${other}.`;
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', `The image must be a JPEG, PNG or WebP file.${hint}`);
+  }
 
   let meta: Metadata;
   try {
