@@ -13,8 +13,29 @@ const root = fileURLToPath(new URL('.', import.meta.url));
 /** `npm run dev`: the hot-reloading renderer reaches the in-process core through this proxy. */
 function devApiProxy() {
   const target = `http://127.0.0.1:${process.env.TIREWEAR_PORT ?? '8787'}`;
-  // The core checks Host and Origin on cookie requests; to it the proxied call is same-origin.
-  return { '/api': { target, changeOrigin: true, headers: { origin: target } } };
+  // The core checks Host and Origin on cookie requests: a call from the dev server's own page is
+  // made same-origin to it; any other page's Origin is passed on as it came (and refused there),
+  // so a site open in the developer's browser cannot use the proxy to post to the core.
+  return {
+    '/api': {
+      target,
+      changeOrigin: true,
+      configure: (proxy: { on(event: 'proxyReq', listener: (request: { setHeader(name: string, value: string): void }, incoming: { headers: Record<string, string | string[] | undefined> }) => void): void }) => {
+        proxy.on('proxyReq', (request, incoming) => {
+          const origin = incoming.headers.origin;
+          if (typeof origin === 'string' && sameHost(origin, incoming.headers.host)) request.setHeader('origin', target);
+        });
+      },
+    },
+  };
+}
+
+function sameHost(origin: string, host: string | string[] | undefined): boolean {
+  try {
+    return typeof host === 'string' && new URL(origin).host === host;
+  } catch {
+    return false;
+  }
 }
 
 export default defineConfig({

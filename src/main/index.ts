@@ -84,9 +84,11 @@ async function desktopLogger(config: Config, isPackaged: boolean): Promise<Logge
 
 async function startCore(paths: DesktopPaths) {
   let config: Config = desktopBaseConfig(paths);
+  let startLogger: Logger | null = null;
   try {
     config = loadDesktopConfig(process.env, paths);
     const logger = await desktopLogger(config, paths.isPackaged);
+    startLogger = logger;
     if (paths.isPackaged) {
       logProcessErrors(process, logger, (error) => {
         const message = error instanceof Error ? error.message : String(error);
@@ -102,6 +104,8 @@ async function startCore(paths: DesktopPaths) {
     return { config, logger, server };
   } catch (error) {
     const failure = describeStartupFailure(error, config);
+    // the log is where DESKTOP.md sends support: a start that failed is in it too (once it could open)
+    startLogger?.error({ err: error }, `start failed: ${failure.title}`);
     await dialog.showMessageBox({ type: 'error', title: failure.title, message: failure.message, detail: failure.detail });
     return null;
   }

@@ -54,6 +54,11 @@ describe('GET/PUT /api/v1/settings', () => {
   it('refuses bad values naming the field', async () => {
     expect(expectError(await put({ units: 'inches' }), 400, 'VALIDATION_ERROR')).toMatch(/units/);
     expect(expectError(await put({ port: 70000 }), 400, 'VALIDATION_ERROR')).toMatch(/port/);
+    // a port the window's browser would refuse to load (ERR_UNSAFE_PORT), refused here, nothing saved
+    for (const port of [6000, 2049, 10080]) {
+      expect(expectError(await put({ port }), 400, 'VALIDATION_ERROR')).toMatch(new RegExp(`Port ${port} is one browsers refuse to open`));
+    }
+    expect((await t.app.inject({ url: '/api/v1/settings', headers: { cookie } })).json().data.port).not.toBe(6000);
   });
 
   it('needs the cookie session: anonymous 401, an API key 403', async () => {

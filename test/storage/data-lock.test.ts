@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 const lockFile = () => path.join(dir, LOCK_FILE_NAME);
-const owner = (pid: number, host = os.hostname()) => JSON.stringify({ pid, host, since: '2026-11-25T07:00:00.000Z' });
+const owner = (pid: number, host = os.hostname(), since = new Date().toISOString()) => JSON.stringify({ pid, host, since });
 
 it('takes the folder, and gives it back on release', async () => {
   const release = lockDataDir(dir);
@@ -88,6 +88,17 @@ it('four servers starting at once on a folder with a stale lock: exactly one tak
     for (const child of children) child.kill();
   }
 }, 60_000);
+
+it('a lock taken before this computer last started is a leftover whatever process now has its id (ids come round again)', async () => {
+  const beforeBoot = new Date(Date.now() - os.uptime() * 1000 - 3_600_000).toISOString();
+  await writeFile(lockFile(), owner(process.ppid, os.hostname(), beforeBoot)); // a live process, but not that lock's
+  const release = lockDataDir(dir);
+  expect(JSON.parse(await readFile(lockFile(), 'utf8')).pid).toBe(process.pid);
+  release();
+  // the same live id with a lock from since the boot is held, and the refusal names the file to delete
+  await writeFile(lockFile(), owner(process.ppid));
+  expect(() => lockDataDir(dir)).toThrow(/If no other TireWear is running, delete .*tirewear\.lock/);
+});
 
 it('refuses a folder another computer holds (a shared network folder), saying how to free it', async () => {
   await writeFile(lockFile(), owner(1, 'counter-pc-2'));

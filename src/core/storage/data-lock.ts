@@ -38,6 +38,16 @@ function sameOwner(a: Owner | null, b: Owner | null): boolean {
   return a.pid === b.pid && a.host === b.host && a.since === b.since && a.token === b.token;
 }
 
+/**
+ * A lock taken before this computer last started is a crash's (or a power cut's) leftover whatever
+ * its process id: after a reboot the id may belong to another program (Windows reuses them soon).
+ * A minute's margin for clocks set at boot.
+ */
+function takenBeforeBoot(owner: Owner): boolean {
+  const since = Date.parse(owner.since);
+  return Number.isFinite(since) && since < Date.now() - os.uptime() * 1000 - 60_000;
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -79,10 +89,11 @@ export function lockDataDir(dataDir: string): () => void {
             `One folder serves one TireWear: give this one its own data folder. If that computer no longer runs TireWear, delete ${file}.`,
         );
       }
-      if (owner && owner.pid !== process.pid && alive(owner.pid)) {
+      if (owner && owner.pid !== process.pid && !takenBeforeBoot(owner) && alive(owner.pid)) {
         throw new DataDirInUseError(
           `The data folder ${dataDir} is in use by another TireWear on this computer (process ${owner.pid}, since ${owner.since}): ` +
-            'close it first (a second window, or npm run serve), or give this one its own data folder (TIREWEAR_DATA_DIR or --data-dir).',
+            'close it first (a second window, or npm run serve), or give this one its own data folder (TIREWEAR_DATA_DIR or --data-dir). ' +
+            `If no other TireWear is running, delete ${file}.`,
         );
       }
       // left by a process that is gone (or by this one): taken over, unless another process is doing the same
