@@ -113,7 +113,7 @@ describe('LAN callers', () => {
     it('may not register, sign in or out, whatever key they send (sessions are for the shop computer itself)', async () => {
       const json = { 'content-type': 'application/json' };
       for (const headers of [{ 'x-api-key': 'junk' }, { 'x-api-key': key }]) {
-        for (const path of ['/api/v1/auth/register', '/api/v1/auth/login', '/api/v1/auth/logout']) {
+        for (const path of ['/api/v1/auth/register', '/api/v1/auth/login', '/api/v1/auth/logout', '/api/v1/%61uth/register', '/api/v1/auth/%6Cogin']) {
           const body = Buffer.from(JSON.stringify({ email: 'lan@example.com', password: 'a long enough password' }));
           const res = await fromLan(path, { ...json, ...headers }, 'POST', body);
           expect(expectError(res, 403, 'FORBIDDEN')).toMatch(/signed in to on the shop computer itself/);

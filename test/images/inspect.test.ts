@@ -203,6 +203,11 @@ describe('hostile and unusable uploads', () => {
     const error = await expectAppError(checkImageHeader(crafted), 'IMAGE_UNREADABLE');
     expect(error.message).toMatch(/more than 100 scans/);
     await expectAppError(inspectImage(crafted), 'IMAGE_UNREADABLE');
+    // junk bytes where a marker belongs (libjpeg skips them and reads on) hide nothing
+    const sos = crafted.indexOf(Buffer.from([0xff, 0xda]));
+    const junked = Buffer.concat([crafted.subarray(0, sos), Buffer.from([0x00, 0x13, 0x37]), crafted.subarray(sos)]);
+    expect(countJpegScans(junked, MAX_JPEG_SCANS)).toBe(MAX_JPEG_SCANS + 1);
+    await expectAppError(checkImageHeader(junked), 'IMAGE_UNREADABLE');
     const progressive = await sharp(await makeJpeg({ width: 640, height: 480 })).jpeg({ progressive: true }).toBuffer();
     expect(countJpegScans(progressive, MAX_JPEG_SCANS)).toBeGreaterThan(1);
     expect(countJpegScans(progressive, MAX_JPEG_SCANS)).toBeLessThanOrEqual(20);

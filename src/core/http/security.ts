@@ -118,6 +118,15 @@ function checkOrigin(request: FastifyRequest): void {
   }
 }
 
+function decodedPath(url: string): string {
+  const raw = url.split('?')[0]!;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
 function checkClient(request: FastifyRequest, config: Config): void {
   // A hub (hub mode, on PostgreSQL) is a server for many shops, usually behind a proxy:
   // the desk's LAN rule does not apply to it; the Host allow-list and credentials do.
@@ -125,7 +134,8 @@ function checkClient(request: FastifyRequest, config: Config): void {
   if (!config.lanAccess) {
     throw new AppError('FORBIDDEN', 'This server only accepts requests from this computer (LAN access is off)');
   }
-  const path = request.url.split('?')[0]!;
+  // the route as matched, not the raw URL: /api/v1/%61uth/register reaches the same handler
+  const path = request.routeOptions.url ?? decodedPath(request.url);
   // sign-in, registration and sign-out never look at a key, and a session is of no use from the
   // LAN (its requests need a key): any X-API-Key value would have let a LAN host create accounts
   // and guess passwords here

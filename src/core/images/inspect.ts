@@ -173,13 +173,20 @@ export function wholeDecodeBytes(mime: ImageMime, meta: Partial<Pick<Metadata, '
 
 /**
  * How many scans (SOS segments) a JPEG has, counted from its markers without decoding, up to one more
- * than `stopAfter`. A malformed marker stream stops the count: the decoder refuses such a file anyway.
+ * than `stopAfter`. Junk between segments is skipped as libjpeg skips it.
  */
 export function countJpegScans(data: Buffer, stopAfter: number): number {
   let scans = 0;
   let pos = 2; // after SOI
   while (pos + 1 < data.length) {
-    if (data[pos] !== 0xff) return scans;
+    if (data[pos] !== 0xff) {
+      // bytes where a marker belongs: libjpeg skips them ("extraneous bytes") and reads on, so the
+      // count does too (stopping here let one junk byte hide ten thousand scans)
+      const ff = data.indexOf(0xff, pos);
+      if (ff < 0) return scans;
+      pos = ff;
+      continue;
+    }
     const marker = data[pos + 1]!;
     if (marker === 0xff) {
       pos += 1; // fill byte

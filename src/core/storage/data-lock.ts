@@ -33,6 +33,18 @@ function readOwner(file: string): Owner | null {
   }
 }
 
+/**
+ * The owner a lock names, read again for a moment while it names none: on a file system without
+ * hard links a lock being taken is visible empty until its owner has written it.
+ */
+function readSettledOwner(file: string): Owner | null {
+  for (let tries = 0; ; tries++) {
+    const owner = readOwner(file);
+    if (owner !== null || tries === 5) return owner;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20); // 20 ms, synchronously
+  }
+}
+
 function sameOwner(a: Owner | null, b: Owner | null): boolean {
   if (a === null || b === null) return a === b;
   return a.pid === b.pid && a.host === b.host && a.since === b.since && a.token === b.token;
@@ -57,8 +69,6 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Codes of a file system without hard links (FAT32, some network shares): the lock is then made by exclusive create. */
-const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV']);
 
 /**
  * Takes the data folder's lock, or throws DataDirInUseError naming who holds it; returns the release.
@@ -82,7 +92,7 @@ export function lockDataDir(dataDir: string): () => void {
   try {
     for (let attempt = 0; attempt < 4; attempt++) {
       if (place(temp, file, record)) return release;
-      const owner = readOwner(file);
+      const owner = readSettledOwner(file);
       if (owner && owner.host !== os.hostname()) {
         throw new DataDirInUseError(
           `The data folder ${dataDir} is in use by TireWear on the computer "${owner.host}" (since ${owner.since}). ` +
@@ -104,11 +114,12 @@ export function lockDataDir(dataDir: string): () => void {
         throw error;
       }
       if (!sameOwner(readOwner(aside), owner)) {
-        // another process took the folder between the read and the move: its lock goes back
+        // another process took the folder between the read and the move: its lock goes back (a
+        // third process taking the folder in that instant too is the one case left uncovered)
         try {
-          linkSync(aside, file);
+          place(aside, file, readFileSync(aside, 'utf8'));
         } catch {
-          // a third took it meanwhile: the next attempt finds it held
+          // the next attempt finds whoever holds it
         }
       }
       rmSync(aside, { force: true });
@@ -121,15 +132,17 @@ export function lockDataDir(dataDir: string): () => void {
   }
 }
 
-/** Puts the lock in place whole; false when one is there already. */
+/**
+ * Puts the lock in place whole; false when one is there already. A file system without hard links
+ * (FAT32 and exFAT on a USB stick, where Windows answers EISDIR; some network shares) gets it by
+ * exclusive create instead, visible empty for an instant (readSettledOwner waits that out).
+ */
 function place(temp: string, file: string, record: string): boolean {
   try {
     linkSync(temp, file);
     return true;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? '';
-    if (code === 'EEXIST') return false;
-    if (!NO_HARD_LINKS.has(code)) throw error;
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
   }
   try {
     const fd = openSync(file, 'wx');

@@ -32,22 +32,28 @@ const BATCH = 25;
 /** How often an idle desk checks that its hub still has what it acknowledged (desk-marks.ts). */
 export const PROBE_INTERVAL_MS = 60 * 60_000;
 
-/** The changes a link skipped since it was made (or last replayed): how many, and the first one's seq. */
+/**
+ * The changes a link skipped since it was made (or last replayed): how many, the first one's seq,
+ * and the last one's (a change sent again after a hub restore and refused again is not counted twice).
+ */
 export interface SkippedState {
   count: number;
   fromSeq: number;
+  lastSeq: number;
 }
 
 export function readSkipped(value: string | null): SkippedState {
   try {
     const parsed = JSON.parse(value ?? '') as Partial<SkippedState>;
     if (Number.isSafeInteger(parsed.count) && Number.isSafeInteger(parsed.fromSeq) && parsed.count! > 0) {
-      return { count: parsed.count!, fromSeq: parsed.fromSeq! };
+      // a state written before lastSeq was kept: its last skip is unknown, so none is taken as counted
+      const lastSeq = Number.isSafeInteger(parsed.lastSeq) ? parsed.lastSeq! : 0;
+      return { count: parsed.count!, fromSeq: parsed.fromSeq!, lastSeq };
     }
   } catch {
     // nothing skipped yet
   }
-  return { count: 0, fromSeq: 0 };
+  return { count: 0, fromSeq: 0, lastSeq: 0 };
 }
 
 export interface Timers {
@@ -156,7 +162,12 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
   /** Before the cursor moves past it: a crash cannot lose the record of a skipped change. */
   async function recordSkip(seq: number): Promise<void> {
     const state = readSkipped(await store.meta.get(deps.skippedKey));
-    const next: SkippedState = { count: state.count + 1, fromSeq: state.count > 0 ? Math.min(state.fromSeq, seq) : seq };
+    if (state.count > 0 && seq <= state.lastSeq) return; // sent again after a rewind: counted already
+    const next: SkippedState = {
+      count: state.count + 1,
+      fromSeq: state.count > 0 ? Math.min(state.fromSeq, seq) : seq,
+      lastSeq: Math.max(state.lastSeq, seq),
+    };
     await store.meta.set(deps.skippedKey, JSON.stringify(next));
   }
 
@@ -198,8 +209,10 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
      * still have some), this change included.
      */
     const rewindIfLost = async (seq: number, hubSeq: number | null): Promise<boolean> => {
-      if (!deps.ackedKey || hubSeq === null) return false;
+      if (!deps.ackedKey) return false;
+      // asked, whatever the answer: a hub that keeps no marks (an older version) is asked hourly, not every pass
       probeDueAt = deps.clock.now().getTime() + PROBE_INTERVAL_MS;
+      if (hubSeq === null) return false;
       if (hubSeq >= acked || rewound) {
         acked = Math.max(acked, seq);
         return false;
@@ -211,7 +224,8 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
       acked = Math.max(hubSeq, seq); // the hub's mark now that it stored this one
       await store.meta.set(deps.ackedKey, String(acked));
       ackedSaved = acked;
-      cursor = hubSeq;
+      // back to the hub's mark, never forward: a replay of skipped changes may stand below it
+      cursor = Math.min(cursor, hubSeq);
       await store.meta.set(deps.cursorKey, String(cursor));
       return true;
     };
