@@ -39,6 +39,8 @@ export interface BridgeDeps<Sender = PdfSource> {
   /** Save dialog attached to the sender's window; null when cancelled. */
   chooseSavePath(sender: Sender, defaultPath: string): Promise<string | null>;
   writeFile(target: string, data: Uint8Array): Promise<void>;
+  /** The window's count of photos still to send (leaveGuard.setWaiting). */
+  setPendingWork(count: number): void;
 }
 
 function assertAppFrame(event: InvokeEventLike<unknown>, appOrigin: string): void {
@@ -110,6 +112,13 @@ export function registerBridgeHandlers<Sender extends PdfSource>(ipc: IpcMainLik
   answer(ipc, CHANNELS.openExternal, deps.appOrigin, async (_event, url): Promise<void> => {
     if (!isSafeExternalUrl(url)) throw new AppError('VALIDATION_ERROR', 'Only https:// links can be opened');
     await deps.openExternal(url);
+  });
+
+  answer(ipc, CHANNELS.pendingWork, deps.appOrigin, async (_event, count): Promise<void> => {
+    if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0 || count > 100_000) {
+      throw new AppError('VALIDATION_ERROR', 'setPendingWork needs a whole number from 0 to 100000');
+    }
+    deps.setPendingWork(count);
   });
 
   answer(ipc, CHANNELS.printToPdf, deps.appOrigin, async (event, raw): Promise<TireWear.PrintToPdfResult> => {

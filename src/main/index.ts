@@ -30,7 +30,7 @@ import { createLogger, type Logger } from '../core/logger.js';
 import { pageSizeForCountry, registerBridgeHandlers } from './bridge-handlers.js';
 import { desktopBaseConfig, devUserDataPath, keepApiRunningInTray, loadDesktopConfig, type DesktopPaths } from './desktop-config.js';
 import { prepareLogFile, rotateLogWhileRunning } from './log-file.js';
-import { closeCoreBeforeQuit, QUIT_DEADLINE_MS, quitOnSystemShutdown, trayMenu, windowCloseAction, type Shutdown } from './lifecycle.js';
+import { closeCoreBeforeQuit, leaveGuard, QUIT_DEADLINE_MS, quitOnSystemShutdown, trayMenu, windowCloseAction, type Shutdown } from './lifecycle.js';
 import { isSafeExternalUrl, navigationGuards, originOf } from './navigation.js';
 import { permissionGuards, withCspFallback } from './security.js';
 import { describeStartupFailure } from './startup-error.js';
@@ -127,6 +127,22 @@ function secureSession(appOrigin: string, serverOrigin: string): void {
   });
 }
 
+/** Asks before photos the window has still to send are thrown away by closing it or quitting. */
+const leaving = leaveGuard((waiting) => {
+  const photos = waiting === 1 ? '1 photo is' : `${waiting} photos are`;
+  const options = {
+    type: 'warning' as const,
+    title: 'TireWear',
+    message: `${photos} still waiting to be analysed`,
+    detail: 'They are kept nowhere else (a webcam shot only in this window): if TireWear closes now, take them again later.',
+    buttons: ['Stay', 'Close anyway'],
+    defaultId: 0,
+    cancelId: 0,
+  };
+  const response = mainWindow ? dialog.showMessageBoxSync(mainWindow, options) : dialog.showMessageBoxSync(options);
+  return response === 1;
+});
+
 function createWindow(url: string, config: Config, shutdown: Shutdown, apiUrl: string, logger: Logger): void {
   const window = new BrowserWindow(
     mainWindowOptions({
@@ -147,14 +163,17 @@ function createWindow(url: string, config: Config, shutdown: Shutdown, apiUrl: s
       event.preventDefault();
       window.hide();
       showTray(apiUrl);
+      return;
     }
+    // closing the window quits (window-all-closed): ask first while photos wait to be sent
+    if (!shutdown.isQuitting() && !leaving.mayLeave()) event.preventDefault();
   });
   window.on('closed', () => {
     mainWindow = null;
   });
   // Windows ends the session without a before-quit: start the same bounded close when it asks
   // (query-session-end, where the end can still be delayed), and at the latest at session-end
-  const onSessionEnd = quitOnSystemShutdown(app);
+  const onSessionEnd = quitOnSystemShutdown(app, () => leaving.systemEnding());
   window.on('query-session-end', onSessionEnd);
   window.on('session-end', () => onSessionEnd());
   mainWindow = window;
@@ -201,9 +220,10 @@ async function run(): Promise<void> {
   const shutdown = closeCoreBeforeQuit(app, () => server.close(), (error) => logger.error({ err: error }, 'closing the core failed'), {
     // the core answers 503 while it closes: nothing to click meanwhile
     onClosing: () => mainWindow?.hide(),
+    mayQuit: () => leaving.mayLeave(),
   });
   // macOS and Linux: the OS shutting down or restarting waits while the core closes
-  powerMonitor.on('shutdown', quitOnSystemShutdown(app));
+  powerMonitor.on('shutdown', quitOnSystemShutdown(app, () => leaving.systemEnding()));
 
   secureSession(appOrigin, originOf(apiUrl) ?? '');
   const guards = navigationGuards(appOrigin, (url) => shell.openExternal(url));
@@ -228,6 +248,7 @@ async function run(): Promise<void> {
       return result.canceled || !result.filePath ? null : result.filePath;
     },
     writeFile: (target, data) => writeFile(target, data),
+    setPendingWork: (count) => leaving.setWaiting(count),
   });
 
   app.on('window-all-closed', () => app.quit());

@@ -17,6 +17,8 @@ export interface Shutdown {
 export interface QuitOptions {
   /** Called once, when the close starts: hide the windows (the core answers 503 meanwhile). */
   onClosing?: () => void;
+  /** Asked before the close starts (leaveGuard.mayLeave): false keeps the app running, untouched. */
+  mayQuit?: () => boolean;
   /** A close still running after this long ends the app anyway (committed data is safe: WAL). */
   deadlineMs?: number;
   setTimer?: (run: () => void, ms: number) => { unref?(): void };
@@ -42,6 +44,7 @@ export function closeCoreBeforeQuit(
     if (state === 'closed') return;
     event.preventDefault();
     if (state === 'closing') return;
+    if (options.mayQuit && !options.mayQuit()) return; // the user chose to stay: nothing closes
     state = 'closing';
     try {
       options.onClosing?.();
@@ -72,10 +75,42 @@ export function closeCoreBeforeQuit(
  * 'query-session-end' (Windows) asks the OS to wait while the app quits as soon as it can;
  * 'session-end' comes too late for that and carries no event here.
  */
-export function quitOnSystemShutdown(app: Pick<QuittableApp, 'quit'>): (event?: { preventDefault(): void }) => void {
+export function quitOnSystemShutdown(
+  app: Pick<QuittableApp, 'quit'>,
+  onEnding: () => void = () => undefined,
+): (event?: { preventDefault(): void }) => void {
   return (event) => {
     event?.preventDefault();
+    onEnding(); // the system ends the session: nobody is asked anything
     app.quit();
+  };
+}
+
+/**
+ * Photos the window has still to send (queued, waiting for a sign-in, being sent or analysed) live
+ * only in its memory (a webcam shot nowhere else): closing the window or quitting asks first, once.
+ * `ask(waiting)` shows the question and answers whether to go on; the system ending the session
+ * is never held up by it.
+ */
+export function leaveGuard(ask: (waiting: number) => boolean) {
+  let waiting = 0;
+  let confirmed = false;
+  let systemEnding = false;
+  return {
+    /** What the window reports (the bridge's setPendingWork); a question answered stays answered until the queue empties. */
+    setWaiting(count: number): void {
+      waiting = count;
+      if (count === 0) confirmed = false;
+    },
+    systemEnding(): void {
+      systemEnding = true;
+    },
+    /** True when the window may close or the app quit now. */
+    mayLeave(): boolean {
+      if (waiting === 0 || confirmed || systemEnding) return true;
+      confirmed = ask(waiting);
+      return confirmed;
+    },
   };
 }
 

@@ -58,5 +58,6 @@ export function clientBridge(exposed: TireWear.ExposedBridge): TireWear.Bridge {
     openDataFolder: () => settle(() => exposed.openDataFolder()),
     printToPDF: (request) => settle(() => exposed.printToPDF(request)),
     openExternal: (url) => settle(() => exposed.openExternal(url)),
+    setPendingWork: (count) => settle(() => exposed.setPendingWork(count)),
   };
 }

@@ -3,6 +3,7 @@ export const CHANNELS = {
   openDataFolder: 'tirewear:open-data-folder',
   printToPdf: 'tirewear:print-to-pdf',
   openExternal: 'tirewear:open-external',
+  pendingWork: 'tirewear:pending-work',
 } as const;
 
 /** A sandboxed preload cannot read package.json; main passes the version on its command line. */

@@ -46,6 +46,8 @@ declare namespace TireWear {
     printToPDF(request: PrintToPdfRequest): Promise<PrintToPdfResult>;
     /** Opens an https:// URL in the default browser; other schemes are refused. */
     openExternal(url: string): Promise<void>;
+    /** How many photos the window has still to send: closing or quitting asks first while any are. */
+    setPendingWork(count: number): Promise<void>;
   }
 
   /** What the preload puts on `window.tirewear`: Bridge, with each result wrapped in an Outcome. */
@@ -54,6 +56,7 @@ declare namespace TireWear {
     openDataFolder(): Promise<Outcome<void>>;
     printToPDF(request: PrintToPdfRequest): Promise<Outcome<PrintToPdfResult>>;
     openExternal(url: string): Promise<Outcome<void>>;
+    setPendingWork(count: number): Promise<Outcome<void>>;
   }
 }
 

@@ -22,6 +22,7 @@ const bridge = {
   openDataFolder: () => call<void>(CHANNELS.openDataFolder),
   printToPDF: (request) => call<TireWear.PrintToPdfResult>(CHANNELS.printToPdf, request),
   openExternal: (url) => call<void>(CHANNELS.openExternal, url),
+  setPendingWork: (count) => call<void>(CHANNELS.pendingWork, count),
 } satisfies TireWear.ExposedBridge;
 
 contextBridge.exposeInMainWorld('tirewear', bridge);

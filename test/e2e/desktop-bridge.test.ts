@@ -3,7 +3,8 @@
  * gives the page (src/preload/index.ts), answers and all ({ ok, value } / { ok: false, code,
  * message }: Electron's IPC and context bridge keep no error code). A stand-in installed before
  * the page's scripts plays the preload; the server is the real one. Checks that the renderer reads
- * those answers: the version, a saved PDF's path, and a data folder that did not open.
+ * those answers: the version, a saved PDF's path, a data folder that did not open, and the count of
+ * photos still to send that main asks about before closing.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +30,10 @@ const FAKE_PRELOAD = `
     },
     openExternal: async (url) => {
       window.bridgeCalls.push(['openExternal', url]);
+      return { ok: true, value: undefined };
+    },
+    setPendingWork: async (count) => {
+      window.bridgeCalls.push(['setPendingWork', count]);
       return { ok: true, value: undefined };
     },
   });
@@ -80,6 +85,13 @@ describe('the counter UI in the desktop window (preload stand-in)', () => {
     await expect(status.textContent()).resolves.toMatch(/PDF saved to C:\\Users\\shop\\Documents\\tire-report-DESK-1-\d{4}-\d{2}-\d{2}\.pdf$/);
     const printed = (await calls()).filter((call) => (call as unknown[])[0] === 'printToPDF');
     expect(printed).toHaveLength(1);
+    // the photo was reported waiting while it was sent, and done once analysed: main asks before
+    // closing only in between
+    const pending = (await calls()).filter((call) => (call as unknown[])[0] === 'setPendingWork');
+    expect(pending).toEqual([
+      ['setPendingWork', 1],
+      ['setPendingWork', 0],
+    ]);
     expect(errors).toEqual([]);
   });
 });

@@ -124,6 +124,16 @@ describe('sessions at the counter in the browser', () => {
     await dropFiles(page, [await photoFile(photos[1]!, 'kept.jpg')]);
     await page.getByRole('heading', { name: 'Please sign in again' }).waitFor();
     await expect(page.locator('.who').textContent()).resolves.toBe('');
+    // the held photo is in this page only: leaving it asks first ("Leave site?"), and staying keeps it
+    const asked = new Promise<string>((resolve) => {
+      page.once('dialog', (dialog) => {
+        resolve(dialog.type());
+        void dialog.dismiss();
+      });
+    });
+    await page.close({ runBeforeUnload: true });
+    await expect(asked).resolves.toBe('beforeunload');
+    expect(page.isClosed()).toBe(false);
 
     await signIn();
     await page.getByRole('heading', { name: 'Scan tires' }).waitFor();

@@ -60,6 +60,7 @@ beforeEach(async () => {
       const { writeFile } = await import('node:fs/promises');
       await writeFile(target, data);
     }),
+    setPendingWork: vi.fn(),
   };
   bridge = fakeIpc();
   registerBridgeHandlers(bridge.ipc, deps);
@@ -70,6 +71,16 @@ afterEach(async () => {
 });
 
 describe('bridge handlers', () => {
+  it('takes the window\'s count of photos still to send, a whole number from 0 to 100000 only', async () => {
+    expect(await bridge.invoke(CHANNELS.pendingWork, fromApp(), 3)).toEqual({ ok: true, value: undefined });
+    expect(deps.setPendingWork).toHaveBeenCalledWith(3);
+    for (const bad of [-1, 2.5, '3', null, 100_001, Number.NaN]) {
+      expect(await bridge.invoke(CHANNELS.pendingWork, fromApp(), bad)).toMatchObject({ ok: false, code: 'VALIDATION_ERROR' });
+    }
+    expect(deps.setPendingWork).toHaveBeenCalledTimes(1);
+    await expect(bridge.invoke(CHANNELS.pendingWork, fromApp('https://evil.example/'), 1)).rejects.toThrow(/Only the TireWear window/);
+  });
+
   it('answers exactly the channels the preload calls', () => {
     expect([...bridge.handlers.keys()].sort()).toEqual(Object.values(CHANNELS).sort());
   });

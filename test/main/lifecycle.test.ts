@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { closeCoreBeforeQuit, quitOnSystemShutdown, trayMenu, windowCloseAction, type QuittableApp } from '../../src/main/lifecycle.js';
+import { closeCoreBeforeQuit, leaveGuard, quitOnSystemShutdown, trayMenu, windowCloseAction, type QuittableApp } from '../../src/main/lifecycle.js';
 
 /** Electron's quit loop: quit() emits before-quit and only ends the app if nobody prevented it. */
 class FakeApp extends EventEmitter implements QuittableApp {
@@ -26,6 +26,59 @@ function deferred() {
   });
   return { promise, resolve, reject };
 }
+
+describe('photos the window has still to send', () => {
+  it('quitting asks first while any wait; "Stay" closes nothing, "Close anyway" goes on and is not asked again', async () => {
+    const app = new FakeApp();
+    let answer = false;
+    const ask = vi.fn((_waiting: number) => answer);
+    const leaving = leaveGuard(ask);
+    const close = vi.fn(async () => undefined);
+    const onClosing = vi.fn();
+    const shutdown = closeCoreBeforeQuit(app, close, vi.fn(), { onClosing, mayQuit: () => leaving.mayLeave() });
+
+    app.quit(); // nothing waits: no question
+    expect(ask).not.toHaveBeenCalled();
+    await vi.waitFor(() => expect(app.ended).toBe(true));
+
+    const second = new FakeApp();
+    const secondClose = vi.fn(async () => undefined);
+    const guard = leaveGuard(ask);
+    const secondShutdown = closeCoreBeforeQuit(second, secondClose, vi.fn(), { mayQuit: () => guard.mayLeave() });
+    guard.setWaiting(3);
+    second.quit(); // "Stay"
+    expect(ask).toHaveBeenLastCalledWith(3);
+    expect(secondClose).not.toHaveBeenCalled();
+    expect(secondShutdown.isQuitting()).toBe(false);
+    expect(second.ended).toBe(false);
+    answer = true;
+    second.quit(); // "Close anyway"
+    expect(secondClose).toHaveBeenCalledTimes(1);
+    await vi.waitFor(() => expect(second.ended).toBe(true));
+    expect(ask).toHaveBeenCalledTimes(2); // the repeated quit after the close was not asked again
+    expect(shutdown.isQuitting()).toBe(true);
+  });
+
+  it('asks again once the queue emptied and filled; the system ending the session is never held up', () => {
+    let answer = true;
+    const ask = vi.fn(() => answer);
+    const leaving = leaveGuard(ask);
+    leaving.setWaiting(2);
+    expect(leaving.mayLeave()).toBe(true);
+    expect(leaving.mayLeave()).toBe(true); // answered: not asked twice
+    expect(ask).toHaveBeenCalledTimes(1);
+    leaving.setWaiting(0);
+    leaving.setWaiting(1);
+    answer = false;
+    expect(leaving.mayLeave()).toBe(false);
+    expect(ask).toHaveBeenCalledTimes(2);
+
+    const app = new FakeApp();
+    closeCoreBeforeQuit(app, async () => undefined, vi.fn(), { mayQuit: () => leaving.mayLeave() });
+    quitOnSystemShutdown(app, () => leaving.systemEnding())();
+    expect(ask).toHaveBeenCalledTimes(2); // no question while the system shuts down
+  });
+});
 
 describe('quitting', () => {
   it('closes the core before the app ends', async () => {

@@ -72,7 +72,7 @@ function exposedBridge(): TireWear.ExposedBridge {
 describe('preload bridge', () => {
   it('exposes window.tirewear and nothing else', () => {
     expect([...electron.exposed.keys()]).toEqual(['tirewear']);
-    expect(Object.keys(exposedBridge()).sort()).toEqual(['appVersion', 'openDataFolder', 'openExternal', 'printToPDF']);
+    expect(Object.keys(exposedBridge()).sort()).toEqual(['appVersion', 'openDataFolder', 'openExternal', 'printToPDF', 'setPendingWork']);
   });
 
   it('knows the app version', () => {
@@ -125,6 +125,7 @@ describe('the bridge contract from main to the page, as Electron delivers it', (
     openExternal: vi.fn(async (_url: string) => {}),
     chooseSavePath: async (_sender: PdfSource, defaultPath: string) => defaultPath,
     writeFile: async () => {},
+    setPendingWork: () => {},
   };
   registerBridgeHandlers({ handle: (channel, listener) => void handlers.set(channel, listener) }, deps);
 

@@ -8,12 +8,16 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { WirePosition } from '../../../shared/api';
+import { reportPendingWork } from '../lib/pendingWork';
 import { answeredForDeletedScan } from '../lib/retry';
 import { ApiError, MAX_UPLOAD_BYTES, analyze, rateLimitFrom, type RateLimitInfo } from '../api/client';
 import { fromAnalysis, type ScanView } from '../lib/scanView';
 
 /** `held`: waits for the shop to sign in again. */
 export type QueueStatus = 'queued' | 'held' | 'uploading' | 'analyzing' | 'done' | 'failed';
+
+/** Statuses of a photo not yet analysed: closing the window would lose it. */
+const WAITING: ReadonlySet<QueueStatus> = new Set(['queued', 'held', 'uploading', 'analyzing']);
 
 export interface QueueItem {
   id: number;
@@ -195,6 +199,10 @@ export function useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEn
   const setMeasurement = useCallback((id: number, measurementMm: number | null) => {
     setItems((all) => all.map((item) => (item.id === id && item.view ? { ...item, view: { ...item.view, measurementMm } } : item)));
   }, []);
+
+  // photos still to send are asked about before the window or page goes (lib/pendingWork.ts)
+  const waiting = items.filter((item) => WAITING.has(item.status)).length;
+  useEffect(() => reportPendingWork(waiting), [waiting]);
 
   return { items, rateLimit, add, remove, retry, setMeasurement };
 }
