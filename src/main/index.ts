@@ -34,7 +34,7 @@ import { closeCoreBeforeQuit, leaveGuard, QUIT_DEADLINE_MS, quitOnSystemShutdown
 import { isSafeExternalUrl, navigationGuards, originOf } from './navigation.js';
 import { permissionGuards, withCspFallback } from './security.js';
 import { describeStartupFailure } from './startup-error.js';
-import { applicationMenuTemplate, localServerUrl, mainWindowOptions, rendererUrl } from './window-options.js';
+import { applicationMenuTemplate, contextMenuTemplate, localServerUrl, mainWindowOptions, rendererUrl } from './window-options.js';
 import { loadWatched, logProcessErrors } from './window-watch.js';
 
 const preloadPath = fileURLToPath(new URL('../preload/index.cjs', import.meta.url));
@@ -232,6 +232,10 @@ async function run(): Promise<void> {
     contents.on('will-redirect', guards.willRedirect);
     contents.on('will-attach-webview', guards.willAttachWebview);
     contents.setWindowOpenHandler(guards.windowOpen);
+    contents.on('context-menu', (_menuEvent, params) => {
+      const items = contextMenuTemplate(params);
+      if (items.length > 0) Menu.buildFromTemplate(items).popup({ window: BrowserWindow.fromWebContents(contents) ?? undefined });
+    });
   });
 
   registerBridgeHandlers<WebContents>(ipcMain, {

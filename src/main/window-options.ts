@@ -69,3 +69,26 @@ export function localServerUrl(serverUrl: string): string {
 export function applicationMenuTemplate(platform: NodeJS.Platform): Array<{ role: 'appMenu' | 'editMenu' | 'windowMenu' }> | null {
   return platform === 'darwin' ? [{ role: 'appMenu' }, { role: 'editMenu' }, { role: 'windowMenu' }] : null;
 }
+
+export type EditRole = 'cut' | 'copy' | 'paste' | 'selectAll';
+
+/**
+ * The right-click menu: Electron gives none, and clerks paste license codes and copy API keys.
+ * Cut and paste in editable fields, copy wherever text is selected (or in a field); nothing elsewhere.
+ */
+export function contextMenuTemplate(params: {
+  isEditable: boolean;
+  selectionText: string;
+  editFlags: { canCut: boolean; canCopy: boolean; canPaste: boolean; canSelectAll: boolean };
+}): Array<{ role: EditRole; enabled: boolean }> {
+  const { isEditable, selectionText, editFlags } = params;
+  if (isEditable) {
+    return [
+      { role: 'cut', enabled: editFlags.canCut },
+      { role: 'copy', enabled: editFlags.canCopy },
+      { role: 'paste', enabled: editFlags.canPaste },
+      { role: 'selectAll', enabled: editFlags.canSelectAll },
+    ];
+  }
+  return selectionText.trim() ? [{ role: 'copy', enabled: true }] : [];
+}

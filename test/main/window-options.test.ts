@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { appVersionFromArgv } from '../../src/preload/channels.js';
-import { applicationMenuTemplate, localServerUrl, mainWindowOptions, rendererUrl } from '../../src/main/window-options.js';
+import { applicationMenuTemplate, contextMenuTemplate, localServerUrl, mainWindowOptions, rendererUrl } from '../../src/main/window-options.js';
 
 const setup = { preloadPath: '/app/out/preload/index.cjs', iconPath: '/app/icon.png', appVersion: '0.1.0', isPackaged: true };
 
@@ -53,5 +53,21 @@ describe('application menu', () => {
     expect(applicationMenuTemplate('win32')).toBeNull();
     expect(applicationMenuTemplate('linux')).toBeNull();
     expect(applicationMenuTemplate('darwin')).toEqual([{ role: 'appMenu' }, { role: 'editMenu' }, { role: 'windowMenu' }]);
+  });
+});
+
+describe('the right-click menu', () => {
+  const flags = { canCut: true, canCopy: false, canPaste: true, canSelectAll: true };
+  it('offers cut, copy, paste and select all in a field, each as the field allows', () => {
+    expect(contextMenuTemplate({ isEditable: true, selectionText: '', editFlags: flags })).toEqual([
+      { role: 'cut', enabled: true },
+      { role: 'copy', enabled: false },
+      { role: 'paste', enabled: true },
+      { role: 'selectAll', enabled: true },
+    ]);
+  });
+  it('offers copy over selected text (an API key shown once), and nothing elsewhere', () => {
+    expect(contextMenuTemplate({ isEditable: false, selectionText: 'tw_abc', editFlags: flags })).toEqual([{ role: 'copy', enabled: true }]);
+    expect(contextMenuTemplate({ isEditable: false, selectionText: '  ', editFlags: flags })).toEqual([]);
   });
 });
