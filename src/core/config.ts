@@ -51,6 +51,11 @@ export interface Config {
   analysisQueueLimit: number;
   /** Accounts one client address may register per hour before 429 TOO_MANY_ATTEMPTS. */
   registrationsPerHour: number;
+  /**
+   * Who may register: `open` (anyone, the default: a shop's desk, a hosted service) or `first`
+   * (only the first account; then registration is closed, as a chain's hub on the internet wants).
+   */
+  registration: 'open' | 'first';
   /** Hub link for sync; null when the desktop is not linked. */
   sync: { hubUrl: string; hubApiKey: string } | null;
 }
@@ -84,6 +89,7 @@ export function defaultConfig(root = ROOT): Config {
     analysisConcurrency: 2,
     analysisQueueLimit: 32,
     registrationsPerHour: DEFAULT_REGISTRATIONS_PER_HOUR,
+    registration: 'open',
     sync: null,
   };
 }
@@ -286,6 +292,7 @@ export const SERVE_FLAGS: readonly { flag: string; value: string; help: string }
   { flag: '--images-dir', value: 'DIR', help: 'scan images (default <data dir>/images)' },
   { flag: '--trust-proxy', value: 'true|false|ADDRESS', help: 'trust X-Forwarded-For from the hub\'s proxy' },
   { flag: '--registrations-per-hour', value: 'N', help: 'registrations per client address and hour, 1 to 1000000 (default 10)' },
+  { flag: '--registration', value: 'open|first', help: 'who may register: anyone (default), or only the first account (a hub)' },
   { flag: '--analysis-concurrency', value: 'N', help: 'analyses running at once, 1 to 64 (default 2)' },
   { flag: '--analysis-queue-limit', value: 'N', help: 'analyses waiting beyond that before 503 SERVER_BUSY, 0 to 10000 (default 32)' },
   { flag: '--hub-url', value: 'URL', help: 'link this computer to a hub: its address (with --hub-api-key, or neither)' },
@@ -388,6 +395,13 @@ export function loadConfig(env: Env, argv: readonly string[] = [], base: Config 
   }
   if (vars.TIREWEAR_REGISTRATIONS_PER_HOUR) {
     config.registrationsPerHour = int('TIREWEAR_REGISTRATIONS_PER_HOUR', vars.TIREWEAR_REGISTRATIONS_PER_HOUR, 1, 1_000_000);
+  }
+  if (vars.TIREWEAR_REGISTRATION) {
+    const value = vars.TIREWEAR_REGISTRATION.trim().toLowerCase();
+    if (value !== 'open' && value !== 'first') {
+      throw new ConfigError(`TIREWEAR_REGISTRATION must be open or first, got ${quoted(vars.TIREWEAR_REGISTRATION)}`);
+    }
+    config.registration = value;
   }
   const hubUrl = vars.TIREWEAR_HUB_URL;
   const hubApiKey = vars.TIREWEAR_HUB_API_KEY;

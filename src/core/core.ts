@@ -146,6 +146,7 @@ export async function createCore(config: Config, overrides: CoreOverrides = {}):
       queue,
       loginThrottle,
       registrationThrottle,
+      registration: config.registration,
     });
 
     const calibration = createCalibrationService({ config, store, images, analyzer, queue, clock, logger });

@@ -69,6 +69,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig(env({ TIREWEAR_REGISTRATIONS_PER_HOUR: '0' }))).toThrow(/TIREWEAR_REGISTRATIONS_PER_HOUR/);
   });
 
+  it('lets anyone register unless told to take only the first account', () => {
+    expect(loadConfig(env()).registration).toBe('open');
+    expect(loadConfig(env({ TIREWEAR_REGISTRATION: ' First ' })).registration).toBe('first');
+    expect(loadConfig(env(), ['--registration', 'first']).registration).toBe('first');
+    expect(() => loadConfig(env({ TIREWEAR_REGISTRATION: 'closed' }))).toThrow(/TIREWEAR_REGISTRATION must be open or first, got "closed"/);
+  });
+
   it('loads the models settings.json names (a shop calibration), relative to the data folder; the environment still wins', () => {
     const shipped = defaultConfig().modelsDir;
     expect(loadConfig(env())).toMatchObject({ modelsDir: shipped, shippedModelsDir: shipped, modelsDirSource: 'shipped' });

@@ -65,6 +65,20 @@ describe('register and login', () => {
     }
   });
 
+  it('with registration "first", the first account registers and every later one is refused, signing in still works', async () => {
+    const hub = await httpTest({ config: { registration: 'first' } });
+    try {
+      const register = (email: string) =>
+        hub.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email, password: PASSWORD } });
+      expect((await register('office@chain.example')).statusCode).toBe(201);
+      expect(expectError(await register('stranger@example.com'), 403, 'FORBIDDEN')).toMatch(/Registration is closed on this server/);
+      const login = await hub.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'office@chain.example', password: PASSWORD } });
+      expect(login.statusCode).toBe(200);
+    } finally {
+      await hub.cleanup();
+    }
+  });
+
   it('logout ends the session and clears the cookie; the old cookie is then 401 and cleared again', async () => {
     const { cookie } = await signIn(t.app);
     const out = await post('/auth/logout', {}, { cookie });

@@ -43,6 +43,8 @@ export function createAuthService(deps: {
   clock: Clock;
   throttle?: LoginThrottle;
   registrationThrottle?: RegistrationThrottle;
+  /** Config.registration: `first` closes registration once an account exists. */
+  registration?: 'open' | 'first';
 }): AuthService {
   const { store, clock } = deps;
   const throttle = deps.throttle ?? new LoginThrottle();
@@ -59,6 +61,12 @@ export function createAuthService(deps: {
       const checked = checkPassword(password);
       // After the shape checks (a typo costs nothing), before the hash and the lookup.
       registrationThrottle.take(ip, clock.now().getTime());
+      if (deps.registration === 'first' && (await store.accounts.any())) {
+        throw new AppError(
+          'FORBIDDEN',
+          "Registration is closed on this server: its owner's account exists. Ask the owner for an account, or for an API key for your shop.",
+        );
+      }
       const passwordHash = await hashPassword(checked);
       return store.accounts.create({ id: randomId(), email: folded, passwordHash, createdAt: clock.now() });
     },

@@ -31,6 +31,8 @@ export interface ServiceDeps {
   loginThrottle?: LoginThrottle;
   /** Likewise; its limit comes from config.registrationsPerHour. */
   registrationThrottle?: RegistrationThrottle;
+  /** Config.registration. */
+  registration?: 'open' | 'first';
 }
 
 export function createServices(deps: ServiceDeps): Services {
@@ -38,7 +40,7 @@ export function createServices(deps: ServiceDeps): Services {
   const throttle = deps.loginThrottle ?? new LoginThrottle();
   const registrationThrottle = deps.registrationThrottle ?? new RegistrationThrottle();
   return {
-    auth: createAuthService({ store, clock, throttle, registrationThrottle }),
+    auth: createAuthService({ store, clock, throttle, registrationThrottle, ...(deps.registration ? { registration: deps.registration } : {}) }),
     apiKeys: createApiKeyService({ store, clock }),
     accounts: createAccountService({ store, clock }),
     licenses: createLicenseService({ store, clock, publicKey: loadLicensePublicKey(deps.licensePublicKeyPem) }),

@@ -22,6 +22,8 @@ export interface AccountStore {
   create(input: { id: string; email: string; passwordHash: string; createdAt: Date }): Promise<Account>;
   findByEmail(email: string): Promise<AccountWithSecret | null>;
   findById(id: string): Promise<Account | null>;
+  /** Whether any account exists (registration `first`). */
+  any(): Promise<boolean>;
 }
 
 export interface SessionStore {

@@ -4,6 +4,12 @@ import { type GetStore, NOW, createAccount, uid } from './fixtures.js';
 
 export function accountConformance(store: GetStore): void {
   describe('accounts', () => {
+    it('says whether any account exists (registration "first")', async () => {
+      expect(await store().accounts.any()).toBe(false);
+      await createAccount(store());
+      expect(await store().accounts.any()).toBe(true);
+    });
+
     it('creates an account with the email case-folded and finds it by any case', async () => {
       const created = await store().accounts.create({
         id: 'acct-1',

@@ -51,6 +51,9 @@ export function accountStore(db: Db): AccountStore {
       const [row] = await db.query<AccountRow>('SELECT * FROM accounts WHERE email = $1', [foldEmail(email)]);
       return row ? { ...toAccount(row), passwordHash: row.password_hash } : null;
     },
+    async any() {
+      return (await db.query('SELECT 1 FROM accounts LIMIT 1')).length > 0;
+    },
     async findById(id) {
       const [row] = await db.query<AccountRow>('SELECT * FROM accounts WHERE id = $1', [id]);
       return row ? toAccount(row) : null;

@@ -57,6 +57,7 @@ export function createAccountStore(db: Db): AccountStore {
         return row ? ({ ...accountFromRow(row), passwordHash: row.password_hash } satisfies AccountWithSecret) : null;
       }),
     findById: (id) => run(() => readAccount(db, id)),
+    any: () => run(() => db.prepare('SELECT 1 FROM accounts LIMIT 1').get() !== undefined),
   };
 }
 
