@@ -128,7 +128,7 @@ function secureSession(appOrigin: string, serverOrigin: string): void {
 }
 
 /** Asks before photos the window has still to send are thrown away by closing it or quitting. */
-const leaving = leaveGuard((waiting) => {
+const leaving = leaveGuard(async (waiting) => {
   const photos = waiting === 1 ? '1 photo is' : `${waiting} photos are`;
   const options = {
     type: 'warning' as const,
@@ -139,7 +139,9 @@ const leaving = leaveGuard((waiting) => {
     defaultId: 0,
     cancelId: 0,
   };
-  const response = mainWindow ? dialog.showMessageBoxSync(mainWindow, options) : dialog.showMessageBoxSync(options);
+  // not parented to a hidden window (a quit from the tray): the question would not show
+  const owner = mainWindow && mainWindow.isVisible() ? mainWindow : null;
+  const { response } = owner ? await dialog.showMessageBox(owner, options) : await dialog.showMessageBox(options);
   return response === 1;
 });
 
@@ -166,8 +168,16 @@ function createWindow(url: string, config: Config, shutdown: Shutdown, apiUrl: s
       return;
     }
     // closing the window quits (window-all-closed): ask first while photos wait to be sent
-    if (!shutdown.isQuitting() && !leaving.mayLeave()) event.preventDefault();
+    if (!shutdown.isQuitting() && !leaving.mayLeaveNow()) {
+      event.preventDefault();
+      void leaving.confirm().then((ok) => {
+        if (ok && !window.isDestroyed()) window.close();
+      });
+    }
   });
+  // a page that reloads (a crash recovered, window-watch.ts) starts with an empty queue
+  window.webContents.on('did-navigate', () => leaving.setWaiting(0));
+  window.webContents.on('render-process-gone', () => leaving.setWaiting(0));
   window.on('closed', () => {
     mainWindow = null;
   });
@@ -220,7 +230,7 @@ async function run(): Promise<void> {
   const shutdown = closeCoreBeforeQuit(app, () => server.close(), (error) => logger.error({ err: error }, 'closing the core failed'), {
     // the core answers 503 while it closes: nothing to click meanwhile
     onClosing: () => mainWindow?.hide(),
-    mayQuit: () => leaving.mayLeave(),
+    confirmQuit: { now: () => leaving.mayLeaveNow(), ask: () => leaving.confirm() },
   });
   // macOS and Linux: the OS shutting down or restarting waits while the core closes
   powerMonitor.on('shutdown', quitOnSystemShutdown(app, () => leaving.systemEnding()));

@@ -17,8 +17,8 @@ export interface Shutdown {
 export interface QuitOptions {
   /** Called once, when the close starts: hide the windows (the core answers 503 meanwhile). */
   onClosing?: () => void;
-  /** Asked before the close starts (leaveGuard.mayLeave): false keeps the app running, untouched. */
-  mayQuit?: () => boolean;
+  /** Asked before the close starts (leaveGuard): "Stay" keeps the app running, untouched; "Close anyway" quits. */
+  confirmQuit?: QuitConfirmation;
   /** A close still running after this long ends the app anyway (committed data is safe: WAL). */
   deadlineMs?: number;
   setTimer?: (run: () => void, ms: number) => { unref?(): void };
@@ -44,7 +44,17 @@ export function closeCoreBeforeQuit(
     if (state === 'closed') return;
     event.preventDefault();
     if (state === 'closing') return;
-    if (options.mayQuit && !options.mayQuit()) return; // the user chose to stay: nothing closes
+    const confirm = options.confirmQuit;
+    if (confirm && !confirm.now()) {
+      // nothing closes while the question is open; quitting again once it is answered "Close anyway"
+      void confirm.ask().then(
+        (ok) => {
+          if (ok) app.quit();
+        },
+        (error: unknown) => onError(error),
+      );
+      return;
+    }
     state = 'closing';
     try {
       options.onClosing?.();
@@ -89,13 +99,15 @@ export function quitOnSystemShutdown(
 /**
  * Photos the window has still to send (queued, waiting for a sign-in, being sent or analysed) live
  * only in its memory (a webcam shot nowhere else): closing the window or quitting asks first, once.
- * `ask(waiting)` shows the question and answers whether to go on; the system ending the session
+ * `ask(waiting)` shows the question without blocking the main process (the core runs in it: the
+ * POS keeps being answered meanwhile) and resolves whether to go on. The system ending the session
  * is never held up by it.
  */
-export function leaveGuard(ask: (waiting: number) => boolean) {
+export function leaveGuard(ask: (waiting: number) => Promise<boolean>) {
   let waiting = 0;
   let confirmed = false;
   let systemEnding = false;
+  let asking: Promise<boolean> | null = null;
   return {
     /** What the window reports (the bridge's setPendingWork); a question answered stays answered until the queue empties. */
     setWaiting(count: number): void {
@@ -105,13 +117,33 @@ export function leaveGuard(ask: (waiting: number) => boolean) {
     systemEnding(): void {
       systemEnding = true;
     },
-    /** True when the window may close or the app quit now. */
-    mayLeave(): boolean {
-      if (waiting === 0 || confirmed || systemEnding) return true;
-      confirmed = ask(waiting);
-      return confirmed;
+    /** True when the window may close or the app quit now, without a question. */
+    mayLeaveNow(): boolean {
+      return waiting === 0 || confirmed || systemEnding;
+    },
+    /** Asks (one question at a time, however many closes and quits wait on it); resolves whether to go on. */
+    confirm(): Promise<boolean> {
+      asking ??= ask(waiting).then(
+        (ok) => {
+          confirmed = ok;
+          asking = null;
+          return ok;
+        },
+        (error: unknown) => {
+          asking = null;
+          throw error;
+        },
+      );
+      return asking;
     },
   };
+}
+
+export interface QuitConfirmation {
+  /** True when quitting may start now. */
+  now(): boolean;
+  /** Asks; resolves whether to quit after all. */
+  ask(): Promise<boolean>;
 }
 
 export type CloseAction = 'hide-to-tray' | 'close';

@@ -68,7 +68,8 @@ describe('the counter UI in the desktop window (preload stand-in)', () => {
     const alert = page.getByRole('alert').filter({ hasText: 'The data folder did not open.' });
     await alert.waitFor();
     await expect(alert.textContent()).resolves.toContain(DATA_FOLDER);
-    await expect(calls()).resolves.toEqual([['openDataFolder']]);
+    const opened = (await calls()).filter((call) => (call as unknown[])[0] === 'openDataFolder');
+    expect(opened).toEqual([['openDataFolder']]);
     await expect(page.getByText('9.9.9-desktop').count()).resolves.toBeGreaterThan(0);
   });
 
@@ -88,7 +89,9 @@ describe('the counter UI in the desktop window (preload stand-in)', () => {
     // the photo was reported waiting while it was sent, and done once analysed: main asks before
     // closing only in between
     const pending = (await calls()).filter((call) => (call as unknown[])[0] === 'setPendingWork');
+    // (the page's first count, 0, went when the scan page first showed: main may hold a crashed page's)
     expect(pending).toEqual([
+      ['setPendingWork', 0],
       ['setPendingWork', 1],
       ['setPendingWork', 0],
     ]);

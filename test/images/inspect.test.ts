@@ -208,6 +208,10 @@ describe('hostile and unusable uploads', () => {
     const junked = Buffer.concat([crafted.subarray(0, sos), Buffer.from([0x00, 0x13, 0x37]), crafted.subarray(sos)]);
     expect(countJpegScans(junked, MAX_JPEG_SCANS)).toBe(MAX_JPEG_SCANS + 1);
     await expectAppError(checkImageHeader(junked), 'IMAGE_UNREADABLE');
+    // nor does FF 00 (junk to libjpeg, not a marker) followed by a comment holding an end marker
+    const disguise = Buffer.from([0xff, 0x00, 0x00, 0x06, 0xff, 0xfe, 0x00, 0x06, 0xff, 0xd9, 0x00, 0x00]);
+    const disguised = Buffer.concat([crafted.subarray(0, sos), disguise, crafted.subarray(sos)]);
+    expect(countJpegScans(disguised, MAX_JPEG_SCANS)).toBe(MAX_JPEG_SCANS + 1);
     const progressive = await sharp(await makeJpeg({ width: 640, height: 480 })).jpeg({ progressive: true }).toBuffer();
     expect(countJpegScans(progressive, MAX_JPEG_SCANS)).toBeGreaterThan(1);
     expect(countJpegScans(progressive, MAX_JPEG_SCANS)).toBeLessThanOrEqual(20);

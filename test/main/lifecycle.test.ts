@@ -28,55 +28,64 @@ function deferred() {
 }
 
 describe('photos the window has still to send', () => {
-  it('quitting asks first while any wait; "Stay" closes nothing, "Close anyway" goes on and is not asked again', async () => {
+  it('quitting asks first while any wait, closing nothing meanwhile; "Stay" keeps all, "Close anyway" quits once', async () => {
     const app = new FakeApp();
-    let answer = false;
-    const ask = vi.fn((_waiting: number) => answer);
+    const answers: Array<ReturnType<typeof deferred>> = [];
+    const ask = vi.fn((_waiting: number) => {
+      const answer = deferred();
+      answers.push(answer);
+      return answer.promise.then(() => answers.length > 1); // the first question is answered "Stay"
+    });
     const leaving = leaveGuard(ask);
     const close = vi.fn(async () => undefined);
     const onClosing = vi.fn();
-    const shutdown = closeCoreBeforeQuit(app, close, vi.fn(), { onClosing, mayQuit: () => leaving.mayLeave() });
+    const shutdown = closeCoreBeforeQuit(app, close, vi.fn(), {
+      onClosing,
+      confirmQuit: { now: () => leaving.mayLeaveNow(), ask: () => leaving.confirm() },
+    });
+    leaving.setWaiting(3);
 
-    app.quit(); // nothing waits: no question
-    expect(ask).not.toHaveBeenCalled();
-    await vi.waitFor(() => expect(app.ended).toBe(true));
-
-    const second = new FakeApp();
-    const secondClose = vi.fn(async () => undefined);
-    const guard = leaveGuard(ask);
-    const secondShutdown = closeCoreBeforeQuit(second, secondClose, vi.fn(), { mayQuit: () => guard.mayLeave() });
-    guard.setWaiting(3);
-    second.quit(); // "Stay"
+    app.quit();
+    app.quit(); // a second quit while the question is open asks nothing more
+    expect(ask).toHaveBeenCalledTimes(1);
     expect(ask).toHaveBeenLastCalledWith(3);
-    expect(secondClose).not.toHaveBeenCalled();
-    expect(secondShutdown.isQuitting()).toBe(false);
-    expect(second.ended).toBe(false);
-    answer = true;
-    second.quit(); // "Close anyway"
-    expect(secondClose).toHaveBeenCalledTimes(1);
-    await vi.waitFor(() => expect(second.ended).toBe(true));
-    expect(ask).toHaveBeenCalledTimes(2); // the repeated quit after the close was not asked again
-    expect(shutdown.isQuitting()).toBe(true);
+    expect(onClosing).not.toHaveBeenCalled();
+    answers[0]!.resolve(); // "Stay"
+    await new Promise((resolve) => setTimeout(resolve, 0)); // the answer is taken
+    expect(shutdown.isQuitting()).toBe(false);
+    expect(close).not.toHaveBeenCalled();
+    expect(app.ended).toBe(false);
+
+    app.quit();
+    expect(ask).toHaveBeenCalledTimes(2);
+    answers[1]!.resolve(); // "Close anyway": the app quits by itself
+    await vi.waitFor(() => expect(app.ended).toBe(true));
+    expect(close).toHaveBeenCalledTimes(1);
+    expect(onClosing).toHaveBeenCalledTimes(1);
+    expect(ask).toHaveBeenCalledTimes(2);
   });
 
-  it('asks again once the queue emptied and filled; the system ending the session is never held up', () => {
+  it('asks nothing with nothing waiting, again once the queue emptied and filled, and never while the system shuts down', async () => {
     let answer = true;
-    const ask = vi.fn(() => answer);
+    const ask = vi.fn(async () => answer);
     const leaving = leaveGuard(ask);
+    expect(leaving.mayLeaveNow()).toBe(true);
     leaving.setWaiting(2);
-    expect(leaving.mayLeave()).toBe(true);
-    expect(leaving.mayLeave()).toBe(true); // answered: not asked twice
-    expect(ask).toHaveBeenCalledTimes(1);
+    expect(leaving.mayLeaveNow()).toBe(false);
+    await expect(leaving.confirm()).resolves.toBe(true);
+    expect(leaving.mayLeaveNow()).toBe(true); // answered: not asked twice
     leaving.setWaiting(0);
     leaving.setWaiting(1);
+    expect(leaving.mayLeaveNow()).toBe(false);
     answer = false;
-    expect(leaving.mayLeave()).toBe(false);
-    expect(ask).toHaveBeenCalledTimes(2);
+    await expect(leaving.confirm()).resolves.toBe(false);
+    expect(leaving.mayLeaveNow()).toBe(false);
 
     const app = new FakeApp();
-    closeCoreBeforeQuit(app, async () => undefined, vi.fn(), { mayQuit: () => leaving.mayLeave() });
+    closeCoreBeforeQuit(app, async () => undefined, vi.fn(), { confirmQuit: { now: () => leaving.mayLeaveNow(), ask: () => leaving.confirm() } });
     quitOnSystemShutdown(app, () => leaving.systemEnding())();
     expect(ask).toHaveBeenCalledTimes(2); // no question while the system shuts down
+    await vi.waitFor(() => expect(app.ended).toBe(true));
   });
 });
 

@@ -77,7 +77,9 @@ describe('main process', () => {
     expect(fake.powerMonitor.listenerCount('shutdown')).toBe(1);
     expect(window.listenerCount('session-end')).toBe(1);
     expect(window.listenerCount('query-session-end')).toBe(1);
-    expect(window.webContents.listenerCount('render-process-gone')).toBe(1);
+    // the crash watch (window-watch.ts) and the pending-photos count's reset (leaveGuard)
+    expect(window.webContents.listenerCount('render-process-gone')).toBe(2);
+    expect(window.webContents.listenerCount('did-navigate')).toBe(1);
 
     await fake.app.requestQuit();
     expect(window.visible).toBe(false); // hidden as soon as the close began

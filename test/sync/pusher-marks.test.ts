@@ -100,3 +100,15 @@ it('an idle desk whose hub answers without marks (an older version) asks it hour
   await w.pusher.runOnce();
   expect(w.hub.log).toEqual([w.id(3), w.id(3)]);
 });
+
+it('a change taken before and refused only after a rewind moves the start of "send skipped again" to it', async () => {
+  const refuse = new Set<string>();
+  const w = world(8, { refuse });
+  refuse.add(w.id(6));
+  expect(await w.pusher.runOnce()).toEqual({ pushed: 7, error: null });
+  w.restore(2); // the hub lost 3 to 8, and now refuses 4 too
+  refuse.add(w.id(4));
+  w.add(makeScan({ id: 'scan-000000000009' }));
+  expect((await w.pusher.runOnce()).error).toBeNull();
+  expect(readSkipped(w.meta.get('skipped') ?? null)).toMatchObject({ fromSeq: 4 });
+});

@@ -192,6 +192,10 @@ export function countJpegScans(data: Buffer, stopAfter: number): number {
       pos += 1; // fill byte
       continue;
     }
+    if (marker === 0x00) {
+      pos += 2; // FF 00 between segments is junk to libjpeg, not a marker with a length
+      continue;
+    }
     if (marker === 0xd9) return scans; // EOI
     if ((marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) {
       pos += 2; // markers without a length

@@ -61,14 +61,17 @@ export function createAuthService(deps: {
       const checked = checkPassword(password);
       // After the shape checks (a typo costs nothing), before the hash and the lookup.
       registrationThrottle.take(ip, clock.now().getTime());
-      if (deps.registration === 'first' && (await store.accounts.any())) {
-        throw new AppError(
+      const closed = () =>
+        new AppError(
           'FORBIDDEN',
           "Registration is closed on this server: its owner's account exists. Ask the owner for an account, or for an API key for your shop.",
         );
-      }
       const passwordHash = await hashPassword(checked);
-      return store.accounts.create({ id: randomId(), email: folded, passwordHash, createdAt: clock.now() });
+      const input = { id: randomId(), email: folded, passwordHash, createdAt: clock.now() };
+      if (deps.registration !== 'first') return store.accounts.create(input);
+      const account = await store.accounts.createFirst(input);
+      if (!account) throw closed();
+      return account;
     },
 
     async login(email, password, ip) {

@@ -5,6 +5,7 @@
  * by a process that is gone (a crash, a power cut) is taken over. Hub mode keeps only
  * settings.json in its data folder and is not locked: its instances share the database anyway.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
@@ -51,13 +52,31 @@ function sameOwner(a: Owner | null, b: Owner | null): boolean {
 }
 
 /**
- * A lock taken before this computer last started is a crash's (or a power cut's) leftover whatever
- * its process id: after a reboot the id may belong to another program (Windows reuses them soon).
- * A minute's margin for clocks set at boot.
+ * The name of the program a live process id belongs to, when the system tells it (Linux /proc,
+ * Windows tasklist, macOS ps); null when it cannot be told.
  */
-function takenBeforeBoot(owner: Owner): boolean {
-  const since = Date.parse(owner.since);
-  return Number.isFinite(since) && since < Date.now() - os.uptime() * 1000 - 60_000;
+function programOf(pid: number): string | null {
+  try {
+    if (process.platform === 'linux') return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() || null;
+    if (process.platform === 'win32') {
+      const out = execFileSync('tasklist', ['/FI', `PID eq ${pid}`, '/FO', 'CSV', '/NH'], { encoding: 'utf8', timeout: 3000, windowsHide: true });
+      return /^"([^"]+)"/.exec(out.trim())?.[1] ?? null;
+    }
+    return execFileSync('ps', ['-p', String(pid), '-o', 'comm='], { encoding: 'utf8', timeout: 3000 }).trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A lock whose process id now belongs to another program is a crash's (or a power cut's) leftover:
+ * after a reboot ids come round again (Windows reuses them soon). A TireWear runs as node (npm run
+ * serve), Electron (npm run dev) or TireWear (the installed app); a program the system cannot name
+ * counts as one, so a lock is never taken from a TireWear that is running.
+ */
+function otherProgram(pid: number): boolean {
+  const program = programOf(pid);
+  return program !== null && !/node|electron|tirewear/i.test(program);
 }
 
 function alive(pid: number): boolean {
@@ -99,7 +118,7 @@ export function lockDataDir(dataDir: string): () => void {
             `One folder serves one TireWear: give this one its own data folder. If that computer no longer runs TireWear, delete ${file}.`,
         );
       }
-      if (owner && owner.pid !== process.pid && !takenBeforeBoot(owner) && alive(owner.pid)) {
+      if (owner && owner.pid !== process.pid && alive(owner.pid) && !otherProgram(owner.pid)) {
         throw new DataDirInUseError(
           `The data folder ${dataDir} is in use by another TireWear on this computer (process ${owner.pid}, since ${owner.since}): ` +
             'close it first (a second window, or npm run serve), or give this one its own data folder (TIREWEAR_DATA_DIR or --data-dir). ' +

@@ -22,8 +22,11 @@ export interface AccountStore {
   create(input: { id: string; email: string; passwordHash: string; createdAt: Date }): Promise<Account>;
   findByEmail(email: string): Promise<AccountWithSecret | null>;
   findById(id: string): Promise<Account | null>;
-  /** Whether any account exists (registration `first`). */
-  any(): Promise<boolean>;
+  /**
+   * Registration `first`: creates the account only when none exists yet, decided and done as one
+   * step (two at once cannot both be first); null when an account exists. CONFLICT as create.
+   */
+  createFirst(input: { id: string; email: string; passwordHash: string; createdAt: Date }): Promise<Account | null>;
 }
 
 export interface SessionStore {

@@ -162,7 +162,12 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
   /** Before the cursor moves past it: a crash cannot lose the record of a skipped change. */
   async function recordSkip(seq: number): Promise<void> {
     const state = readSkipped(await store.meta.get(deps.skippedKey));
-    if (state.count > 0 && seq <= state.lastSeq) return; // sent again after a rewind: counted already
+    if (state.count > 0 && seq <= state.lastSeq) {
+      // at or below the last skip: counted already if it was skipped before, and whether or not,
+      // a replay of the skipped changes must start at it (it may be one refused only since a rewind)
+      if (seq < state.fromSeq) await store.meta.set(deps.skippedKey, JSON.stringify({ ...state, fromSeq: seq }));
+      return;
+    }
     const next: SkippedState = {
       count: state.count + 1,
       fromSeq: state.count > 0 ? Math.min(state.fromSeq, seq) : seq,

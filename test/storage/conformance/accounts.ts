@@ -4,10 +4,12 @@ import { type GetStore, NOW, createAccount, uid } from './fixtures.js';
 
 export function accountConformance(store: GetStore): void {
   describe('accounts', () => {
-    it('says whether any account exists (registration "first")', async () => {
-      expect(await store().accounts.any()).toBe(false);
-      await createAccount(store());
-      expect(await store().accounts.any()).toBe(true);
+    it('creates the first account only while there is none, two at once giving one (registration "first")', async () => {
+      const input = (n: number) => ({ id: `first-${n}`, email: `first${n}@example.com`, passwordHash: 'scrypt$x', createdAt: NOW });
+      const made = await Promise.all([1, 2, 3, 4].map((n) => store().accounts.createFirst(input(n))));
+      expect(made.filter((account) => account !== null)).toHaveLength(1);
+      expect(await store().accounts.createFirst(input(5))).toBeNull();
+      expect(await store().accounts.findByEmail('first5@example.com')).toBeNull();
     });
 
     it('creates an account with the email case-folded and finds it by any case', async () => {

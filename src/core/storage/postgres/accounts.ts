@@ -2,7 +2,7 @@
 import { AppError } from '../../errors.js';
 import type { Account, AccountWithSecret, ApiKeyRecord, RedeemedLicense, Session } from '../../types.js';
 import type { AccountStore, ApiKeyStore, LicenseStore, SessionStore } from '../store.js';
-import type { Db } from './db.js';
+import type { Db, Queryable } from './db.js';
 import { proAddsNothing } from '../../licensing/codes.js';
 
 const UNIQUE_VIOLATION = '23505';
@@ -31,28 +31,41 @@ function toAccount(row: AccountRow): Account {
   };
 }
 
+/** Registration `first`'s lock (any 64-bit constant of ours; the migration lock is another). */
+const FIRST_ACCOUNT_LOCK = 7_146_908_218;
+
+async function insertAccount(
+  db: Queryable,
+  { id, email, passwordHash, createdAt }: { id: string; email: string; passwordHash: string; createdAt: Date },
+): Promise<Account> {
+  try {
+    const [row] = await db.query<AccountRow>(
+      'INSERT INTO accounts (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING *',
+      [id, foldEmail(email), passwordHash, createdAt],
+    );
+    return toAccount(row!);
+  } catch (error) {
+    if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
+      throw new AppError('CONFLICT', 'An account with this email already exists');
+    }
+    throw error;
+  }
+}
+
 export function accountStore(db: Db): AccountStore {
   return {
-    async create({ id, email, passwordHash, createdAt }) {
-      try {
-        const [row] = await db.query<AccountRow>(
-          'INSERT INTO accounts (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING *',
-          [id, foldEmail(email), passwordHash, createdAt],
-        );
-        return toAccount(row!);
-      } catch (error) {
-        if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
-          throw new AppError('CONFLICT', 'An account with this email already exists');
-        }
-        throw error;
-      }
+    create: (input) => insertAccount(db, input),
+    createFirst(input) {
+      return db.transaction(async (tx) => {
+        // one registration at a time decides whether it is the first, on every instance
+        await tx.query('SELECT pg_advisory_xact_lock($1)', [FIRST_ACCOUNT_LOCK]);
+        if ((await tx.query('SELECT 1 FROM accounts LIMIT 1')).length > 0) return null;
+        return insertAccount(tx, input);
+      });
     },
     async findByEmail(email): Promise<AccountWithSecret | null> {
       const [row] = await db.query<AccountRow>('SELECT * FROM accounts WHERE email = $1', [foldEmail(email)]);
       return row ? { ...toAccount(row), passwordHash: row.password_hash } : null;
-    },
-    async any() {
-      return (await db.query('SELECT 1 FROM accounts LIMIT 1')).length > 0;
     },
     async findById(id) {
       const [row] = await db.query<AccountRow>('SELECT * FROM accounts WHERE id = $1', [id]);

@@ -39,25 +39,24 @@ export function createAccountStore(db: Db): AccountStore {
     'INSERT INTO accounts (id, email, password_hash, created_at, pro_expires_at, pack_credit) VALUES (?, ?, ?, ?, NULL, 0)',
   );
   const byEmail = db.prepare('SELECT * FROM accounts WHERE email = ?');
+  const insertAccount = (input: { id: string; email: string; passwordHash: string; createdAt: Date }) => {
+    try {
+      insert.run(input.id, foldEmail(input.email), input.passwordHash, toMs(input.createdAt));
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new AppError('CONFLICT', 'An account with this email already exists');
+      throw error;
+    }
+    return readAccount(db, input.id)!;
+  };
   return {
-    create: (input) =>
-      immediate(db, () => {
-        const email = foldEmail(input.email);
-        try {
-          insert.run(input.id, email, input.passwordHash, toMs(input.createdAt));
-        } catch (error) {
-          if (isUniqueViolation(error)) throw new AppError('CONFLICT', 'An account with this email already exists');
-          throw error;
-        }
-        return readAccount(db, input.id)!;
-      }),
+    create: (input) => immediate(db, () => insertAccount(input)),
+    createFirst: (input) => immediate(db, () => (db.prepare('SELECT 1 FROM accounts LIMIT 1').get() === undefined ? insertAccount(input) : null)),
     findByEmail: (email) =>
       run(() => {
         const row = byEmail.get(foldEmail(email)) as AccountRow | undefined;
         return row ? ({ ...accountFromRow(row), passwordHash: row.password_hash } satisfies AccountWithSecret) : null;
       }),
     findById: (id) => run(() => readAccount(db, id)),
-    any: () => run(() => db.prepare('SELECT 1 FROM accounts LIMIT 1').get() !== undefined),
   };
 }
 

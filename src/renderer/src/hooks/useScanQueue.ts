@@ -203,6 +203,8 @@ export function useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEn
   // photos still to send are asked about before the window or page goes (lib/pendingWork.ts)
   const waiting = items.filter((item) => WAITING.has(item.status)).length;
   useEffect(() => reportPendingWork(waiting), [waiting]);
+  // the queue goes with the scan page (a sign-out): nothing waits any more
+  useEffect(() => () => reportPendingWork(0), []);
 
   return { items, rateLimit, add, remove, retry, setMeasurement };
 }

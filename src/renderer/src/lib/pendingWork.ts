@@ -6,7 +6,8 @@
  */
 import { bridge } from './bridge';
 
-let reported = 0;
+/** The count last told; none yet (-1): a page's first count is always told (main may hold a crashed page's). */
+let reported = -1;
 
 function holdUnload(event: BeforeUnloadEvent): void {
   event.preventDefault();
@@ -19,9 +20,9 @@ export function reportPendingWork(waiting: number): void {
   const desktop = bridge();
   if (desktop) {
     desktop.setPendingWork(waiting).catch(() => undefined); // an older desktop without the call: nothing asks
-  } else if (waiting > 0 && reported === 0) {
-    window.addEventListener('beforeunload', holdUnload);
-  } else if (waiting === 0) {
+  } else if (waiting > 0) {
+    window.addEventListener('beforeunload', holdUnload); // once: the same listener is added once
+  } else {
     window.removeEventListener('beforeunload', holdUnload);
   }
   reported = waiting;
