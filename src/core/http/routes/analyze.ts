@@ -277,6 +277,13 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['analysis'],
         summary: 'Estimate tread depth from a tire photo',
+        description:
+          'The photo is checked before any model runs: 415 UNSUPPORTED_MEDIA_TYPE for anything but JPEG, PNG or WebP by ' +
+          'content (the message names HEIC, AVIF, GIF, TIFF, BMP, PDF and SVG files); 422 IMAGE_TOO_SMALL under 256 px on the ' +
+          'short side; 422 IMAGE_TOO_LARGE over 40 megapixels, or a progressive JPEG or interlaced PNG needing more than ' +
+          '160 MB to decode (from the header); 422 IMAGE_UNREADABLE for an undecodable or truncated file, a JPEG cut short ' +
+          'with an end marker added, or one stored in more than 100 scans; 422 NO_TIRE_DETECTED when no tread is found. ' +
+          'Failed analyses are not charged.',
         consumes: ['multipart/form-data'],
         body: Form,
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ maxLength: 255 })) }),

@@ -21,7 +21,17 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/auth/register',
-    { schema: { tags: ['account'], summary: 'Create an account', body: NewAccount, response: replies(WireAccount, 201) } },
+    {
+      schema: {
+        tags: ['account'],
+        summary: 'Create an account',
+        description:
+          '403 FORBIDDEN once the first account exists on a server that takes only it (TIREWEAR_REGISTRATION=first). ' +
+          "From another computer of a desk's LAN every /auth route is 403 whatever key is sent: use an API key there.",
+        body: NewAccount,
+        response: replies(WireAccount, 201),
+      },
+    },
     async (request, reply) => {
       const account = await auth.register(request.body.email, request.body.password, request.ip);
       return reply.code(201).send({ success: true, data: toWireAccount(account) });

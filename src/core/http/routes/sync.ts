@@ -142,7 +142,10 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'A desktop names itself and the change it sends (X-Desk-Id, X-Desk-Seq, both or neither); the answer then carries ' +
           'X-Hub-Desk-Seq, the highest change of that desktop this shop key had handled before, so a desktop finds out when a ' +
-          'restored hub lost changes it had acknowledged. X-Desk-Time moves the reading times of a desktop whose clock is off.',
+          'restored hub lost changes it had acknowledged (X-Desk-Id: 8-64 of A-Z a-z 0-9 - _; X-Desk-Seq: a whole number from 1; ' +
+          'malformed: 400, not a refusal about the scan). X-Desk-Time moves the reading times of a desktop whose clock is off. ' +
+          'Needs the X-API-Key of a hub account (a session is refused). Too many pushes at once: 503 SERVER_BUSY with Retry-After, ' +
+          'before the body is read. A refusal about the scan itself carries X-TireWear-Scan-Refused: 1 (sending it again cannot succeed).',
         consumes: ['multipart/form-data'],
         params: ScanParams,
         body: Type.Object({
