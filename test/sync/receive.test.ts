@@ -9,14 +9,11 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/services/ids.js';
 import { receiveSyncedScan } from '../../src/core/sync/receive.js';
-import { SCAN_REFUSAL_HEADER, toSyncScan } from '../../src/core/sync/wire.js';
+import { isScanRefusal, toSyncScan } from '../../src/core/sync/wire.js';
 import { makeJpeg } from '../fixtures/images/make.js';
 import { testCore, type TestCore } from '../support/core.js';
 import { makeScan, randomId } from '../support/store.js';
 import { accountCaller } from '../services/helpers.js';
-
-/** Whether the hub marks the error as a refusal about the scan (the desk then skips it). */
-const isScanRefusal = (error: unknown): boolean => (error as { headers?: Record<string, string> }).headers?.[SCAN_REFUSAL_HEADER] === '1';
 
 let t: TestCore | null = null;
 afterEach(async () => {

@@ -57,12 +57,29 @@ async function setUp() {
   return { hub, desk, key, cookie, sync, fetchLike };
 }
 
-/** Stops the hub and starts it again on `dataDir` (its own, or a backup's), same port. */
-async function restartHub(hub: Node, dataDir: string): Promise<Node> {
-  await hub.server.close();
-  const again = await startNode({ dataDir, port: hub.port });
+/** Starts a stopped hub again on its data folder and port. */
+async function startAgain(hub: Node): Promise<Node> {
+  const again = await startNode({ dataDir: hub.dataDir, port: hub.port });
   nodes[nodes.indexOf(hub)] = again;
   return again;
+}
+
+/** The hub's nightly backup: its whole data folder, copied while it is stopped; then it runs again. */
+async function backUp(hub: Node): Promise<{ hub: Node; backup: string }> {
+  const backup = await mkdtemp(path.join(os.tmpdir(), 'tirewear-hub-backup-'));
+  folders.push(backup);
+  await hub.server.close();
+  await cp(hub.dataDir, backup, { recursive: true });
+  return { hub: await startAgain(hub), backup };
+}
+
+/** The hub's disk fails and its folder is restored from `backup`; `whileDown` runs while it is stopped. */
+async function restore(hub: Node, backup: string, whileDown: () => Promise<void> = async () => undefined): Promise<Node> {
+  await hub.server.close();
+  await whileDown();
+  await rm(hub.dataDir, { recursive: true, force: true });
+  await cp(backup, hub.dataDir, { recursive: true });
+  return startAgain(hub);
 }
 
 it('a hub restored from a backup older than the last push gets the changes it lost sent again, with their photos', async () => {
@@ -70,12 +87,8 @@ it('a hub restored from a backup older than the last push gets the changes it lo
   const early = [await analyze(desk, cookie), await analyze(desk, cookie)];
   expect(await sync.pusher!.runOnce()).toEqual({ pushed: 2, error: null });
 
-  // the hub's nightly backup: its whole data folder, taken while it is stopped
-  const backup = await mkdtemp(path.join(os.tmpdir(), 'tirewear-hub-backup-'));
-  folders.push(backup);
-  await hub.server.close();
-  await cp(hub.dataDir, backup, { recursive: true });
-  hub = await restartHub(hub, hub.dataDir);
+  let backup: string;
+  ({ hub, backup } = await backUp(hub));
 
   const late = [await analyze(desk, cookie), await analyze(desk, cookie)];
   await call(desk, cookie, 'PUT', `/api/v1/scans/${early[0]!.scanId}/measurement`, { measurementMm: 4.4 });
@@ -83,15 +96,11 @@ it('a hub restored from a backup older than the last push gets the changes it lo
   expect(await hubScans(hub, key)).toHaveLength(4);
 
   // the hub's disk fails; it is restored from last night's backup: the two late scans and the reading are gone
-  const restoredDir = hub.dataDir;
-  await hub.server.close();
-  const after = await analyze(desk, cookie);
-  expect((await sync.pusher!.runOnce()).error).toMatch(/unreachable/i); // the hub is down meanwhile
-  await rm(restoredDir, { recursive: true, force: true });
-  await cp(backup, restoredDir, { recursive: true });
-  const restored = await startNode({ dataDir: restoredDir, port: hub.port });
-  nodes[nodes.indexOf(hub)] = restored;
-  hub = restored;
+  let after!: Awaited<ReturnType<typeof analyze>>;
+  hub = await restore(hub, backup, async () => {
+    after = await analyze(desk, cookie);
+    expect((await sync.pusher!.runOnce()).error).toMatch(/unreachable/i); // the hub is down meanwhile
+  });
   expect(await hubScans(hub, key)).toHaveLength(2);
 
   fetchLike.uploads.length = 0;
@@ -130,11 +139,8 @@ it('an idle desk asks the hub for its mark at start, after the hub was away, and
   let { hub, desk, key, cookie, sync, fetchLike } = await setUp();
   const early = await analyze(desk, cookie);
   expect(await sync.pusher!.runOnce()).toEqual({ pushed: 1, error: null });
-  const backup = await mkdtemp(path.join(os.tmpdir(), 'tirewear-hub-backup-'));
-  folders.push(backup);
-  await hub.server.close();
-  await cp(hub.dataDir, backup, { recursive: true });
-  hub = await restartHub(hub, hub.dataDir);
+  let backup: string;
+  ({ hub, backup } = await backUp(hub));
   const late = await analyze(desk, cookie);
   expect(await sync.pusher!.runOnce()).toEqual({ pushed: 1, error: null });
 
@@ -144,13 +150,7 @@ it('an idle desk asks the hub for its mark at start, after the hub was away, and
   expect(fetchLike.uploads).toHaveLength(0);
 
   // the hub is restored from the backup (without the late scan) while the desk has nothing to send
-  const dir = hub.dataDir;
-  await hub.server.close();
-  await rm(dir, { recursive: true, force: true });
-  await cp(backup, dir, { recursive: true });
-  const restored = await startNode({ dataDir: dir, port: hub.port });
-  nodes[nodes.indexOf(hub)] = restored;
-  hub = restored;
+  hub = await restore(hub, backup);
   expect(await sync.pusher!.runOnce()).toEqual({ pushed: 0, error: null }); // within the hour: not asked yet
   desk.clock.advance(61 * 60_000);
   expect(await sync.pusher!.runOnce()).toMatchObject({ error: null });
@@ -168,7 +168,7 @@ it('an idle desk asks the hub for its mark at start, after the hub was away, and
   desk.clock.advance(61 * 60_000);
   await hub.server.close();
   expect((await sync.pusher!.runOnce()).error).toMatch(/unreachable/i);
-  hub = await restartHub(hub, hub.dataDir);
+  hub = await startAgain(hub);
   fetchLike.uploads.length = 0;
   expect(await sync.pusher!.runOnce()).toEqual({ pushed: 0, error: null });
   expect(fetchLike.uploads).toEqual([{ scanId: late.scanId, withImage: false, hubSeq: '2' }]); // caught up: nothing more

@@ -35,10 +35,6 @@ export class LoginThrottle {
     this.failures.add(key, now);
   }
 
-  fail(key: string, now: number): void {
-    this.failures.add(key, now);
-  }
-
   succeed(key: string): void {
     this.failures.delete(key);
   }

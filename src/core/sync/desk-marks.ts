@@ -10,6 +10,7 @@
  */
 import { AppError } from '../errors.js';
 import type { MetaStore } from '../storage/store.js';
+import { isScanRefusal } from './wire.js';
 
 export const DESK_ID_HEADER = 'X-Desk-Id';
 export const DESK_SEQ_HEADER = 'X-Desk-Seq';
@@ -70,5 +71,22 @@ export async function deskMark(meta: MetaStore, apiKeyId: string, deskId: string
 export async function raiseDeskMark(meta: MetaStore, apiKeyId: string, position: DeskPosition): Promise<void> {
   if (position.seq > (await deskMark(meta, apiKeyId, position.deskId))) {
     await meta.set(markKey(apiKeyId, position.deskId), String(position.seq));
+  }
+}
+
+/**
+ * Runs the handling of one upload and then raises the desk's mark: after the scan is stored, and
+ * after a refusal about the scan itself too (the desk moves past it); any other failure leaves the
+ * mark where it was (the desk sends the change again). Without a position: just `work`.
+ */
+export async function markingHandled<T>(meta: MetaStore, apiKeyId: string, position: DeskPosition | null, work: () => Promise<T>): Promise<T> {
+  if (!position) return work();
+  try {
+    const result = await work();
+    await raiseDeskMark(meta, apiKeyId, position);
+    return result;
+  } catch (error) {
+    if (isScanRefusal(error)) await raiseDeskMark(meta, apiKeyId, position);
+    throw error;
   }
 }

@@ -131,6 +131,8 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
   let running: Promise<PassResult> | null = null;
   /** When an idle pass next asks the hub for its mark (probe in pass); 0: at the next pass. */
   let probeDueAt = 0;
+  /** This computer's desk id, read (or made) by the first pass. */
+  let deskId: string | null = null;
 
   async function loadImage(scan: ScanRecord): Promise<{ data: Buffer; mime: string }> {
     // only a photo that is gone is skipped for good; a read that failed (permissions, a disk
@@ -194,7 +196,8 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
       await store.meta.set(deps.reachedKey, String(reached));
       reachedSaved = reached;
     };
-    const deskId = await deskIdOf(store.meta);
+    deskId ??= await deskIdOf(store.meta);
+    const position = (seq: number) => ({ deskId: deskId!, seq });
     let acked = deps.ackedKey ? Number((await store.meta.get(deps.ackedKey)) || 0) : 0;
     let ackedSaved = acked;
     // once a pass: a hub whose marks keep falling behind (it cannot write them) is not chased round
@@ -207,6 +210,12 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
     };
     let pushed = 0;
     let skipped: string | null = null;
+    /** The hub answers again: the last failure on the status line is over (a skip of this pass stays). */
+    const hubAnswered = async () => {
+      if (skipped !== null) return;
+      await store.meta.set(META_LAST_ERROR, '');
+      await store.meta.set(META_LAST_SYNC_AT, deps.clock.now().toISOString());
+    };
     /**
      * After the hub answered a push of change `seq` with its mark: true when the mark is below what
      * it had answered for before (`acked`), so it lost the changes between (a restore) and the
@@ -249,17 +258,13 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
       }
       let answer: PushAnswer;
       try {
-        answer = await pushOne(last.scan, true, { deskId, seq: last.seq });
+        answer = await pushOne(last.scan, true, position(last.seq));
       } catch (error) {
         if (closed || !isPermanent(error)) throw error;
         probeDueAt = deps.clock.now().getTime() + PROBE_INTERVAL_MS;
         return false;
       }
-      // the hub answers again: a failure on the status line is over (a skip of this pass stays)
-      if (skipped === null) {
-        await store.meta.set(META_LAST_ERROR, '');
-        await store.meta.set(META_LAST_SYNC_AT, deps.clock.now().toISOString());
-      }
+      await hubAnswered();
       return rewindIfLost(last.seq, answer.hubSeq);
     };
     try {
@@ -273,15 +278,11 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
           // Shutdown (or a new link) stops the pass between two changes.
           if (closed) return { pushed, error: null };
           try {
-            const { hubSeq } = await pushOne(scan, seq <= replayUntil, { deskId, seq });
+            const { hubSeq } = await pushOne(scan, seq <= replayUntil, position(seq));
             pushed++;
             reached = Math.max(reached, seq);
-            // The hub takes changes again: the last failure is over, even with a backlog still to go.
-            // A skip of this pass stays on the status line (a pass that skips nothing clears it).
-            if (pushed === 1 && skipped === null) {
-              await store.meta.set(META_LAST_ERROR, '');
-              await store.meta.set(META_LAST_SYNC_AT, deps.clock.now().toISOString());
-            }
+            // the hub takes changes again, even with a backlog still to go
+            if (pushed === 1) await hubAnswered();
             if (await rewindIfLost(seq, hubSeq)) continue pass;
           } catch (error) {
             if (closed || !isPermanent(error)) throw error;

@@ -15,11 +15,11 @@ import type { FastifyRequest } from 'fastify';
 import { updateSettingsFile } from '../../settings-file.js';
 import { AppError } from '../../errors.js';
 import { DESK_TIME_HEADER } from '../../sync/hub-client.js';
-import { deskMark, HUB_DESK_SEQ_HEADER, raiseDeskMark, readDeskPosition } from '../../sync/desk-marks.js';
+import { deskMark, HUB_DESK_SEQ_HEADER, markingHandled, readDeskPosition } from '../../sync/desk-marks.js';
 import { onHubClock, receiveSyncedScan } from '../../sync/receive.js';
 import { createSyncService } from '../../sync/service.js';
 import { listChainScans, listChainShops } from '../../sync/shops.js';
-import { isScanRefusal, parseSyncScan, scanRefusal, type SyncScan } from '../../sync/wire.js';
+import { parseSyncScan, scanRefusal, type SyncScan } from '../../sync/wire.js';
 import { accountCaller } from '../auth.js';
 import { admission } from './analyze.js';
 import { multipartError } from '../errors.js';
@@ -168,8 +168,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const release = admitPush(request.ip);
       try {
         if (position) reply.header(HUB_DESK_SEQ_HEADER, String(await deskMark(store.meta, apiKeyId, position.deskId)));
-        let stored;
-        try {
+        const stored = await markingHandled(store.meta, apiKeyId, position, async () => {
           const upload = await readUpload(request);
           if (upload.scan.scanId !== request.params.scanId) {
             throw scanRefusal('VALIDATION_ERROR', 'scan.scanId does not match the scan id in the path');
@@ -182,18 +181,13 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
             skewWarned.set(apiKeyId, skewMinutes);
             request.log.warn({ apiKeyId, skewMinutes }, "a shop's clock is off the hub's: its reading times are moved onto the hub's clock");
           }
-          stored = await receiveSyncedScan(
+          return receiveSyncedScan(
             { store, images, decode: (task) => app.core.queue.runBackground(task) },
             { accountId: caller.account.id, apiKeyId },
             scan,
             upload.image,
           );
-        } catch (error) {
-          // a refusal about the scan is handled for good too: the desk moves past it
-          if (position && isScanRefusal(error)) await raiseDeskMark(store.meta, apiKeyId, position);
-          throw error;
-        }
-        if (position) await raiseDeskMark(store.meta, apiKeyId, position);
+        });
         return { success: true as const, data: toWireScan(stored) };
       } finally {
         release();
