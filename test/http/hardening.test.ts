@@ -346,6 +346,31 @@ describe('media types, empty bodies, odd paths and keys', () => {
     expect((await t.app.inject({ url: '/api/v1/health', headers: { authorization: `Bearer ${key}` } })).statusCode).toBe(200);
   });
 
+  it('L8b: a key sent in any other header or scheme is 401 naming the header, never an anonymous scan', async () => {
+    const basic = (text: string) => `Basic ${Buffer.from(text).toString('base64')}`;
+    const misplaced: Array<[Record<string, string>, string]> = [
+      [{ authorization: key }, 'Authorization'],
+      [{ authorization: `ApiKey ${key}` }, 'Authorization'],
+      [{ authorization: `Token ${key}` }, 'Authorization'],
+      [{ authorization: basic(`${key}:`) }, 'Authorization: Basic'],
+      [{ authorization: basic(`shop:${key}`) }, 'Authorization: Basic'],
+      [{ 'api-key': key }, 'api-key'],
+      [{ apikey: key }, 'apikey'],
+      // a key of the right shape that does not exist is refused the same way (it was meant as one)
+      [{ 'x-api-token': `tw_${'A'.repeat(32)}` }, 'x-api-token'],
+    ];
+    for (const [headers, named] of misplaced) {
+      const upload = imageForm(jpeg);
+      const res = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', headers: { ...upload.headers, ...headers }, payload: upload.payload });
+      // named as the client wrote it (inject sends header names in lower case)
+      const message = expectError(res, 401, 'INVALID_API_KEY');
+      expect(message.toLowerCase()).toBe(`Send the API key in the X-API-Key header; it was sent in ${named}, which is not read`.toLowerCase());
+    }
+    // a proxy's own Authorization that holds no key is still left alone, with or without X-API-Key
+    expectError(await t.app.inject({ url: '/api/v1/scans', headers: { authorization: basic('shop:secret') } }), 401, 'INVALID_SESSION');
+    expect((await t.app.inject({ url: '/api/v1/scans', headers: { 'x-api-key': key, authorization: basic(`x:${key}`) } })).statusCode).toBe(200);
+  });
+
   it('L9: a query parameter on POST /analyze is 400 VALIDATION_ERROR naming it', async () => {
     const upload = imageForm(jpeg);
     const verbose = await t.app.inject({ method: 'POST', url: '/api/v1/analyze?verbose=1', headers: { ...upload.headers, 'x-api-key': key }, payload: upload.payload });

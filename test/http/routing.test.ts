@@ -78,6 +78,9 @@ describe('the renderer at /', () => {
       expect(route.body).toContain('TireWear UI');
       expectError(await ui.app.inject({ url: '/assets/missing.js' }), 404, 'NOT_FOUND');
       expectError(await ui.app.inject({ url: '/api/v1/history' }), 404, 'NOT_FOUND');
+      // the API's base path is the API's too, not a page
+      expectError(await ui.app.inject({ url: '/api' }), 404, 'NOT_FOUND');
+      expectError(await ui.app.inject({ url: '/API/v2' }), 404, 'NOT_FOUND');
       expectError(await ui.app.inject({ method: 'POST', url: '/history' }), 404, 'NOT_FOUND');
     });
   });

@@ -49,13 +49,38 @@ describe('GET /scans', () => {
 
   it('refuses bad filters naming them', async () => {
     expect(expectError(await t.app.inject({ url: '/api/v1/scans?limit=500', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/limit/);
-    expect(expectError(await t.app.inject({ url: '/api/v1/scans?wear=bald', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/wear/);
+    expect(expectError(await t.app.inject({ url: '/api/v1/scans?wear=bald', headers: owner }), 400, 'VALIDATION_ERROR')).toBe(
+      'query parameter wear must be one of new, good, medium, worn, critical',
+    );
     expect(expectError(await t.app.inject({ url: '/api/v1/scans?from=yesterday', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/from/);
     // what PostgreSQL cannot hold is refused on every store, not a 500 on the hub's
     expect(expectError(await t.app.inject({ url: '/api/v1/scans?to=-010000-01-01', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/to must/);
     expect(expectError(await t.app.inject({ url: '/api/v1/scans?vehicle=a%00b', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/vehicle must not/);
     const cursor = Buffer.from('9999999999999999:abc').toString('base64url');
     expect(expectError(await t.app.inject({ url: `/api/v1/scans?cursor=${cursor}`, headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/cursor/);
+  });
+
+  it('takes a parameter sent empty as one not sent (a POS building the query from blank fields), and wear in any case', async () => {
+    const all = (await t.app.inject({ url: '/api/v1/scans', headers: owner })).json().data.items;
+    const blank = await t.app.inject({ url: '/api/v1/scans?vehicle=&wear=&date=&from=&to=&cursor=&limit=&_=', headers: owner });
+    expect(blank.statusCode).toBe(200);
+    expect(blank.json().data.items).toEqual(all);
+    const csv = await t.app.inject({ url: '/api/v1/scans/export?vehicle=&wear=&date=&from=&to=', headers: owner });
+    expect(csv.statusCode).toBe(200);
+    expect(csv.body).toBe((await t.app.inject({ url: '/api/v1/scans/export', headers: owner })).body);
+    const wear = all[0].result.wear as string;
+    const lower = (await t.app.inject({ url: `/api/v1/scans?wear=${wear}`, headers: owner })).json().data.items;
+    expect(lower.length).toBeGreaterThan(0);
+    expect(lower.length).toBeLessThanOrEqual(all.length);
+    expect((await t.app.inject({ url: `/api/v1/scans?wear=${wear.toUpperCase()}`, headers: owner })).json().data.items).toEqual(lower);
+    // a blank value is no licence for a bad one
+    expectError(await t.app.inject({ url: '/api/v1/scans?limit=0', headers: owner }), 400, 'VALIDATION_ERROR');
+    expectError(await t.app.inject({ url: '/api/v1/scans?wear=%20', headers: owner }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('answers a trailing slash after /scans with 404 NOT_FOUND saying so, not a complaint about the id', async () => {
+    expect(expectError(await t.app.inject({ url: '/api/v1/scans/?limit=1', headers: owner }), 404, 'NOT_FOUND')).toMatch(/trailing slash/);
+    expectError(await t.app.inject({ method: 'DELETE', url: '/api/v1/scans/', headers: owner }), 404, 'NOT_FOUND');
   });
 
   it('refuses a parameter it does not know by name, so a misspelt filter never lists or exports every scan', async () => {
@@ -79,7 +104,9 @@ describe('GET /scans', () => {
     const csv = (await t.app.inject({ url: '/api/v1/scans/export?date=2026-11-22', headers: owner })).body;
     expect(csv.trim().split('\n')).toHaveLength(1); // the header row alone
     expect(expectError(await t.app.inject({ url: '/api/v1/scans?date=2026-11-21&from=2026-11-01', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/either date/);
-    expect(expectError(await t.app.inject({ url: '/api/v1/scans?date=2026-11-21T10:00', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/date/);
+    expect(expectError(await t.app.inject({ url: '/api/v1/scans?date=2026-11-21T10:00', headers: owner }), 400, 'VALIDATION_ERROR')).toBe(
+      'query parameter date must be one whole UTC day, YYYY-MM-DD such as 2026-11-24; for times send from and to',
+    );
     expect(expectError(await t.app.inject({ url: '/api/v1/scans?date=2026-02-30', headers: owner }), 400, 'VALIDATION_ERROR')).toContain('query parameter date');
   });
 

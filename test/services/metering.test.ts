@@ -84,11 +84,14 @@ describe('scan packs', () => {
     await t.core.services.licenses.redeem(caller.account.id, t.issueCode({ kind: 'pack' }));
     const first = await scan(caller);
     expect(first.headers['X-RateLimit-Remaining']).toBe(String(9 + 100));
+    // Limit counts the pack credit left too: Remaining never exceeds it, Limit − Remaining = free used
+    expect(first.headers['X-RateLimit-Limit']).toBe(String(10 + 100));
     for (let i = 0; i < 9; i++) await scan(caller);
     expect((await t.core.store.accounts.findById(caller.account.id))!.packCredit).toBe(100);
 
     const fromPack = await scan(caller);
     expect(fromPack.headers['X-RateLimit-Remaining']).toBe('99');
+    expect(fromPack.headers['X-RateLimit-Limit']).toBe(String(10 + 99));
     expect((await t.core.store.accounts.findById(caller.account.id))!.packCredit).toBe(99);
 
     // Next month the free allowance comes first again; two years on the credit is still there.
@@ -226,7 +229,7 @@ describe('account summary', () => {
       licenses: [{ codeId: 'pack-1', kind: 'pack', scans: 100 }],
     });
     expect(await t.core.services.scans.rateLimit(caller)).toEqual({
-      limit: 10,
+      limit: 110,
       remaining: 109,
       resetAt: new Date('2026-12-01T00:00:00Z'),
     });

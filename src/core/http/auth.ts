@@ -5,8 +5,8 @@
  * to hold a browser cookie is metered on its key. A key that is sent but bad is a 401,
  * never a silent fall back to anonymous; so is a session cookie that is unknown or
  * expired (the stale cookie is cleared in the same reply), and so is `Authorization: Bearer`
- * without an X-API-Key (keys are read from X-API-Key only; a proxy's own Authorization next
- * to an X-API-Key is left alone).
+ * without an X-API-Key, or a key sent in any other header (keys are read from X-API-Key only; a
+ * proxy's own Authorization next to an X-API-Key, or one not holding a key, is left alone).
  */
 import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -28,6 +28,28 @@ export function sessionCookieOptions(request: FastifyRequest, maxAgeS?: number):
   };
 }
 
+/** A TireWear key's shape (api-keys.ts): `tw_` and 32 base62 characters. */
+const KEY_SHAPE = /\btw_[0-9A-Za-z]{32}\b/;
+
+/**
+ * The header a key was sent in instead of X-API-Key (`Authorization: <key>`, `ApiKey <key>`,
+ * Basic with the key as user or password, `Api-Key`, `apikey`, …), or null. Only a value shaped
+ * like a key counts, so a proxy's own Authorization (Basic user:password, a token of its own) is
+ * left alone as before.
+ */
+function misplacedKeyHeader(request: FastifyRequest): string | null {
+  const raw = request.raw.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (name === 'cookie' || name === 'x-api-key') continue;
+    const value = raw[i + 1]!;
+    if (KEY_SHAPE.test(value)) return raw[i]!;
+    const basic = /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(value);
+    if (name === 'authorization' && basic && KEY_SHAPE.test(Buffer.from(basic[1]!, 'base64').toString('latin1'))) return 'Authorization: Basic';
+  }
+  return null;
+}
+
 async function resolveCaller(request: FastifyRequest, reply: FastifyReply): Promise<Caller> {
   const { auth } = request.server.core.services;
   const key = request.headers['x-api-key'];
@@ -41,6 +63,10 @@ async function resolveCaller(request: FastifyRequest, reply: FastifyReply): Prom
   // anonymous call, metered on the address and missing from the shop's history: say where it goes.
   if (/^bearer(\s|$)/i.test(request.headers.authorization ?? '')) {
     throw new AppError('INVALID_API_KEY', 'Send the API key in the X-API-Key header; Authorization: Bearer is not read');
+  }
+  const misplaced = misplacedKeyHeader(request);
+  if (misplaced !== null) {
+    throw new AppError('INVALID_API_KEY', `Send the API key in the X-API-Key header; it was sent in ${misplaced}, which is not read`);
   }
   const token = request.cookies[SESSION_COOKIE];
   if (token === undefined) return { kind: 'anonymous', ip: request.ip };

@@ -53,17 +53,28 @@ export function validationMessage(issues: readonly SchemaIssue[], context = 'bod
   }
   if (issue.keyword === 'required') segments.push(String(issue.params.missingProperty));
   const where = segments.length ? `${CONTEXT_NAMES[context] ?? context} ${segments.join('.')}` : `request ${context}`;
+  // a union of literals (WearSchema, a variant): ajv reports each literal tried at the same place
+  const allowed = issues
+    .filter((i) => i.keyword === 'const' && i.instancePath === issue.instancePath)
+    .map((i) => String(i.params.allowedValue));
   const what =
     issue.keyword === 'required'
       ? 'is required'
       : issue.keyword === 'anyOf' || issue.keyword === 'const'
-        ? 'has a value that is not allowed'
+        ? allowed.length > 0
+          ? `must be one of ${allowed.join(', ')}`
+          : 'has a value that is not allowed'
         : (issue.message ?? 'is invalid');
   return `${where} ${what}`;
 }
 
 function fastifyError(error: FastifyError): AppError | null {
   if (error.validation) {
+    // `/scans/` (a trailing slash) reaches `/scans/:scanId` with an empty id: no such path, not bad input
+    const first = error.validation[0];
+    if (error.validationContext === 'params' && first?.keyword === 'minLength' && first.params.limit === 1) {
+      return new AppError('NOT_FOUND', 'Nothing is found at a path ending in a slash: drop the trailing slash, or add the id after it');
+    }
     return new AppError('VALIDATION_ERROR', validationMessage(error.validation, error.validationContext));
   }
   const code = error.code ?? '';

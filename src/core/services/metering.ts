@@ -102,9 +102,11 @@ export class Metering {
       this.store.usage.usage(meter.subject, meter.window.name),
       meter.packAccountId ? this.store.usage.packBalance(meter.packAccountId) : null,
     ]);
-    let remaining = Math.max(0, meter.limit - used - held);
-    if (pack) remaining += Math.max(0, pack.credit - pack.held);
-    return { limit: meter.limit, remaining, resetAt: meter.window.endsAt };
+    // Pack credit left counts in both figures, so Remaining never exceeds Limit and Limit − Remaining
+    // is what the window's free allowance has used (a POS computing "used" gets no negative number).
+    const packLeft = pack ? Math.max(0, pack.credit - pack.held) : 0;
+    const remaining = Math.max(0, meter.limit - used - held) + packLeft;
+    return { limit: meter.limit + packLeft, remaining, resetAt: meter.window.endsAt };
   }
 
   /** Hold one unit for an analysis; AppError RATE_LIMIT_EXCEEDED (with headers) when none is left. */

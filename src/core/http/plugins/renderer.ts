@@ -21,7 +21,8 @@ function isPageRequest(request: FastifyRequest): boolean {
   const urlPath = request.url.split('?')[0]!;
   return (
     (request.method === 'GET' || request.method === 'HEAD') &&
-    !urlPath.startsWith('/api/') &&
+    // `/api` itself too: a POS probing the base path gets the API's 404 envelope, not the UI's page
+    !/^\/api(\/|$)/i.test(urlPath) &&
     path.posix.extname(urlPath) === ''
   );
 }

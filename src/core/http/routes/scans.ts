@@ -4,7 +4,7 @@
  * an account: an anonymous caller has no history to list.
  */
 import { Type, TypeBoxValidatorCompiler, type FastifyPluginAsyncTypebox, type TSchema } from '@fastify/type-provider-typebox';
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { ScanQuery } from '../../services/ports.js';
 import { MAX_MEASUREMENT_MM, MAX_PAGE, MEASUREMENT_RULE, checkMeasurement } from '../../services/scans.js';
@@ -17,7 +17,7 @@ const DATE_FILTER =
 const Filter = {
   vehicle: Type.Optional(Type.String({ maxLength: 64, description: 'Case-insensitive part of the vehicle' })),
   wear: Type.Optional(WearSchema),
-  date: Type.Optional(Type.String({ maxLength: 10, description: 'One whole UTC day, YYYY-MM-DD: the same as from and to both that day (not with from or to)' })),
+  date: Type.Optional(Type.String({ maxLength: 40, description: 'One whole UTC day, YYYY-MM-DD: the same as from and to both that day (not with from or to)' })),
   from: Type.Optional(Type.String({ maxLength: 40, description: DATE_FILTER })),
   to: Type.Optional(Type.String({ maxLength: 40, description: DATE_FILTER })),
 };
@@ -123,12 +123,25 @@ export function parseDateParam(name: string, raw: string | undefined, endOfDay: 
   return new Date(local - (sign === '-' ? -1 : 1) * offsetMinutes * 60_000);
 }
 
+/**
+ * Before validation: a parameter sent empty (`wear=&limit=`, as a POS builds the query from
+ * optional form fields for "show all") is one not sent, and `wear` is read in any case, as
+ * `position` is on analyze.
+ */
+async function blankIsAbsent(request: FastifyRequest): Promise<void> {
+  const query = request.query as Record<string, unknown>;
+  for (const [name, value] of Object.entries(query)) if (value === '') delete query[name];
+  if (typeof query.wear === 'string') query.wear = query.wear.toLowerCase();
+}
+
 function toFilter(query: { vehicle?: string; wear?: ScanQuery['wear']; date?: string; from?: string; to?: string }): ScanQuery {
   const filter: ScanQuery = {};
   if (query.vehicle) filter.vehicle = query.vehicle;
   if (query.wear) filter.wear = query.wear;
-  // `date` is one day: its 10 characters (the schema's maxLength) leave parseDateParam no room for a time
   if (query.date && (query.from || query.to)) throw new AppError('VALIDATION_ERROR', 'Send either date (one day) or from / to (a range), not both');
+  if (query.date && !/^\d{4}-\d{2}-\d{2}$/.test(query.date)) {
+    throw new AppError('VALIDATION_ERROR', 'query parameter date must be one whole UTC day, YYYY-MM-DD such as 2026-11-24; for times send from and to');
+  }
   const from = parseDateParam(query.date ? 'date' : 'from', query.date || query.from, false);
   const to = parseDateParam(query.date ? 'date' : 'to', query.date || query.to, true);
   if (from) filter.from = from;
@@ -145,6 +158,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/scans',
     {
       config: { auth: 'account' },
+      preValidation: blankIsAbsent,
       schema: { tags, summary: 'Scans of the account, newest first', querystring: ListQuery, response: replies(ScanList) },
     },
     async (request) => {
@@ -161,6 +175,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/scans/export',
     {
       config: { auth: 'account' },
+      preValidation: blankIsAbsent,
       schema: {
         tags,
         summary: 'CSV of the scans with estimate and gauge measurement',
