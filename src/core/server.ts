@@ -45,6 +45,23 @@ function listenError(error: unknown, config: Config): unknown {
   return Object.assign(new Error(message, { cause: error }), { code });
 }
 
+/**
+ * A desk's previous run that crashed (or lost its disk) left allowance holds and Idempotency-Key
+ * claims of the requests it was working on. Housekeeping would expire them after 10 minutes;
+ * until then a retry with the same key is told 409 "still being processed" and the holds count
+ * as spent (a free shop near its limit is refused). The data-folder lock just taken means no
+ * other process can still be working on them: released before the first request. Not on a hub,
+ * whose instances share one database.
+ */
+async function releaseLastRunsClaims(core: Core): Promise<void> {
+  const now = core.clock.now();
+  const holds = await core.store.usage.expireReservations(now);
+  const claims = await core.store.idempotency.abandonInFlight(now);
+  if (holds + claims > 0) {
+    core.logger.info({ holds, claims }, `released ${holds} allowance hold(s) and ${claims} Idempotency-Key claim(s) the last run left unfinished`);
+  }
+}
+
 export async function startServer(
   config: Config,
   overrides: CoreOverrides = {},
@@ -61,6 +78,7 @@ export async function startServer(
   }
   let app: FastifyInstance;
   try {
+    if (config.databaseUrl === null) await releaseLastRunsClaims(core);
     app = await buildServer(core, options);
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {

@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { testConfig } from '../support/config.js';
 import { createLogger } from '../../src/core/logger.js';
-import { LEFTOVER_MIN_AGE_MS, sweepLeftovers } from '../../src/core/services/leftovers.js';
+import { LEFTOVER_MIN_AGE_MS, MAX_ORPHAN_IMAGES, sweepLeftovers } from '../../src/core/services/leftovers.js';
 import { imageKeys } from '../../src/core/services/analyze.js';
 import { startServer } from '../../src/core/server.js';
 import { createFileImageStore } from '../../src/core/storage/files.js';
@@ -98,7 +98,7 @@ describe('sweepLeftovers', () => {
     const { lines, logger } = capture();
     const report = await sweepLeftovers({ store, imagesDir, dataDir, logger }, { now: NOW });
 
-    expect(report).toEqual({ orphanImages: 4, tempFiles: 2, bytes: 200 + 20 + 7 + 8, failed: 0 });
+    expect(report).toEqual({ orphanImages: 4, keptImages: 0, tempFiles: 2, bytes: 200 + 20 + 7 + 8, failed: 0 });
     for (const key of [...oldOrphans, ...leftByDeletion]) expect(present(key)).toBe(false);
     expect(present(oldTemp)).toBe(false);
     expect(existsSync(settingsTemp)).toBe(false);
@@ -113,7 +113,7 @@ describe('sweepLeftovers', () => {
     const referenced: string[] = [];
     const orphans: string[] = [];
     for (let i = 0; i < 160; i++) referenced.push(...(await storedScan(OLD)));
-    for (let i = 0; i < 150; i++) orphans.push(...orphanKeys());
+    for (let i = 0; i < MAX_ORPHAN_IMAGES / 2; i++) orphans.push(...orphanKeys());
     for (const key of orphans) await plant(key, OLD);
     let lookups = 0;
     const counting = { scans: { ...store.scans, imageKeysOf: (ids: readonly string[]) => (lookups++, store.scans.imageKeysOf(ids)) } };
@@ -152,13 +152,65 @@ describe('sweepLeftovers', () => {
       { store, imagesDir, dataDir: path.join(dataDir, 'missing'), logger: capture().logger },
       { now: NOW },
     );
-    expect(report).toEqual({ orphanImages: 0, tempFiles: 0, bytes: 0, failed: 0 });
+    expect(report).toEqual({ orphanImages: 0, keptImages: 0, tempFiles: 0, bytes: 0, failed: 0 });
+  });
+
+  it('keeps every photo when the database has never held a scan (deleted or replaced), saying so', async () => {
+    const photos = [...orphanKeys(), ...orphanKeys()];
+    for (const key of photos) await plant(key, OLD);
+    const oldTemp = `scans/ab/.${randomId()}.jpg.0123456789ab.tmp`;
+    await plant(oldTemp, OLD);
+    const { lines, logger } = capture();
+
+    const report = await sweepLeftovers({ store, imagesDir, dataDir, logger }, { now: NOW });
+
+    expect(report).toEqual({ orphanImages: 0, keptImages: 4, tempFiles: 1, bytes: 10, failed: 0 });
+    expect(photos.filter(present)).toEqual(photos);
+    expect(present(oldTemp)).toBe(false);
+    const warning = lines.find((line) => line.level === 40);
+    expect(warning).toMatchObject({ orphanImages: 4, imagesDir });
+    expect(String(warning!.msg)).toMatch(/kept, not removed.*holds no scans at all.*tirewear\.db back/);
+  });
+
+  it('keeps the photos when more are orphaned than a crash leaves (a database restored from an older copy)', async () => {
+    const referenced = await storedScan(OLD);
+    const photos: string[] = [];
+    for (let i = 0; i <= MAX_ORPHAN_IMAGES / 2; i++) photos.push(...orphanKeys());
+    for (const key of photos) await plant(key, OLD);
+    const { lines, logger } = capture();
+
+    const report = await sweepLeftovers({ store, imagesDir, dataDir, logger }, { now: NOW });
+
+    expect(report).toMatchObject({ orphanImages: 0, keptImages: photos.length });
+    expect(photos.length).toBeGreaterThan(MAX_ORPHAN_IMAGES);
+    expect([...referenced, ...photos].filter(present)).toHaveLength(referenced.length + photos.length);
+    expect(String(lines.find((line) => line.level === 40)!.msg)).toMatch(/restored from an older copy/);
+    // a store with scans and a crash's worth of orphans is swept as before (the first test)
   });
 });
 
 it('a server start sweeps in the background after listen and logs what it removed', async () => {
+  await storedScan(OLD);
   const orphans = orphanKeys();
   for (const key of orphans) await plant(key, OLD, 50);
+  const { lines, logger } = capture();
+  const server = await startServer(
+    testConfig(dataDir, makeTestLicenseKeys().publicKeyPem, { imagesDir, port: 0 }),
+    { analyzer: new FakeAnalyzer(), logger, store },
+    { logger: false },
+  );
+  try {
+    expect(await server.leftoverSweep).toMatchObject({ orphanImages: 2, bytes: 100 });
+    expect(orphans.filter(present)).toEqual([]);
+    expect(lines.some((line) => line.files === 2 && /crash leftover/.test(String(line.msg)))).toBe(true);
+  } finally {
+    await server.close();
+  }
+});
+
+it('a server started on a new database next to an old images folder keeps every photo (the shop deleted tirewear.db)', async () => {
+  const photos = [...orphanKeys(), ...orphanKeys(), ...orphanKeys()];
+  for (const key of photos) await plant(key, OLD, 50);
   const { lines, logger } = capture();
   const server = await startServer(
     testConfig(dataDir, makeTestLicenseKeys().publicKeyPem, { imagesDir, port: 0 }),
@@ -166,9 +218,9 @@ it('a server start sweeps in the background after listen and logs what it remove
     { logger: false },
   );
   try {
-    expect(await server.leftoverSweep).toMatchObject({ orphanImages: 2, bytes: 100 });
-    expect(orphans.filter(present)).toEqual([]);
-    expect(lines.some((line) => line.files === 2 && /crash leftover/.test(String(line.msg)))).toBe(true);
+    expect(await server.leftoverSweep).toMatchObject({ orphanImages: 0, keptImages: 6 });
+    expect(photos.filter(present)).toEqual(photos);
+    expect(lines.some((line) => line.level === 40 && /holds no scans at all/.test(String(line.msg)))).toBe(true);
   } finally {
     await server.close();
   }

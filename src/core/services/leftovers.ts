@@ -7,7 +7,8 @@
  * looks exactly like a leftover. Only files older than LEFTOVER_MIN_AGE_MS are candidates,
  * an image only when the store says no live scan refers to it (a deleted scan's photos go: a
  * removal that failed at the deletion is retried here), and the file
- * removed is provably the one judged (see removeIfUnchanged).
+ * removed is provably the one judged (see removeIfUnchanged). No image is removed when the
+ * database cannot be the one the photos were written for (new, or far too many orphans).
  */
 import { randomBytes } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
@@ -30,6 +31,13 @@ export const LEFTOVER_MIN_AGE_MS = 60 * 60 * 1000;
 /** Image candidates per store lookup: bounds memory and query size for any number of files. */
 const BATCH = 200;
 
+/**
+ * More orphan images than this is no crash's leftovers (a crash leaves the two files of each
+ * upload in flight, a few dozen at most) but a database that does not match the images folder:
+ * restored from an older copy, or replaced. Then nothing is removed (see sweepLeftovers).
+ */
+export const MAX_ORPHAN_IMAGES = 100;
+
 export interface SweepDeps {
   store: Pick<Store, 'scans'>;
   imagesDir: string;
@@ -47,6 +55,8 @@ export interface SweepOptions {
 export interface SweepReport {
   tempFiles: number;
   orphanImages: number;
+  /** Orphan images left in place because the database does not look like theirs (0 normally). */
+  keptImages: number;
   bytes: number;
   /** Files that could not be examined or removed (the first error is logged). */
   failed: number;
@@ -122,7 +132,7 @@ async function removeIfUnchanged(candidate: Candidate): Promise<boolean> {
 
 export async function sweepLeftovers(deps: SweepDeps, options: SweepOptions): Promise<SweepReport> {
   const cutoff = options.now.getTime() - (options.minAgeMs ?? LEFTOVER_MIN_AGE_MS);
-  const report: SweepReport = { tempFiles: 0, orphanImages: 0, bytes: 0, failed: 0 };
+  const report: SweepReport = { tempFiles: 0, orphanImages: 0, keptImages: 0, bytes: 0, failed: 0 };
   let firstError: unknown = null;
   const attempt = async (fn: () => Promise<void>): Promise<void> => {
     try {
@@ -143,6 +153,9 @@ export async function sweepLeftovers(deps: SweepDeps, options: SweepOptions): Pr
       report.bytes += Number(stats.size);
     });
 
+  // Orphans are only gathered during the walk; whether they go is decided once all are counted.
+  const orphans: Candidate[] = [];
+  let orphanCount = 0;
   let batch: Candidate[] = [];
   const flush = async () => {
     const candidates = batch;
@@ -150,12 +163,9 @@ export async function sweepLeftovers(deps: SweepDeps, options: SweepOptions): Pr
     if (candidates.length === 0 || options.signal?.aborted) return;
     const referenced = new Set(await deps.store.scans.imageKeysOf([...new Set(candidates.map((c) => c.scanId))]));
     for (const candidate of candidates) {
-      if (referenced.has(candidate.key) || options.signal?.aborted) continue;
-      await attempt(async () => {
-        if (!(await removeIfUnchanged(candidate))) return;
-        report.orphanImages++;
-        report.bytes += Number(candidate.stats.size);
-      });
+      if (referenced.has(candidate.key)) continue;
+      orphanCount++;
+      if (orphans.length <= MAX_ORPHAN_IMAGES) orphans.push(candidate);
     }
   };
 
@@ -174,6 +184,31 @@ export async function sweepLeftovers(deps: SweepDeps, options: SweepOptions): Pr
     if (batch.length >= BATCH) await flush();
   }
   await flush();
+
+  // A database that has never held a scan next to photos older than an hour was created afresh
+  // (the old file deleted or moved away): every photo would look orphaned. So would most of
+  // them under a database restored from an older copy. Removing them then destroys the shop's
+  // photos for good; keeping them costs disk space until someone looks.
+  const fresh = orphanCount > 0 && (await deps.store.scans.countChangesSince(0, 1)) === 0;
+  if (fresh || orphanCount > MAX_ORPHAN_IMAGES) {
+    report.keptImages = orphanCount;
+    deps.logger.warn(
+      { orphanImages: orphanCount, imagesDir: deps.imagesDir },
+      `${orphanCount} photo file(s) in ${deps.imagesDir} belong to no scan in the database: kept, not removed. ` +
+        (fresh
+          ? 'The database holds no scans at all: was it deleted or replaced? Put the shop\'s own tirewear.db back (or restore it from a backup) while the server is stopped.'
+          : 'More than a crash leaves behind: was the database restored from an older copy? Restore the newest backup, or remove the files by hand if the scans are truly gone.'),
+    );
+  } else {
+    for (const candidate of orphans) {
+      if (options.signal?.aborted) break;
+      await attempt(async () => {
+        if (!(await removeIfUnchanged(candidate))) return;
+        report.orphanImages++;
+        report.bytes += Number(candidate.stats.size);
+      });
+    }
+  }
 
   for (const name of await namesIn(deps.dataDir)) {
     if (SETTINGS_TEMP_PATTERN.test(name) && !options.signal?.aborted) await removeTemp(path.join(deps.dataDir, name));

@@ -219,6 +219,11 @@ export interface IdempotencyStore {
   >;
   /** Forget an in-flight claim whose request failed, so a retry runs afresh. */
   abandon(callerKey: string, key: string): Promise<void>;
+  /**
+   * Forget every in-flight claim made before `before` (completed responses stay): a desk's
+   * start, whose data-folder lock means nothing else can still be working on them.
+   */
+  abandonInFlight(before: Date): Promise<number>;
   deleteExpired(before: Date): Promise<number>;
 }
 

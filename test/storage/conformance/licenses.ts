@@ -113,6 +113,22 @@ export function licenseConformance(store: GetStore): void {
       expect(await store().idempotency.begin(claim, cutoff)).toMatchObject({ claimed: false, existing: { response } });
     });
 
+    it('abandonInFlight frees every in-flight claim made before the time given, never a completed or a later one', async () => {
+      const response = { status: 200, body: { ok: 1 }, headers: {} };
+      await store().idempotency.begin({ ...claim, key: 'done' }, cutoff);
+      await store().scans.commit({ scan: makeScan(), reservation: null, idempotency: { callerKey: claim.callerKey, key: 'done', response } });
+      await store().idempotency.begin({ ...claim, key: 'a' }, cutoff);
+      await store().idempotency.begin({ ...claim, key: 'b', callerKey: 'ip:203.0.113.0' }, cutoff);
+      const later = { ...claim, key: 'later', createdAt: new Date(NOW.getTime() + 1000) };
+      await store().idempotency.begin(later, cutoff);
+
+      expect(await store().idempotency.abandonInFlight(new Date(NOW.getTime() + 1))).toBe(2);
+      expect(await store().idempotency.begin({ ...claim, key: 'a' }, cutoff)).toEqual({ claimed: true });
+      expect(await store().idempotency.begin({ ...claim, key: 'b', callerKey: 'ip:203.0.113.0' }, cutoff)).toEqual({ claimed: true });
+      expect(await store().idempotency.begin({ ...claim, key: 'done' }, cutoff)).toMatchObject({ claimed: false, existing: { response } });
+      expect(await store().idempotency.begin(later, cutoff)).toMatchObject({ claimed: false, existing: { response: null } });
+    });
+
     it('treats records older than the cutoff as absent and deletes them on request', async () => {
       const old = { ...claim, createdAt: new Date(NOW.getTime() - 2 * day) };
       await store().idempotency.begin(old, new Date(0));

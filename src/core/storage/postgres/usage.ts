@@ -169,6 +169,10 @@ export function idempotencyStore(db: Db): IdempotencyStore {
     async abandon(callerKey, key) {
       await db.query('DELETE FROM idempotency WHERE caller_key = $1 AND key = $2 AND response IS NULL', [callerKey, key]);
     },
+    async abandonInFlight(before) {
+      const rows = await db.query('DELETE FROM idempotency WHERE created_at < $1 AND response IS NULL RETURNING key', [before]);
+      return rows.length;
+    },
     async deleteExpired(before) {
       const rows = await db.query('DELETE FROM idempotency WHERE created_at < $1 RETURNING key', [before]);
       return rows.length;

@@ -31,6 +31,7 @@ export function createIdempotencyStore(db: Db): IdempotencyStore {
   // Only an in-flight claim is forgotten: a completed response must keep replaying.
   const abandon = db.prepare('DELETE FROM idempotency WHERE caller_key = ? AND key = ? AND response IS NULL');
   const expire = db.prepare('DELETE FROM idempotency WHERE created_at < ?');
+  const abandonAll = db.prepare('DELETE FROM idempotency WHERE created_at < ? AND response IS NULL');
 
   return {
     begin: (record, expiredBefore) =>
@@ -46,6 +47,7 @@ export function createIdempotencyStore(db: Db): IdempotencyStore {
       run(() => {
         abandon.run(callerKey, key);
       }),
+    abandonInFlight: (before) => run(() => abandonAll.run(toMs(before)).changes),
     deleteExpired: (before) => run(() => expire.run(toMs(before)).changes),
   };
 }
