@@ -6,12 +6,45 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { readSettingsFile, type FileSettings } from './config.js';
+import { ConfigError, readSettingsFile, type FileSettings } from './config.js';
+import { AppError } from './errors.js';
 
 const queues = new Map<string, Promise<unknown>>();
 
 /** Names of the temporary files below: what a save cut short by a crash leaves in the data dir. */
 export const SETTINGS_TEMP_PATTERN = /^settings\.json\.[0-9a-f]{12}\.tmp$/;
+
+const DISK_FULL = new Set(['ENOSPC', 'EDQUOT']);
+const NOT_WRITABLE = new Set(['EROFS', 'EACCES', 'EPERM']);
+
+/**
+ * A request's view of a settings.json the server cannot read or write: 503 saying what to do
+ * (the path and the parser's words stay in the log, through `cause`), never a bare 500.
+ */
+function settingsError(error: unknown): unknown {
+  if (error instanceof ConfigError) {
+    return new AppError(
+      'STORAGE_UNAVAILABLE',
+      'settings.json in the data folder is damaged or not valid; correct it, or delete it to go back to the defaults, then restart TireWear',
+      { cause: error },
+    );
+  }
+  const code = (error as NodeJS.ErrnoException | null)?.code ?? '';
+  if (DISK_FULL.has(code)) return new AppError('STORAGE_UNAVAILABLE', 'The settings could not be saved: the disk is full; free space on it and save again', { cause: error });
+  if (NOT_WRITABLE.has(code) || code === 'EIO') {
+    return new AppError('STORAGE_UNAVAILABLE', 'The settings could not be saved: the data folder cannot be written; save again once it can', { cause: error });
+  }
+  return error;
+}
+
+/** settings.json for a request: its ConfigError (damaged since the start) is a 503 saying what to do. */
+export function readSettingsForRequest(dataDir: string): FileSettings {
+  try {
+    return readSettingsFile(dataDir);
+  } catch (error) {
+    throw settingsError(error);
+  }
+}
 
 /** Write-to-temp, flush, rename: a crash leaves the old file or the new one, never half of either. */
 async function writeSettingsFile(dataDir: string, settings: FileSettings): Promise<void> {
@@ -22,9 +55,13 @@ async function writeSettingsFile(dataDir: string, settings: FileSettings): Promi
   try {
     await handle.writeFile(`${JSON.stringify(settings, null, 2)}\n`);
     await handle.sync();
-  } finally {
+  } catch (error) {
+    // a full disk leaves no empty temp file behind for a later start to sweep
     await handle.close();
+    await rm(temp, { force: true });
+    throw error;
   }
+  await handle.close();
   await rename(temp, target).catch(async (error: unknown) => {
     await rm(temp, { force: true });
     throw error;
@@ -38,8 +75,10 @@ export function updateSettingsFile(
 ): Promise<FileSettings> {
   const previous = queues.get(dataDir) ?? Promise.resolve();
   const update = previous.then(async () => {
-    const next = change(readSettingsFile(dataDir));
-    await writeSettingsFile(dataDir, next);
+    const next = change(readSettingsForRequest(dataDir));
+    await writeSettingsFile(dataDir, next).catch((error: unknown) => {
+      throw settingsError(error);
+    });
     return next;
   });
   const settled = update.catch(() => undefined);

@@ -3,7 +3,8 @@
  * flags it does not know with exit 2. `npm run serve` reads its flags through loadConfig
  * (src/core/config.ts), so its flag handling is checked here end to end as well.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -57,6 +58,27 @@ describe('serve cannot start', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^tirewear: could not start: .*the data folder .*a-file must be a folder TireWear can write/m);
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace for a person to read
+  });
+
+  test('a data folder that cannot be written: the hint is about the folder, not the port', async (context) => {
+    // chmod does not stop root: as root a read-only mount is real; otherwise a folder without write permission
+    const readOnly = path.join(dir, 'read-only');
+    await mkdir(readOnly);
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) {
+      const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tirewear-ro', readOnly]);
+      if (mounted.status !== 0) return context.skip();
+    } else {
+      await chmod(readOnly, 0o555);
+    }
+    try {
+      const r = await cli('serve', ['--port', '0', '--data-dir', readOnly]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^tirewear: could not start: .*the data folder .*read-only must be a folder TireWear can write/m);
+      expect(r.stderr).not.toMatch(/choose a port/);
+    } finally {
+      if (asRoot) spawnSync('umount', [readOnly]);
+    }
   });
 });
 

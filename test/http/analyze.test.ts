@@ -222,10 +222,18 @@ describe('POST /api/v1/analyze refuses hostile or wrong uploads', () => {
     expect(expectError(await analyze(twice), 400, 'VALIDATION_ERROR')).toMatch(/more than once/);
   });
 
-  it('an Idempotency-Key over 255 characters', async () => {
-    expect(expectError(await analyze(imageForm(jpeg), { 'idempotency-key': 'k'.repeat(256) }), 400, 'VALIDATION_ERROR')).toMatch(
-      /Idempotency-Key/,
-    );
+  it('an Idempotency-Key over 255 characters, empty, with a space or not ASCII: one rule, one message', async () => {
+    for (const key of ['k'.repeat(256), '', 'RO 4711', 'RO-4711-Ü']) {
+      const headers = { 'idempotency-key': key === 'RO-4711-Ü' ? Buffer.from(key).toString('latin1') : key };
+      expect(expectError(await analyze(imageForm(jpeg), headers), 400, 'VALIDATION_ERROR')).toBe(
+        'Idempotency-Key must be 1 to 255 visible ASCII characters (letters, digits, punctuation; no spaces), e.g. RO-4711-FL',
+      );
+    }
+  });
+
+  it('an Idempotency-Key header sent twice says so', async () => {
+    const res = await analyze(imageForm(jpeg), { 'idempotency-key': ['RO-1', 'RO-2'] as unknown as string });
+    expect(expectError(res, 400, 'VALIDATION_ERROR')).toBe('Send the Idempotency-Key header once (it was sent more than once)');
   });
 });
 

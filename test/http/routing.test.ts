@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, httpTest, type HttpTest } from './helpers.js';
+import { makeJpeg } from '../fixtures/images/make.js';
+import { expectError, httpTest, imageForm, type HttpTest } from './helpers.js';
 
 let t: HttpTest;
 beforeAll(async () => {
@@ -132,5 +133,23 @@ describe('GET /api/v1/openapi.json', () => {
     expect(doc.components.securitySchemes.apiKey).toMatchObject({ in: 'header', name: 'X-API-Key' });
     expect(doc.paths['/api/v1/keys'].get.security).toEqual([{ session: [] }]);
     expect(doc.paths['/api/v1/analyze'].post.security).toEqual([{}, { apiKey: [] }, { session: [] }]);
+  });
+
+  it('documents what a POS reads besides the body: rate-limit and retry headers, the error codes, the wear values', async () => {
+    const doc = (await t.app.inject({ url: '/api/v1/openapi.json' })).json();
+    const analyze = doc.paths['/api/v1/analyze'].post;
+    expect(Object.keys(analyze.responses['200'].headers)).toEqual(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Idempotent-Replayed']);
+    expect(Object.keys(analyze.responses['4XX'].headers)).toContain('Retry-After');
+    expect(Object.keys(analyze.responses['5XX'].headers)).toContain('Retry-After');
+    const key = analyze.parameters.find((p: { in: string; name: string }) => p.in === 'header' && p.name === 'idempotency-key');
+    expect(key.schema).toMatchObject({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' });
+    const result = doc.paths['/api/v1/analyze'].post.responses['200'].content['application/json'].schema.properties.data.properties.result;
+    expect(JSON.stringify(result.properties.wear)).toMatch(/"new".*"good".*"medium".*"worn".*"critical"/);
+    expect(result.properties.depth32nds.type).toBe('integer');
+    expect(doc.components.schemas.ErrorEnvelope.properties.error.properties.code.enum).toEqual(expect.arrayContaining(['RATE_LIMIT_EXCEEDED', 'NO_TIRE_DETECTED', 'STORAGE_UNAVAILABLE']));
+    // the documented headers are not only documented: an answer carries them
+    const upload = imageForm(await makeJpeg({ width: 320, height: 256 }));
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', ...upload });
+    for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) expect(res.headers[name]).toBeDefined();
   });
 });

@@ -73,3 +73,17 @@ describe('GET/PUT /api/v1/settings', () => {
     expect(file).toMatchObject({ keepApiRunningInTray: false, ui: { shopName: 'A', units: 'mm' } });
   });
 });
+
+describe('a settings.json damaged while the server runs', () => {
+  it('GET and PUT answer 503 saying what to do, and the file is left as it is', async () => {
+    const damaged = '{"port": 8787, "ui": {"units": "mm"';
+    await writeFile(settingsFile(), damaged);
+    for (const res of [await t.app.inject({ url: '/api/v1/settings', headers: { cookie } }), await put({ units: '32nds' })]) {
+      const message = expectError(res, 503, 'STORAGE_UNAVAILABLE');
+      expect(message).toBe('settings.json in the data folder is damaged or not valid; correct it, or delete it to go back to the defaults, then restart TireWear');
+    }
+    expect(await readFile(settingsFile(), 'utf8')).toBe(damaged);
+    await writeFile(settingsFile(), '{}');
+    expect((await put({ units: '32nds' })).statusCode).toBe(200);
+  });
+});

@@ -5,6 +5,7 @@
  * cannot make a folder read-only here: the image folder is placed under a regular file, and
  * the database is locked by another connection. scripts/disk-full.ts fills a real tmpfs.)
  */
+import { spawnSync } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +18,8 @@ import { testConfig } from '../support/config.js';
 import { createCore, type Core } from '../../src/core/core.js';
 import { buildServer } from '../../src/core/http/app.js';
 import { createLogger } from '../../src/core/logger.js';
+import type { AppError } from '../../src/core/errors.js';
+import { mapError } from '../../src/core/storage/sqlite/db.js';
 import { SQLITE_FILE_NAME, openSqliteStore } from '../../src/core/storage/index.js';
 import { makeJpeg } from '../fixtures/images/make.js';
 import { FakeAnalyzer } from '../support/fake-analyzer.js';
@@ -101,4 +104,47 @@ test('a database that refuses the commit: 503 STORAGE_UNAVAILABLE, the written i
   // The hold could not be released while the database was locked either; it expires with housekeeping.
   expect(ledger.reservations).toBeLessThanOrEqual(1);
   expect((await upload(app, image)).statusCode).toBe(200);
+});
+
+/** As root, a read-only file system can be mounted for real (chmod does not stop root); otherwise skipped, saying so. */
+function mountReadOnly(dir: string): boolean {
+  if (process.getuid?.() !== 0) {
+    console.warn('skipped: a read-only mount needs root');
+    return false;
+  }
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tirewear-ro', dir]);
+  if (mounted.status !== 0) console.warn(`skipped: could not mount a read-only tmpfs (${String(mounted.stderr).trim()})`);
+  return mounted.status === 0;
+}
+
+test('an image folder on a read-only file system: 503 saying it cannot be written, not a 500 (mkdir answers ENOENT there)', async (context) => {
+  const { app, config, db } = await serve((dataDir) => path.join(dataDir, 'ro', 'images'));
+  await mkdir(path.join(config.dataDir, 'ro'), { recursive: true });
+  if (!mountReadOnly(path.join(config.dataDir, 'ro'))) return context.skip();
+  try {
+    const res = await upload(app, await makeJpeg({ width: 320, height: 256 }));
+    expectUnavailable(res);
+    expect(res.json().error.message).toMatch(/cannot be written \(read-only/);
+    expect(res.headers['x-ratelimit-remaining']).toBe('3');
+    expect(await readLedger(db, config.imagesDir)).toMatchObject({ scans: 0, charged: 0, reservations: 0 });
+  } finally {
+    spawnSync('umount', [path.join(config.dataDir, 'ro')]);
+  }
+});
+
+test('each SQLite failure of the machine is a 503 saying which (full, read-only, damaged, busy), the cause kept for the log', () => {
+  const failure = (code: string) => mapError(Object.assign(new Error(`${code}: /data/tirewear.db`), { code })) as AppError;
+  expect(failure('SQLITE_FULL').message).toMatch(/^The disk holding the database is full/);
+  expect(failure('SQLITE_READONLY_DBMOVED').message).toMatch(/read-only/);
+  expect(failure('SQLITE_CORRUPT').message).toMatch(/damaged.*from a backup/);
+  expect(failure('SQLITE_NOTADB').message).toMatch(/damaged/);
+  expect(failure('SQLITE_BUSY_SNAPSHOT').message).toBe('The database is busy; try again shortly');
+  for (const code of ['SQLITE_FULL', 'SQLITE_IOERR_WRITE', 'SQLITE_CANTOPEN', 'SQLITE_CORRUPT']) {
+    const error = failure(code);
+    expect(error).toMatchObject({ code: 'STORAGE_UNAVAILABLE', status: 503 });
+    expect((error.cause as { code: string }).code).toBe(code);
+    expect(error.message).not.toMatch(/SQLITE|\/data/);
+  }
+  const bug = Object.assign(new Error('no such column'), { code: 'SQLITE_ERROR' });
+  expect(mapError(bug)).toBe(bug);
 });

@@ -1,4 +1,6 @@
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test, vi } from 'vitest';
+import { AppError } from '../../src/core/errors.js';
+import { KEY_TOUCH_INTERVAL_MS } from '../../src/core/services/auth.js';
 import { randomBase62, sha256Hex } from '../../src/core/services/ids.js';
 import { testCore, type TestCore } from '../support/core.js';
 import { accountCaller, expectAppError } from './helpers.js';
@@ -122,7 +124,21 @@ describe('API keys', () => {
     t.clock.advance(5000);
     const caller = await t.core.services.auth.authenticateKey(key, '192.168.1.20');
     expect(caller).toMatchObject({ kind: 'account', via: 'key', apiKeyId: record.id, ip: '192.168.1.20' });
+    const firstUse = t.clock.now();
+    expect((await t.core.services.apiKeys.list(owner.account.id))[0]!.lastUsedAt).toEqual(firstUse);
+    // written at most once a minute, not on every request
+    t.clock.advance(KEY_TOUCH_INTERVAL_MS - 1);
+    await t.core.services.auth.authenticateKey(key, '192.168.1.20');
+    expect((await t.core.services.apiKeys.list(owner.account.id))[0]!.lastUsedAt).toEqual(firstUse);
+    t.clock.advance(1);
+    await t.core.services.auth.authenticateKey(key, '192.168.1.20');
     expect((await t.core.services.apiKeys.list(owner.account.id))[0]!.lastUsedAt).toEqual(t.clock.now());
+    // a database that cannot take the write (disk full) does not refuse the caller
+    t.clock.advance(KEY_TOUCH_INTERVAL_MS);
+    const touch = vi.spyOn(t.core.store.apiKeys, 'touch').mockRejectedValueOnce(new AppError('STORAGE_UNAVAILABLE', 'The disk is full'));
+    await expect(t.core.services.auth.authenticateKey(key, '192.168.1.20')).resolves.toMatchObject({ via: 'key' });
+    expect(touch).toHaveBeenCalledTimes(1);
+    touch.mockRestore();
 
     const stranger = await accountCaller(t.core.services);
     await expectAppError(t.core.services.apiKeys.revoke(stranger.account.id, record.id), 'NOT_FOUND');

@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import { DISCLAIMER } from '../../src/core/analysis/disclaimer.js';
 import { makeExifRotatedJpeg } from '../fixtures/images/make.js';
 import { testCore, type TestCore } from '../support/core.js';
@@ -92,6 +92,18 @@ describe('visibility', () => {
     expect(await t.core.images.exists(image.originalKey)).toBe(false);
     expect(await t.core.images.exists(image.thumbnailKey)).toBe(false);
     expect((await t.core.services.scans.list(owner, {})).items).toHaveLength(0);
+  });
+
+  test('a photo that cannot be removed (a read-only folder) does not undo the deletion, and the log says so', async () => {
+    t = await testCore();
+    const owner = await accountCaller(t.core.services);
+    const scanId = (await t.core.services.scans.analyze(await command(owner))).body.data.scanId;
+    const remove = vi.spyOn(t.core.images, 'delete').mockRejectedValue(Object.assign(new Error('EROFS: read-only file system'), { code: 'EROFS' }));
+    const warn = vi.spyOn(t.core.logger, 'warn');
+    await t.core.services.scans.delete(owner, scanId);
+    await expectAppError(t.core.services.scans.get(owner, scanId), 'NOT_FOUND');
+    expect(remove).toHaveBeenCalledTimes(2);
+    expect(warn).toHaveBeenCalledWith(expect.objectContaining({ scanId }), expect.stringMatching(/could not be removed; the next start retries/));
   });
 });
 

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -213,6 +213,45 @@ describe('SQLite store specifics', () => {
     await store.meta.set('k', 'v');
     const db = new Database(path.join(dataDir, SQLITE_FILE_NAME), { readonly: true });
     expect(db.prepare('SELECT value FROM meta').get()).toEqual({ value: 'v' });
+    db.close();
+  });
+});
+
+/**
+ * Root may write any file, so as root the check runs as nobody; that needs runuser and a
+ * checkout nobody can read (not so in a private home folder): otherwise it is skipped, saying so.
+ */
+function canRunAsOrdinaryUser(): boolean {
+  if (process.getuid?.() !== 0) return true;
+  const worker = path.join(FIXTURES, 'open-worker.ts');
+  const probe = spawnSync('runuser', ['-u', 'nobody', '--', 'test', '-r', worker]);
+  if (probe.status === 0) return true;
+  console.warn(`skipped: the read-only database check needs runuser and a checkout the user nobody can read (${worker})`);
+  return false;
+}
+
+describe('a database file the server cannot write', () => {
+  it.runIf(canRunAsOrdinaryUser())('refuses to open, naming the file, instead of starting a server whose every request is 503', async () => {
+    const file = await dbFile();
+    openSqliteStore({ file }).close();
+    const { chmod } = await import('node:fs/promises');
+    await chmod(path.dirname(file), 0o777);
+    await chmod(file, 0o444);
+    const asRoot = process.getuid?.() === 0;
+    const args = ['--import', 'tsx', path.join(FIXTURES, 'open-worker.ts'), file];
+    const child = asRoot
+      ? spawn('runuser', ['-u', 'nobody', '--', process.execPath, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, HOME: '/tmp' } })
+      : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += String(chunk)));
+    await new Promise((resolve) => child.once('close', resolve));
+    expect(out.trim()).toBe(
+      `${file} cannot be written (the file, its folder or its -wal/-shm files are read-only, or belong to another user): TireWear needs to write its data folder`,
+    );
+    // and nothing was changed: the writable file still opens and holds no probe
+    await chmod(file, 0o644);
+    const db = new Database(file, { readonly: true });
+    expect(db.prepare("SELECT COUNT(*) AS n FROM meta WHERE key = 'write_probe'").get()).toEqual({ n: 0 });
     db.close();
   });
 });

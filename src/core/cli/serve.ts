@@ -37,12 +37,16 @@ async function main(): Promise<void> {
     // the log line is for a log collector; a person at the terminal reads stderr
     const code = (error as NodeJS.ErrnoException | null)?.code;
     // (a port in use is already explained by the server's own message)
+    // a file system's refusal names its path (the data folder, its lock); listen's does not
+    const onDisk = typeof (error as NodeJS.ErrnoException | null)?.path === 'string';
     const hint =
-      code === 'EACCES' || code === 'EADDRNOTAVAIL'
+      !onDisk && (code === 'EACCES' || code === 'EADDRNOTAVAIL')
         ? `: TireWear may not listen on ${config.host}:${config.port}; choose a port from 1024 to 65535 and a local address`
-        : code?.startsWith('SQLITE_CANTOPEN') || code === 'ENOTDIR' || code === 'EEXIST'
-          ? `: the data folder ${config.dataDir} must be a folder TireWear can write (its tirewear.db a file)`
-          : '';
+        : code === 'ENOSPC' || code === 'EDQUOT'
+          ? `: the disk holding the data folder ${config.dataDir} is full; free space on it`
+          : code?.startsWith('SQLITE_CANTOPEN') || code === 'ENOTDIR' || code === 'EEXIST' || (onDisk && ['EACCES', 'EPERM', 'EROFS'].includes(code ?? ''))
+            ? `: the data folder ${config.dataDir} must be a folder TireWear can write (its tirewear.db a file)`
+            : '';
     process.stderr.write(`tirewear: could not start: ${message}${hint}\n`);
     process.exit(1);
   }

@@ -133,11 +133,19 @@ function requestError(error: FastifyError, request: FastifyRequest): unknown {
   return error;
 }
 
+/** The machine's own words behind a 503 (errno or SQLite code, and the message naming the path) for the log. */
+function causeOf(error: unknown): { cause?: { code?: string; message: string } } {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  if (!(cause instanceof Error)) return {};
+  const code = (cause as { code?: unknown }).code;
+  return { cause: { ...(typeof code === 'string' ? { code } : {}), message: cause.message } };
+}
+
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const mapped = toErrorReply(requestError(error, request));
   const code = mapped.body.error.code;
   if (code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'request failed');
-  else if (mapped.status >= 500) request.log.warn({ code, reason: error.message }, 'request not served');
+  else if (mapped.status >= 500) request.log.warn({ code, reason: error.message, ...causeOf(error) }, 'request not served');
   else request.log.info({ code, reason: error.message }, 'request refused');
   void reply.code(mapped.status).headers(mapped.headers).send(mapped.body);
 }

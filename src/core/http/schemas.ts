@@ -4,6 +4,7 @@
  * leaks) and feed the OpenAPI document.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
+import { ERROR_STATUS } from '../errors.js';
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const IsoDate = Type.String({ format: 'date-time' });
@@ -11,7 +12,13 @@ const IsoDate = Type.String({ format: 'date-time' });
 export const ErrorEnvelope = Type.Object(
   {
     success: Type.Literal(false),
-    error: Type.Object({ code: Type.String(), message: Type.String() }),
+    error: Type.Object({
+      code: Type.String({
+        enum: Object.keys(ERROR_STATUS),
+        description: 'What went wrong, for a program to act on (the README lists when each is answered)',
+      }),
+      message: Type.String({ description: 'What went wrong and what to do, for a person to read' }),
+    }),
   },
   { $id: 'ErrorEnvelope' },
 );
@@ -25,7 +32,7 @@ export const WearSchema = Type.Union([
 ]);
 
 export const WireResult = Type.Object({
-  wear: Type.String(),
+  wear: WearSchema,
   confidence: Type.Number(),
   estimatedDepthMm: Type.Number(),
   depthRangeMm: Type.Object({ min: Type.Number(), max: Type.Number() }),
@@ -36,7 +43,7 @@ export const WireResult = Type.Object({
   processingTimeMs: Type.Integer(),
   modelVersion: Type.String(),
   disclaimer: Type.String(),
-  depth32nds: Type.Number(),
+  depth32nds: Type.Integer({ description: 'estimatedDepthMm in whole 32nds of an inch, within the wear band' }),
   grooves: Type.Optional(
     Type.Array(Type.Object({ index: Type.Integer(), depthMm: Type.Number() }), {
       description: 'Per-groove depths: only in scans stored before 2026-11-24; no longer produced (no skill measured, models/README.md).',
@@ -45,7 +52,15 @@ export const WireResult = Type.Object({
   overlays: Type.Optional(Type.Record(Type.String(), Type.String())),
   points: Type.Optional(
     Type.Array(
-      Type.Object({ kind: Type.String(), x: Type.Number(), y: Type.Number() }, { additionalProperties: true }),
+      Type.Object(
+        {
+          kind: Type.String({ description: '"twi" (a wear bar) or "groove" (a main groove)' }),
+          x: Type.Number({ description: "pixels in the uploaded image's upright coordinates" }),
+          y: Type.Number(),
+          confirmed: Type.Optional(Type.Boolean({ description: 'a TWI bar counted in twiConsensusCount' })),
+        },
+        { additionalProperties: true },
+      ),
     ),
   ),
 });
@@ -140,6 +155,27 @@ export const Empty = Type.Object({});
 export const ok = <T extends TSchema>(data: T) => Type.Object({ success: Type.Literal(true), data });
 
 const errors = { '4xx': Type.Ref(ErrorEnvelope), '5xx': Type.Ref(ErrorEnvelope) };
+
+const RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': Type.String({
+    description: "The window's allowance: 3 a UTC day anonymous, 10 a month free (plus the pack credit left), or unlimited (pro)",
+  }),
+  'X-RateLimit-Remaining': Type.String({ description: 'Scans left in the window (plus pack credit), or unlimited; scans being analysed count as spent' }),
+  'X-RateLimit-Reset': Type.String({ description: 'Unix seconds at the end of the window' }),
+};
+const RETRY_AFTER = Type.String({ description: 'Seconds to wait: on 429 until the window resets, on 503 and 409 a short back-off' });
+
+/**
+ * analyze's responses with the headers a POS reads (OpenAPI only: the serializer ignores them).
+ * A refusal made before the caller is known (401, a 403 of the Host or Origin check) has no X-RateLimit-*.
+ */
+export function analyzeReplies<T extends TSchema>(data: T) {
+  return {
+    200: { ...ok(data), headers: { ...RATE_LIMIT_HEADERS, 'Idempotent-Replayed': Type.String({ description: '"true" when this is the stored answer of an earlier request with the same Idempotency-Key' }) } },
+    '4xx': Type.Ref(ErrorEnvelope, { headers: { ...RATE_LIMIT_HEADERS, 'Retry-After': RETRY_AFTER } }),
+    '5xx': Type.Ref(ErrorEnvelope, { headers: { ...RATE_LIMIT_HEADERS, 'Retry-After': RETRY_AFTER } }),
+  };
+}
 
 /** Response schemas of a route: its success status, and the error envelope for every failure. */
 export function replies<T extends TSchema, S extends number = 200>(data: T, status?: S) {

@@ -139,7 +139,7 @@ export async function checkImageHeader(data: Buffer): Promise<ImageHeader> {
     if (scans > MAX_JPEG_SCANS) {
       throw new AppError(
         'IMAGE_UNREADABLE',
-        `The JPEG is stored in more than ${MAX_JPEG_SCANS} scans (a photo has about 10); it cannot be analysed. Send the camera's original photo.`,
+        `The JPEG is encoded in more than ${MAX_JPEG_SCANS} progressive passes (JPEG scan segments; a camera's photo has at most about 10): it cannot be analysed. Send the camera's original photo.`,
       );
     }
   }

@@ -1,6 +1,6 @@
 /** Accounts, sessions (the `auth-token` cookie) and API-key authentication (SPEC §4, §5). */
 import type { Clock } from '../clock.js';
-import { AppError } from '../errors.js';
+import { AppError, isAppError } from '../errors.js';
 import type { Store } from '../storage/store.js';
 import type { Caller } from '../types.js';
 import { meteringAddress } from './client-ip.js';
@@ -15,6 +15,8 @@ export const MIN_PASSWORD = 8;
 /** Bounds the scrypt input so a megabyte "password" cannot be used to burn CPU. */
 export const MAX_PASSWORD = 1024;
 export const API_KEY_SHAPE = /^tw_[A-Za-z0-9]{32}$/;
+/** A key's "last used" is written at most this often (GET /keys shows it to the minute). */
+export const KEY_TOUCH_INTERVAL_MS = 60_000;
 
 const EMAIL_SHAPE = /^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)+$/;
 
@@ -117,7 +119,14 @@ export function createAuthService(deps: {
       if (!record || record.revokedAt) throw unknown;
       const caller = await accountCaller(record.accountId, ip, 'key', record.id);
       if (!caller) throw unknown;
-      await store.apiKeys.touch(record.id, clock.now());
+      // When a key was last used is a convenience on the Keys screen: a write at most once a
+      // minute, and a database that cannot take it (disk full) does not refuse the request.
+      const now = clock.now();
+      if (record.lastUsedAt === null || now.getTime() - record.lastUsedAt.getTime() >= KEY_TOUCH_INTERVAL_MS) {
+        await store.apiKeys.touch(record.id, now).catch((error: unknown) => {
+          if (!isAppError(error) || error.code !== 'STORAGE_UNAVAILABLE') throw error;
+        });
+      }
       return caller;
     },
   };

@@ -18,11 +18,10 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** An in-flight claim older than this was left by a crash (no analysis runs this long): take it over. */
 export const IN_FLIGHT_MAX_AGE_MS = 10 * 60 * 1000;
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
+const KEY_RULE = 'Idempotency-Key must be 1 to 255 visible ASCII characters (letters, digits, punctuation; no spaces), e.g. RO-4711-FL';
 
-export function checkIdempotencyKey(key: string): string {
-  if (!KEY_SHAPE.test(key)) {
-    throw new AppError('VALIDATION_ERROR', 'Idempotency-Key must be 1 to 255 visible ASCII characters.');
-  }
+export function checkIdempotencyKey(key: unknown): string {
+  if (typeof key !== 'string' || !KEY_SHAPE.test(key)) throw new AppError('VALIDATION_ERROR', KEY_RULE);
   return key;
 }
 

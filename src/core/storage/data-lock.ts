@@ -107,7 +107,13 @@ export function lockDataDir(dataDir: string): () => void {
   const release = () => {
     if (sameOwner(readOwner(file), me)) rmSync(file, { force: true });
   };
-  writeFileSync(temp, record);
+  try {
+    writeFileSync(temp, record);
+  } catch (error) {
+    // a full disk creates the file and fails the write: nothing is left for a later start to find
+    rmSync(temp, { force: true });
+    throw error;
+  }
   try {
     for (let attempt = 0; attempt < 4; attempt++) {
       if (place(temp, file, record)) return release;

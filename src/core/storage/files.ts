@@ -25,12 +25,23 @@ function isMissing(error: unknown): boolean {
 /** The disk, not the caller and not a bug: full, read-only, not a folder, out of handles or failing. */
 const UNAVAILABLE = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'ENOTDIR', 'EIO', 'EMFILE', 'ENFILE']);
 
-/** Like the database's mapping: the caller gets a retryable 503 STORAGE_UNAVAILABLE, the log keeps the cause. */
-function storageError(error: unknown): unknown {
-  if (!UNAVAILABLE.has((error as NodeJS.ErrnoException | null)?.code ?? '')) return error;
-  return new AppError('STORAGE_UNAVAILABLE', 'The image folder cannot be written or read (disk full or read-only?); try again later', {
-    cause: error,
-  });
+const FULL = new Set(['ENOSPC', 'EDQUOT']);
+const NOT_WRITABLE = new Set(['EROFS', 'EACCES', 'EPERM']);
+
+/**
+ * Like the database's mapping: the caller gets a retryable 503 STORAGE_UNAVAILABLE saying which
+ * of the likely causes it is, the log keeps the cause (errno and path). `writing`: a write's
+ * ENOENT is the disk's too (Node's recursive mkdir answers it on a read-only file system).
+ */
+function storageError(error: unknown, writing = false): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code ?? '';
+  if (!UNAVAILABLE.has(code) && !(writing && code === 'ENOENT')) return error;
+  const message = FULL.has(code)
+    ? 'The disk holding the image folder is full; free space on it, then try again (nothing was saved)'
+    : NOT_WRITABLE.has(code) || code === 'ENOENT'
+      ? 'The image folder cannot be written (read-only, or not allowed to this program); try again once it can'
+      : 'The image folder cannot be written or read (a disk error or too many open files); try again later';
+  return new AppError('STORAGE_UNAVAILABLE', message, { cause: error });
 }
 
 /** Names of write()'s temporary files: what a write cut short by a crash leaves behind. */
@@ -98,7 +109,7 @@ export function createFileImageStore(dir: string): ImageStore {
       try {
         await write(fileOf(key), data);
       } catch (error) {
-        throw storageError(error);
+        throw storageError(error, true);
       }
     },
     async get(key) {

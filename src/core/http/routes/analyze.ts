@@ -10,13 +10,14 @@ import { AppError, isAppError } from '../../errors.js';
 import { VEHICLE_MAX, checkPosition, checkVehicle } from '../../services/analyze.js';
 import { meteringAddress } from '../../services/client-ip.js';
 import { rateLimitHeaders } from '../../services/metering.js';
+import { checkIdempotencyKey } from '../../services/idempotency.js';
 import type { Caller } from '../../types.js';
 import { TIRE_POSITIONS, type TirePosition } from '../../types.js';
 import type { ScanService } from '../../services/ports.js';
 import { anyCaller } from '../auth.js';
 import { multipartError, toErrorReply } from '../errors.js';
 import { MAX_IMAGE_BYTES, TEXT_FIELDS, registerMultipart } from '../plugins/multipart.js';
-import { AnalyzeData, replies } from '../schemas.js';
+import { AnalyzeData, analyzeReplies } from '../schemas.js';
 import { isThisComputer, plainAddress } from '../security.js';
 
 /** The image plus ten short fields and multipart framing. */
@@ -209,10 +210,10 @@ function parseFields(image: Buffer | null, fields: Map<string, string>): Upload 
 function idempotencyKey(request: FastifyRequest): string | null {
   const raw = request.headers['idempotency-key'];
   if (raw === undefined) return null;
-  if (typeof raw !== 'string' || !/^[\x20-\x7e]{1,255}$/.test(raw)) {
-    throw new AppError('VALIDATION_ERROR', 'Header Idempotency-Key must be 1 to 255 printable ASCII characters');
-  }
-  return raw;
+  // Node joins a repeated header into "a, b": counted in the raw headers, as X-API-Key is
+  const sent = request.raw.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === 'idempotency-key').length;
+  if (sent > 1) throw new AppError('VALIDATION_ERROR', 'Send the Idempotency-Key header once (it was sent more than once)');
+  return checkIdempotencyKey(raw);
 }
 
 /**
@@ -282,12 +283,21 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'content (the message names HEIC, AVIF, GIF, TIFF, BMP, PDF and SVG files); 422 IMAGE_TOO_SMALL under 256 px on the ' +
           'short side; 422 IMAGE_TOO_LARGE over 40 megapixels, or a progressive JPEG or interlaced PNG needing more than ' +
           '160 MB to decode (from the header); 422 IMAGE_UNREADABLE for an undecodable or truncated file, a JPEG cut short ' +
-          'with an end marker added, or one stored in more than 100 scans; 422 NO_TIRE_DETECTED when no tread is found. ' +
+          'with an end marker added, or one encoded in more than 100 progressive passes (JPEG scan segments); 422 NO_TIRE_DETECTED when no tread is found. ' +
           'Failed analyses are not charged.',
         consumes: ['multipart/form-data'],
         body: Form,
-        headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ maxLength: 255 })) }),
-        response: replies(AnalyzeData),
+        headers: Type.Object({
+          'idempotency-key': Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 255,
+              pattern: '^[\\x21-\\x7e]+$',
+              description: 'Makes a retry safe: visible ASCII, no spaces (e.g. the repair order and wheel); the same key within 24 h gets the stored answer, charged once',
+            }),
+          ),
+        }),
+        response: analyzeReplies(AnalyzeData),
       },
     },
     async (request, reply: FastifyReply) => {

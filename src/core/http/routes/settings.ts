@@ -5,9 +5,9 @@
  */
 import { Type, type FastifyPluginAsyncTypebox, type Static } from '@fastify/type-provider-typebox';
 import type { SettingsData as WireSettings } from '../../../shared/api.js';
-import { isLoopback, readSettingsFile, type Config, type FileSettings } from '../../config.js';
+import { isLoopback, type Config, type FileSettings } from '../../config.js';
 import { AppError } from '../../errors.js';
-import { updateSettingsFile } from '../../settings-file.js';
+import { readSettingsForRequest, updateSettingsFile } from '../../settings-file.js';
 import { SettingsData, replies } from '../schemas.js';
 
 const SettingsPatch = Type.Object(
@@ -71,7 +71,7 @@ export const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'desk' },
       schema: { tags, summary: 'Desk settings (signed in, this computer only)', response: replies(SettingsData) },
     },
-    async () => ({ success: true as const, data: toSettingsData(readSettingsFile(config.dataDir), config) }),
+    async () => ({ success: true as const, data: toSettingsData(readSettingsForRequest(config.dataDir), config) }),
   );
 
   app.put(

@@ -16,14 +16,18 @@ export function fromMs(ms: number | null): Date | null {
   return ms === null ? null : new Date(ms);
 }
 
-const UNAVAILABLE = new Set([
-  'SQLITE_BUSY',
-  'SQLITE_LOCKED',
-  'SQLITE_FULL',
-  'SQLITE_IOERR',
-  'SQLITE_CANTOPEN',
-  'SQLITE_READONLY',
-]);
+/** What the caller is told for each SQLite failure that is the machine's, not the request's. */
+const UNAVAILABLE_MESSAGES: Record<string, string> = {
+  SQLITE_BUSY: 'The database is busy; try again shortly',
+  SQLITE_LOCKED: 'The database is busy; try again shortly',
+  SQLITE_FULL: 'The disk holding the database is full; free space on it, then try again (nothing was saved)',
+  SQLITE_IOERR: 'The database could not be read or written (a disk error); try again, and check the disk if it goes on',
+  SQLITE_CANTOPEN: 'The database file cannot be opened (moved, or its folder not allowed to this program)',
+  SQLITE_READONLY: 'The database cannot be written (a read-only file or folder); TireWear needs to write its data folder',
+  SQLITE_CORRUPT: 'The database file is damaged; stop TireWear and put back tirewear.db from a backup (the log names the file)',
+  SQLITE_NOTADB: 'The database file is damaged; stop TireWear and put back tirewear.db from a backup (the log names the file)',
+};
+const UNAVAILABLE = new Set(Object.keys(UNAVAILABLE_MESSAGES));
 
 function sqliteCode(error: unknown): string | null {
   const code = (error as { code?: unknown } | null)?.code;
@@ -39,13 +43,11 @@ export function isUniqueViolation(error: unknown): boolean {
  * A locked or full disk is the user's environment, not a bug: it becomes STORAGE_UNAVAILABLE (503)
  * so the caller may retry. Other errors pass through unchanged.
  */
-function mapError(error: unknown): unknown {
+export function mapError(error: unknown): unknown {
   const code = sqliteCode(error);
   const primary = code?.split('_').slice(0, 2).join('_');
-  if (primary !== undefined && UNAVAILABLE.has(primary)) {
-    return new AppError('STORAGE_UNAVAILABLE', 'The database is busy or unavailable; try again shortly', { cause: error });
-  }
-  return error;
+  if (primary === undefined || !UNAVAILABLE.has(primary)) return error;
+  return new AppError('STORAGE_UNAVAILABLE', UNAVAILABLE_MESSAGES[primary] ?? 'The database is unavailable; try again shortly', { cause: error });
 }
 
 /**

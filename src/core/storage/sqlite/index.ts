@@ -49,6 +49,20 @@ export function untilNotBusy<T>(
  * the last few commits (the WAL is fsynced at checkpoints, not on every commit) — accepted
  * for a shop desktop in exchange for a write path that does not fsync per scan.
  */
+const ROLLED_BACK = new Error('write probe rolled back');
+
+/** One real write in a transaction that is then rolled back: nothing changes on disk. */
+function probeWrite(db: Database.Database): void {
+  try {
+    db.transaction(() => {
+      db.prepare("INSERT INTO meta (key, value) VALUES ('write_probe', '') ON CONFLICT (key) DO NOTHING").run();
+      throw ROLLED_BACK;
+    })();
+  } catch (error) {
+    if (error !== ROLLED_BACK) throw error;
+  }
+}
+
 export function openSqliteStore(options: SqliteStoreOptions): Store {
   const db = new Database(options.file);
   try {
@@ -62,9 +76,19 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
     untilNotBusy(() => migrate(db, options.file, options.clock ?? systemClock), busyTimeoutMs);
+    // A read-only file opens, switches to WAL and reads; only a write fails. Found now, not as
+    // every request's 503 from a server that says it is fine.
+    untilNotBusy(() => probeWrite(db), busyTimeoutMs);
   } catch (error) {
     db.close();
     const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('SQLITE_READONLY')) {
+      throw new Error(
+        `${options.file} cannot be written (the file, its folder or its -wal/-shm files are read-only, or belong to another user): ` +
+          'TireWear needs to write its data folder',
+        { cause: error },
+      );
+    }
     if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
       throw new Error(`${options.file} is not a readable TireWear database (damaged, or another kind of file)`, {
         cause: error,
