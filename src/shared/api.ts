@@ -145,6 +145,8 @@ export interface HealthData {
   modelVersion: string | null;
   storage: 'sqlite' | 'postgres';
   uptimeS: number;
+  /** When degraded: why (the database does not answer, or a storage failure of the last minute). */
+  problem?: string;
 }
 
 /**

@@ -75,6 +75,9 @@ test('an image folder that cannot be written: 503 STORAGE_UNAVAILABLE, nothing c
 
   expectUnavailable(await upload(app, image, { 'idempotency-key': 'pos-1' }));
   expect(await readLedger(db, config.imagesDir)).toMatchObject({ integrity: 'ok', scans: 0, charged: 0, reservations: 0 });
+  // health says so for a minute, not "ok" from a database that still answers a ping
+  const health = (await app.inject({ url: '/api/v1/health' })).json().data;
+  expect(health).toMatchObject({ status: 'degraded', problem: expect.stringMatching(/image folder cannot be written/) });
 
   await rm(path.join(config.dataDir, 'blocked'));
   const retry = await upload(app, image, { 'idempotency-key': 'pos-1' });
@@ -104,6 +107,8 @@ test('a database that refuses the commit: 503 STORAGE_UNAVAILABLE, the written i
   // The hold could not be released while the database was locked either; it expires with housekeeping.
   expect(ledger.reservations).toBeLessThanOrEqual(1);
   expect((await upload(app, image)).statusCode).toBe(200);
+  // a busy database passes within seconds: health does not call it trouble
+  expect((await app.inject({ url: '/api/v1/health' })).json().data).toMatchObject({ status: 'ok' });
 });
 
 /** As root, a read-only file system can be mounted for real (chmod does not stop root); otherwise skipped, saying so. */

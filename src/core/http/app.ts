@@ -10,6 +10,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOpt
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import pkg from '../../../package.json' with { type: 'json' };
 import { errorHandler, toErrorReply } from './errors.js';
+import { StorageTrouble } from './storage-trouble.js';
 import { MAX_PARAM_LENGTH, RouteIndex, notFoundHandler, routeNotFound } from './not-found.js';
 import { registerCookie } from './plugins/cookie.js';
 import { registerRenderer } from './plugins/renderer.js';
@@ -213,6 +214,7 @@ export async function buildServer(core: HttpCore, options: BuildServerOptions = 
   });
 
   app.decorate('core', core);
+  app.decorate('storageTrouble', new StorageTrouble());
   app.decorate('uploadIdleTimeoutMs', options.uploadIdleTimeoutMs ?? UPLOAD_IDLE_TIMEOUT_MS);
   app.decorateRequest('caller', null);
   app.addSchema(ErrorEnvelope);

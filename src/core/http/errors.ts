@@ -145,7 +145,10 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   const mapped = toErrorReply(requestError(error, request));
   const code = mapped.body.error.code;
   if (code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'request failed');
-  else if (mapped.status >= 500) request.log.warn({ code, reason: error.message, ...causeOf(error) }, 'request not served');
+  else if (mapped.status >= 500) {
+    request.log.warn({ code, reason: error.message, ...causeOf(error) }, 'request not served');
+    if (code === 'STORAGE_UNAVAILABLE') request.server.storageTrouble.record(mapped.body.error.message);
+  }
   else request.log.info({ code, reason: error.message }, 'request refused');
   void reply.code(mapped.status).headers(mapped.headers).send(mapped.body);
 }

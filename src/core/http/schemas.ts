@@ -137,6 +137,9 @@ export const HealthData = Type.Object({
   modelVersion: nullable(Type.String()),
   storage: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')]),
   uptimeS: Type.Integer(),
+  problem: Type.Optional(
+    Type.String({ description: 'When degraded: why (the database does not answer, or a storage failure of the last minute)' }),
+  ),
 });
 
 export const SettingsData = Type.Object({

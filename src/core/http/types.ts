@@ -9,6 +9,7 @@ import type { Services } from '../services/ports.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
 import type { Caller } from '../types.js';
+import type { StorageTrouble } from './storage-trouble.js';
 
 /** The part of Core (src/core/core.ts) the server uses; a Core is one. */
 export interface HttpCore {
@@ -34,6 +35,8 @@ export type AuthMode = 'none' | 'optional' | 'account' | 'session' | 'desk';
 declare module 'fastify' {
   interface FastifyInstance {
     core: HttpCore;
+    /** Storage failures of the last minute, for GET /health. */
+    storageTrouble: StorageTrouble;
   }
   interface FastifyRequest {
     /** Set by the auth hook on routes whose auth mode is not `none`. */

@@ -18,10 +18,12 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app
         () => true,
         () => false,
       );
+      const problem = storageOk ? app.storageTrouble.recent() : 'The database does not answer';
       return {
         success: true as const,
         data: {
-          status: storageOk ? ('ok' as const) : ('degraded' as const),
+          status: problem === null ? ('ok' as const) : ('degraded' as const),
+          ...(problem === null ? {} : { problem }),
           version,
           modelVersion: analyzer.modelVersion || null,
           storage: store.kind,
