@@ -22,7 +22,7 @@ export function AboutPanel() {
         <dt>Storage</dt>
         <dd>{health.storage === 'sqlite' ? 'This computer (SQLite)' : 'Shared database (PostgreSQL)'}</dd>
         <dt>Status</dt>
-        <dd>{health.status === 'ok' ? 'Running normally' : 'Degraded: see the server log'}</dd>
+        <dd>{health.status === 'ok' ? 'Running normally' : `Degraded: ${health.problem ?? 'see the server log'}`}</dd>
       </dl>
     </div>
   );
