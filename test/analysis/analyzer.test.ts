@@ -183,6 +183,35 @@ describe('verbose extras', () => {
     }
   });
 
+  it('reads a long strip extended to 4:3: overlays the strip\'s own size, points on the strip, each wear bar counted once', async () => {
+    const image = readFileSync(tires[2]!.file);
+    const meta = await sharp(image).metadata();
+    const height = Math.round(meta.width! / 3);
+    const strip = await sharp(image)
+      .resize(meta.width! * 4, meta.height! * 4)
+      .extract({ left: 0, top: Math.round((meta.height! * 4 - height * 4) / 2), width: meta.width! * 4, height: height * 4 })
+      .jpeg({ quality: 92 })
+      .toBuffer();
+    const frame = await decodeFrame(strip, await checkImageHeader(strip));
+    expect(frame.width / frame.height).toBeCloseTo(3, 1);
+    const { analysis, verbose } = await analyzer.analyze({ image: strip, verbose: true });
+    for (const name of ['depthHeatmap', 'mask']) {
+      const png = await sharp(Buffer.from(verbose!.overlays[name]!.slice(22), 'base64')).metadata();
+      expect([png.width, png.height]).toEqual([frame.width, frame.height]);
+    }
+    for (const p of verbose!.points) {
+      expect(p.x).toBeGreaterThanOrEqual(0);
+      expect(p.x).toBeLessThanOrEqual(meta.width! * 4);
+      expect(p.y).toBeGreaterThanOrEqual(0);
+      expect(p.y).toBeLessThanOrEqual(height * 4);
+    }
+    const confirmed = verbose!.points.filter((p) => p.kind === 'twi' && (p as { confirmed?: boolean }).confirmed);
+    expect(analysis.twiConsensusCount).toBe(confirmed.length);
+    expect(analysis.estimatedDepthMm).toBeGreaterThanOrEqual(0);
+    // the same strip twice: the same answer
+    expect((await analyzer.analyze({ image: strip, verbose: false })).analysis).toEqual(analysis);
+  });
+
   it('locates grooves without per-groove depths, which the models do not resolve (models/README.md)', async () => {
     const { analysis, verbose } = await analyzer.analyze({ image: fixture('parity', 'tread.jpg'), verbose: true });
     expect(analysis.grooves).toBeUndefined();

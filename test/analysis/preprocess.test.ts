@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import sharp from 'sharp';
-import { analysisInput, cropPixels, normalise, prepareFrameInput } from '../../src/core/analysis/preprocess.js';
+import { analysisInput, cropPixels, extendToModelShape, normalise, prepareFrameInput } from '../../src/core/analysis/preprocess.js';
 import { treadBox, type CropSpec, type MaskMaps } from '../../src/core/analysis/mask.js';
 import { checkImageHeader, decodeFrame } from '../../src/core/images/inspect.js';
 import { FIXTURES } from './helpers.js';
@@ -202,5 +202,41 @@ describe('the tread crop (the regressor’s second look) matches training', () =
   it('refuses a box outside the frame', () => {
     const frame = { data: Buffer.alloc(40 * 30 * 3), width: 40, height: 30, uprightWidth: 40, uprightHeight: 30 };
     expect(() => cropPixels(frame, { left: 30, top: 0, width: 20, height: 10 }, SIZE)).toThrow(/outside/);
+  });
+});
+
+describe('a photo longer than the models were trained on', () => {
+  /** A raw RGB frame whose every pixel encodes its own row and column. */
+  function frame(width: number, height: number) {
+    const data = Buffer.alloc(width * height * 3);
+    for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) data.set([y % 256, x % 256, 7], (y * width + x) * 3);
+    return { data, width, height, uprightWidth: width * 4, uprightHeight: height * 4 };
+  }
+  const pixel = (f: { data: Buffer; width: number }, x: number, y: number) => [...f.data.subarray((y * f.width + x) * 3, (y * f.width + x) * 3 + 3)];
+
+  it('leaves 4:3, 3:4, 1:1 and anything up to 4:3 as it is', async () => {
+    for (const [w, h] of [[400, 300], [300, 400], [360, 360], [640, 480], [401, 301]] as const) {
+      const f = frame(w, h);
+      const out = await extendToModelShape(f);
+      expect(out.frame).toBe(f);
+      expect(out.content).toEqual({ left: 0, top: 0, width: w, height: h });
+    }
+  });
+
+  it('extends a strip to 4:3 by mirroring it above and below (or left and right), the photo untouched in the middle', async () => {
+    const strip = frame(300, 100);
+    const { frame: out, content } = await extendToModelShape(strip);
+    expect([out.width, out.height]).toEqual([300, 225]);
+    expect(content).toEqual({ left: 0, top: 62, width: 300, height: 100 });
+    expect([out.uprightWidth, out.uprightHeight]).toEqual([1200, 400]);
+    for (const [x, y] of [[0, 0], [150, 50], [299, 99]] as const) expect(pixel(out, x, y + 62)).toEqual(pixel(strip, x, y));
+    // mirrored: the rows next to the photo repeat its edge rows, not grey bars
+    expect(pixel(out, 10, 61)[0]).toBeLessThanOrEqual(1);
+    expect(pixel(out, 10, 162)[0]).toBeGreaterThanOrEqual(98);
+    const tall = await extendToModelShape(frame(90, 480));
+    expect([tall.frame.width, tall.frame.height, tall.content.left]).toEqual([360, 480, 135]);
+    // a panorama far longer than the extension is wide still fills it
+    const panorama = await extendToModelShape(frame(640, 80));
+    expect([panorama.frame.width, panorama.frame.height]).toEqual([640, 480]);
   });
 });

@@ -13,7 +13,7 @@ import { combine, treadShare, type TreadOutput } from './combine.js';
 import { loadManifest, readVerifiedModels, type Manifest } from './manifest.js';
 import { mapsFromSeg, treadBox, type MaskMaps } from './mask.js';
 import { buildVerbose } from './overlays.js';
-import { analysisInput, cropPixels, normalise } from './preprocess.js';
+import { analysisInput, cellOnPhoto, cropPixels, normalise } from './preprocess.js';
 
 export interface OnnxAnalyzerOptions {
   modelsDir: string;
@@ -204,7 +204,7 @@ export class OnnxAnalyzer implements Analyzer {
     const spec = this.manifest.input;
     const cal = this.manifest.calibration;
     // One frame (the scan service's, or one decode to it) feeds both looks.
-    const { frame, input } = await analysisInput(request, spec);
+    const { frame, content, input } = await analysisInput(request, spec);
     // The second look: the box around the tread the segmenter found, taken from the frame at its
     // own resolution (more pixels on the tread when it fills little of the photo). Not for a frame
     // with too little tread to count as a tire photo.
@@ -214,9 +214,10 @@ export class OnnxAnalyzer implements Analyzer {
       return box ? normalise(cropPixels(frame, box, this.cropSize), { ...spec, size: this.cropSize }) : null;
     });
     const longSide = Math.max(frame.uprightWidth, frame.uprightHeight);
-    const { analysis } = combine(raw.tread, raw.maps, cal, raw.cropMm, longSide);
+    const onPhoto = (cx: number, cy: number) => cellOnPhoto(cx, cy, raw.maps.side, frame, content) !== null;
+    const { analysis } = combine(raw.tread, raw.maps, cal, raw.cropMm, longSide, onPhoto);
     const outcome: AnalyzeOutcome = { analysis: { ...analysis, modelVersion: this.manifest.version } };
-    if (request.verbose) outcome.verbose = await buildVerbose(raw.maps, input, frame);
+    if (request.verbose) outcome.verbose = await buildVerbose(raw.maps, input, frame, content);
     return outcome;
   }
 

@@ -6,6 +6,7 @@
  */
 import sharp from 'sharp';
 import type { AnalysisPoint, VerboseExtras } from './analyzer.js';
+import { cellOnPhoto } from './preprocess.js';
 import { findTwiBars, grooveRegions, MASK_GROOVE, MASK_TREAD, MASK_TWI, type MaskMaps } from './mask.js';
 
 /** Depth colour: red at 0 mm, amber at the 1.6 mm limit to 3 mm, green from 7 mm. */
@@ -35,18 +36,31 @@ const MASK_COLOURS: Record<number, [number, number, number, number]> = {
   [MASK_TWI]: [255, 30, 30, 230],
 };
 
-async function png(rgba: Buffer, side: number, frame: Size, kernel: 'nearest' | 'linear'): Promise<string> {
-  const data = await sharp(rgba, { raw: { width: side, height: side, channels: 4 } })
-    .resize(frame.width, frame.height, { fit: 'fill', kernel })
-    .png({ compressionLevel: 6 })
-    .toBuffer();
+async function png(rgba: Buffer, side: number, frame: Size, content: Box, kernel: 'nearest' | 'linear'): Promise<string> {
+  let image = sharp(rgba, { raw: { width: side, height: side, channels: 4 } }).resize(frame.width, frame.height, { fit: 'fill', kernel });
+  if (content.width !== frame.width || content.height !== frame.height) {
+    // an extended frame: only the photo's part, so the overlay still stretches onto the photo exactly
+    image = sharp(await image.raw().toBuffer(), { raw: { width: frame.width, height: frame.height, channels: 4 } }).extract(content);
+  }
+  const data = await image.png({ compressionLevel: 6 }).toBuffer();
   return `data:image/png;base64,${data.toString('base64')}`;
 }
 
 type Size = { width: number; height: number };
+type Box = Size & { left: number; top: number };
 
-/** `upload`: the upright upload's size (points are in its pixels); `frame`: the analysed frame's (the overlays'). */
-export async function buildVerbose(maps: MaskMaps, upload: Size, frame: Size): Promise<VerboseExtras> {
+/**
+ * `upload`: the upright upload's size (points are in its pixels); `frame`: the analysed frame's;
+ * `content`: where the photo lies in it (preprocess.extendToModelShape; the whole frame unless a
+ * long photo was extended). Overlays are the content's size; points outside it (on the mirrored
+ * extension) are left out.
+ */
+export async function buildVerbose(
+  maps: MaskMaps,
+  upload: Size,
+  frame: Size,
+  content: Box = { left: 0, top: 0, width: frame.width, height: frame.height },
+): Promise<VerboseExtras> {
   const { side } = maps;
   const n = side * side;
   const heat = Buffer.alloc(n * 4);
@@ -57,19 +71,22 @@ export async function buildVerbose(maps: MaskMaps, upload: Size, frame: Size): P
     heat.set([r, g, b, p > 0.5 ? Math.round(200 * p) : 0], i * 4);
     mask.set(MASK_COLOURS[maps.label[i]!] ?? [0, 0, 0, 0], i * 4);
   }
-  const [depthHeatmap, maskPng] = await Promise.all([png(heat, side, frame, 'linear'), png(mask, side, frame, 'nearest')]);
+  const [depthHeatmap, maskPng] = await Promise.all([png(heat, side, frame, content, 'linear'), png(mask, side, frame, content, 'nearest')]);
 
-  const toUpload = (cx: number, cy: number) => ({
-    x: Math.round(((cx + 0.5) / side) * upload.width),
-    y: Math.round(((cy + 0.5) / side) * upload.height),
+  /** A map cell's centre in the upload's pixels; null on a mirrored extension. */
+  const toUpload = (cx: number, cy: number): { x: number; y: number } | null => {
+    const at = cellOnPhoto(cx, cy, side, frame, content);
+    return at && { x: Math.round((at.x / content.width) * upload.width), y: Math.round((at.y / content.height) * upload.height) };
+  };
+  const points: AnalysisPoint[] = [];
+  for (const b of findTwiBars(maps)) {
+    const at = toUpload(b.cx, b.cy);
+    if (at) points.push({ kind: 'twi', ...at, confirmed: b.confirmed });
+  }
+  grooveRegions(maps).forEach((g, index) => {
+    const at = toUpload(g.ax, g.ay);
+    // no depth: the per-groove readings have no skill (Analysis.grooves)
+    if (at) points.push({ kind: 'groove', ...at, index });
   });
-  const points: AnalysisPoint[] = [
-    ...findTwiBars(maps).map((b) => ({ kind: 'twi', ...toUpload(b.cx, b.cy), confirmed: b.confirmed })),
-    ...grooveRegions(maps).map((g, index) => ({
-      kind: 'groove',
-      ...toUpload(g.ax, g.ay),
-      index, // no depth: the per-groove readings have no skill (Analysis.grooves)
-    })),
-  ];
   return { overlays: { depthHeatmap, mask: maskPng }, points };
 }
