@@ -55,10 +55,15 @@ function listenError(error: unknown, config: Config): unknown {
  */
 async function releaseLastRunsClaims(core: Core): Promise<void> {
   const now = core.clock.now();
-  const holds = await core.store.usage.expireReservations(now);
-  const claims = await core.store.idempotency.abandonInFlight(now);
-  if (holds + claims > 0) {
-    core.logger.info({ holds, claims }, `released ${holds} allowance hold(s) and ${claims} Idempotency-Key claim(s) the last run left unfinished`);
+  try {
+    const holds = await core.store.usage.expireReservations(now);
+    const claims = await core.store.idempotency.abandonInFlight(now);
+    if (holds + claims > 0) {
+      core.logger.info({ holds, claims }, `released ${holds} allowance hold(s) and ${claims} Idempotency-Key claim(s) the last run left unfinished`);
+    }
+  } catch (error) {
+    // a database that takes no write now (a full disk) still serves reads; housekeeping tries again
+    core.logger.warn({ err: error }, "could not release the last run's unfinished holds and claims; housekeeping expires them within 10 minutes");
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findTwiBars, grooveRegions, MASK_GROOVE, MASK_TREAD, MASK_TWI, type MaskMaps } from '../../src/core/analysis/mask.js';
+import { findTwiBars, grooveRegions, MASK_GROOVE, MASK_TREAD, MASK_TWI, onlyWhere, type MaskMaps } from '../../src/core/analysis/mask.js';
 
 const SIDE = 40;
 
@@ -57,5 +57,32 @@ describe('one segmentation, read once', () => {
     const other = tread([8, 20, 32], [[8, 15], [20, 15]]);
     expect(findTwiBars(other)).not.toBe(first);
     expect(findTwiBars(other)).toEqual(first);
+  });
+});
+
+describe('on a long photo extended by its mirror image', () => {
+  it('a bar is not confirmed by its own reflection: bars are looked for on the photo alone (onlyWhere)', () => {
+    // a 4:1 strip extended to 4:3: the photo is rows 13.3–26.7 of the 40-row map, a horizontal
+    // groove across it at row 20 with one bar; the extension above and below mirrors the photo
+    const photoRows = (cy: number) => cy >= 14 && cy <= 26;
+    const photo = tread([20], [[20, 20]], true);
+    const extended: MaskMaps = { ...photo, label: Uint8Array.from(photo.label) };
+    for (let cy = 0; cy < SIDE; cy++) {
+      if (photoRows(cy)) continue;
+      const source = cy < 14 ? 27 - cy : 53 - cy; // the reflection about the photo's edges
+      for (let cx = 0; cx < SIDE; cx++) extended.label[cy * SIDE + cx] = photo.label[Math.min(26, Math.max(14, source)) * SIDE + cx]!;
+    }
+    const alone = onlyWhere(photo, (_cx, cy) => photoRows(cy));
+    const withMirror = confirmed(extended);
+    const onPhoto = confirmed(onlyWhere(extended, (_cx, cy) => photoRows(cy)));
+    expect(onPhoto).toBe(confirmed(alone));
+    expect(withMirror).toBeGreaterThanOrEqual(onPhoto);
+    // the cells kept are untouched, the rest are nothing
+    const kept = onlyWhere(extended, (_cx, cy) => photoRows(cy));
+    expect(kept.label[20 * SIDE + 20]).toBe(MASK_TWI);
+    expect(kept.label[2 * SIDE + 20]).toBe(0);
+    expect(kept.treadProb[2 * SIDE + 20]).toBe(0);
+    expect(kept.depth).toBe(extended.depth);
+    expect(extended.label[2 * SIDE + 20]).not.toBe(0); // the input is not changed
   });
 });

@@ -358,6 +358,7 @@ describe('media types, empty bodies, odd paths and keys', () => {
       [{ apikey: key }, 'apikey'],
       // a key of the right shape that does not exist is refused the same way (it was meant as one)
       [{ 'x-api-token': `tw_${'A'.repeat(32)}` }, 'x-api-token'],
+      [{ 'x-auth-token': key }, 'x-auth-token'],
     ];
     for (const [headers, named] of misplaced) {
       const upload = imageForm(jpeg);
@@ -365,6 +366,21 @@ describe('media types, empty bodies, odd paths and keys', () => {
       // named as the client wrote it (inject sends header names in lower case)
       const message = expectError(res, 401, 'INVALID_API_KEY');
       expect(message.toLowerCase()).toBe(`Send the API key in the X-API-Key header; it was sent in ${named}, which is not read`.toLowerCase());
+    }
+    // base64url in Basic too
+    const url64 = Buffer.from(`${key}:`).toString('base64url');
+    const upload = imageForm(jpeg);
+    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/analyze', headers: { ...upload.headers, authorization: `Basic ${url64}` }, payload: upload.payload }), 401, 'INVALID_API_KEY');
+    // text that merely contains a key-like string, in headers no key is sent in, is no key
+    const { cookie } = await signIn(t.app);
+    const lookalike = `tw_${'B'.repeat(32)}`;
+    for (const headers of [
+      { referer: `http://127.0.0.1/history?note=${lookalike}` },
+      { 'x-request-id': lookalike },
+      { 'x-amzn-oidc-data': `eyJ0-${lookalike}-sig` },
+      { authorization: `Digest username="${lookalike}", realm="shop"` },
+    ]) {
+      expect((await t.app.inject({ url: '/api/v1/scans', headers: { cookie, ...headers } })).statusCode).toBe(200);
     }
     // a proxy's own Authorization that holds no key is still left alone, with or without X-API-Key
     expectError(await t.app.inject({ url: '/api/v1/scans', headers: { authorization: basic('shop:secret') } }), 401, 'INVALID_SESSION');

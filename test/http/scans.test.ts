@@ -81,6 +81,11 @@ describe('GET /scans', () => {
   it('answers a trailing slash after /scans with 404 NOT_FOUND saying so, not a complaint about the id', async () => {
     expect(expectError(await t.app.inject({ url: '/api/v1/scans/?limit=1', headers: owner }), 404, 'NOT_FOUND')).toMatch(/trailing slash/);
     expectError(await t.app.inject({ method: 'DELETE', url: '/api/v1/scans/', headers: owner }), 404, 'NOT_FOUND');
+    // whichever validator the route has (the measurement's is its own)
+    const measurement = await t.app.inject({ method: 'PUT', url: '/api/v1/scans//measurement', headers: owner, payload: { measurementMm: 4 } });
+    expect(expectError(measurement, 404, 'NOT_FOUND')).toMatch(/empty id/);
+    expectError(await t.app.inject({ url: '/api/v1/scans//image', headers: owner }), 404, 'NOT_FOUND');
+    expectError(await t.app.inject({ method: 'DELETE', url: '/api/v1/keys/', headers: owner }), 404, 'NOT_FOUND');
   });
 
   it('refuses a parameter it does not know by name, so a misspelt filter never lists or exports every scan', async () => {

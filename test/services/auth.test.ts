@@ -133,6 +133,10 @@ describe('API keys', () => {
     t.clock.advance(1);
     await t.core.services.auth.authenticateKey(key, '192.168.1.20');
     expect((await t.core.services.apiKeys.list(owner.account.id))[0]!.lastUsedAt).toEqual(t.clock.now());
+    // a clock set back writes again rather than freezing "last used"
+    t.clock.advance(-3_600_000);
+    await t.core.services.auth.authenticateKey(key, '192.168.1.20');
+    expect((await t.core.services.apiKeys.list(owner.account.id))[0]!.lastUsedAt).toEqual(t.clock.now());
     // a database that cannot take the write (disk full) does not refuse the caller
     t.clock.advance(KEY_TOUCH_INTERVAL_MS);
     const touch = vi.spyOn(t.core.store.apiKeys, 'touch').mockRejectedValueOnce(new AppError('STORAGE_UNAVAILABLE', 'The disk is full'));

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { testConfig } from '../support/config.js';
+import { ManualClock } from '../../src/core/clock.js';
 import { createLogger } from '../../src/core/logger.js';
 import { LEFTOVER_MIN_AGE_MS, MAX_ORPHAN_IMAGES, sweepLeftovers } from '../../src/core/services/leftovers.js';
 import { imageKeys } from '../../src/core/services/analyze.js';
@@ -41,7 +42,8 @@ let cleanup: Array<() => Promise<void>> = [];
 
 beforeEach(async () => {
   const temp = await tempDir('tirewear-leftovers-');
-  const db = await tempSqliteStore();
+  // a shop's database, made well before any photo these tests plant
+  const db = await tempSqliteStore(new ManualClock(new Date(NOW.getTime() - 30 * 86_400_000)));
   dataDir = temp.dir;
   imagesDir = path.join(dataDir, 'images');
   store = db.store;
@@ -116,7 +118,10 @@ describe('sweepLeftovers', () => {
     for (let i = 0; i < MAX_ORPHAN_IMAGES / 2; i++) orphans.push(...orphanKeys());
     for (const key of orphans) await plant(key, OLD);
     let lookups = 0;
-    const counting = { scans: { ...store.scans, imageKeysOf: (ids: readonly string[]) => (lookups++, store.scans.imageKeysOf(ids)) } };
+    const counting = {
+      createdAt: () => store.createdAt(),
+      scans: { ...store.scans, imageKeysOf: (ids: readonly string[]) => (lookups++, store.scans.imageKeysOf(ids)) },
+    };
 
     const report = await sweepLeftovers({ store: counting, imagesDir, dataDir, logger: capture().logger }, { now: NOW });
 
@@ -132,6 +137,7 @@ describe('sweepLeftovers', () => {
     const images = createFileImageStore(imagesDir);
     // A retried sync push on another instance writes the same key while this sweep asks the store.
     const racing = {
+      createdAt: () => store.createdAt(),
       scans: {
         ...store.scans,
         imageKeysOf: async (ids: readonly string[]) => {
@@ -170,6 +176,27 @@ describe('sweepLeftovers', () => {
     const warning = lines.find((line) => line.level === 40);
     expect(warning).toMatchObject({ orphanImages: 4, imagesDir });
     expect(String(warning!.msg)).toMatch(/kept, not removed.*holds no scans at all.*tirewear\.db back/);
+  });
+
+  it('keeps photos older than the database even once scans were made on it (the old tirewear.db was deleted)', async () => {
+    const photos: string[] = [];
+    for (let i = 0; i < 40; i++) photos.push(...orphanKeys());
+    for (const key of photos) await plant(key, new Date(NOW.getTime() - 60 * 86_400_000));
+    const created = await tempSqliteStore(new ManualClock(new Date(NOW.getTime() - 2 * 86_400_000)));
+    cleanup.push(created.cleanup);
+    // a crash leftover of the new database, and a scan made on it since
+    const leftover = orphanKeys();
+    for (const key of leftover) await plant(key, OLD);
+    const scan = makeScan();
+    await created.store.scans.commit({ scan, reservation: null, idempotency: null });
+    const { lines, logger } = capture();
+
+    const report = await sweepLeftovers({ store: created.store, imagesDir, dataDir, logger }, { now: NOW });
+
+    expect(report).toMatchObject({ orphanImages: 2, keptImages: 80 });
+    expect(photos.filter(present)).toEqual(photos);
+    expect(leftover.filter(present)).toEqual([]);
+    expect(String(lines.find((line) => line.level === 40)!.msg)).toMatch(/80 photo file\(s\).*older than the database.*kept, not removed/);
   });
 
   it('keeps the photos when more are orphaned than a crash leaves (a database restored from an older copy)', async () => {
@@ -220,7 +247,7 @@ it('a server started on a new database next to an old images folder keeps every 
   try {
     expect(await server.leftoverSweep).toMatchObject({ orphanImages: 0, keptImages: 6 });
     expect(photos.filter(present)).toEqual(photos);
-    expect(lines.some((line) => line.level === 40 && /holds no scans at all/.test(String(line.msg)))).toBe(true);
+    expect(lines.some((line) => line.level === 40 && /older than the database/.test(String(line.msg)))).toBe(true);
   } finally {
     await server.close();
   }

@@ -125,8 +125,8 @@ export function combine(
   cal: Calibration,
   cropMm: number | null = null,
   photoLongSide: number | null = null,
-  /** Whether a map cell lies on the photo (not on the mirrored extension of a long photo); all do by default. */
-  onPhoto: (cx: number, cy: number) => boolean = () => true,
+  /** The maps wear bars are counted on: a long photo's own cells only (mask.onlyWhere); all by default. */
+  twiMaps: MaskMaps = maps,
 ): Combined {
   // A network that answers NaN or an infinity must not pass for a photo without a tire (NaN fails
   // every comparison), nor be clamped into a confident "0.0 mm" below: every reading is checked here.
@@ -200,8 +200,7 @@ export function combine(
       treadHealthIndex: treadHealthIndex(estimate),
       isPreliminary: modelAlignment < 70 || share < MIN_TREAD_SHARE,
       modelAlignment,
-      // a bar on a long photo's mirrored extension is the same bar again: counted once
-      twiConsensusCount: findTwiBars(maps).filter((b) => b.confirmed && onPhoto(b.cx, b.cy)).length,
+      twiConsensusCount: findTwiBars(twiMaps).filter((b) => b.confirmed).length,
       // the nearest whole 32nd inside the wear band, as the counter UI shows it (shared/units.ts)
       depth32nds: whole32nds(estimate),
     },

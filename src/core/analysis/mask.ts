@@ -19,6 +19,24 @@ export interface MaskMaps {
   depth: Float32Array;
 }
 
+/**
+ * The maps with every cell for which `keep` is false set to nothing (label none, no tread):
+ * a long photo's mirrored extension (preprocess.extendToModelShape), so that wear bars and
+ * grooves are found on the photo alone — a bar must not be confirmed by its own reflection.
+ */
+export function onlyWhere(maps: MaskMaps, keep: (cx: number, cy: number) => boolean): MaskMaps {
+  const label = Uint8Array.from(maps.label);
+  const treadProb = Float32Array.from(maps.treadProb);
+  for (let cy = 0; cy < maps.side; cy++) {
+    for (let cx = 0; cx < maps.side; cx++) {
+      if (keep(cx, cy)) continue;
+      label[cy * maps.side + cx] = MASK_NONE;
+      treadProb[cy * maps.side + cx] = 0;
+    }
+  }
+  return { side: maps.side, label, treadProb, depth: maps.depth };
+}
+
 export function mapsFromSeg(probs: Float32Array, depth: Float32Array, side: number): MaskMaps {
   const n = side * side;
   const label = new Uint8Array(n);

@@ -11,7 +11,7 @@ import { AppError } from '../errors.js';
 import type { AnalyzeOutcome, AnalyzeRequest, Analyzer } from './analyzer.js';
 import { combine, treadShare, type TreadOutput } from './combine.js';
 import { loadManifest, readVerifiedModels, type Manifest } from './manifest.js';
-import { mapsFromSeg, treadBox, type MaskMaps } from './mask.js';
+import { mapsFromSeg, onlyWhere, treadBox, type MaskMaps } from './mask.js';
 import { buildVerbose } from './overlays.js';
 import { analysisInput, cellOnPhoto, cropPixels, normalise } from './preprocess.js';
 
@@ -214,10 +214,12 @@ export class OnnxAnalyzer implements Analyzer {
       return box ? normalise(cropPixels(frame, box, this.cropSize), { ...spec, size: this.cropSize }) : null;
     });
     const longSide = Math.max(frame.uprightWidth, frame.uprightHeight);
-    const onPhoto = (cx: number, cy: number) => cellOnPhoto(cx, cy, raw.maps.side, frame, content) !== null;
-    const { analysis } = combine(raw.tread, raw.maps, cal, raw.cropMm, longSide, onPhoto);
+    // wear bars and grooves are looked for on the photo itself, never on a long photo's mirrored extension
+    const extended = content.width !== frame.width || content.height !== frame.height;
+    const photoMaps = extended ? onlyWhere(raw.maps, (cx, cy) => cellOnPhoto(cx, cy, raw.maps.side, frame, content) !== null) : raw.maps;
+    const { analysis } = combine(raw.tread, raw.maps, cal, raw.cropMm, longSide, photoMaps);
     const outcome: AnalyzeOutcome = { analysis: { ...analysis, modelVersion: this.manifest.version } };
-    if (request.verbose) outcome.verbose = await buildVerbose(raw.maps, input, frame, content);
+    if (request.verbose) outcome.verbose = await buildVerbose(raw.maps, input, frame, content, photoMaps);
     return outcome;
   }
 

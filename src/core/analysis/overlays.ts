@@ -60,6 +60,8 @@ export async function buildVerbose(
   upload: Size,
   frame: Size,
   content: Box = { left: 0, top: 0, width: frame.width, height: frame.height },
+  /** The maps points are found on (a long photo's own cells: mask.onlyWhere); the overlays show `maps`. */
+  pointMaps: MaskMaps = maps,
 ): Promise<VerboseExtras> {
   const { side } = maps;
   const n = side * side;
@@ -79,11 +81,11 @@ export async function buildVerbose(
     return at && { x: Math.round((at.x / content.width) * upload.width), y: Math.round((at.y / content.height) * upload.height) };
   };
   const points: AnalysisPoint[] = [];
-  for (const b of findTwiBars(maps)) {
+  for (const b of findTwiBars(pointMaps)) {
     const at = toUpload(b.cx, b.cy);
     if (at) points.push({ kind: 'twi', ...at, confirmed: b.confirmed });
   }
-  grooveRegions(maps).forEach((g, index) => {
+  grooveRegions(pointMaps).forEach((g, index) => {
     const at = toUpload(g.ax, g.ay);
     // no depth: the per-groove readings have no skill (Analysis.grooves)
     if (at) points.push({ kind: 'groove', ...at, index });

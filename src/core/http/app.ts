@@ -216,6 +216,14 @@ export async function buildServer(core: HttpCore, options: BuildServerOptions = 
   app.decorate('core', core);
   app.decorate('storageTrouble', new StorageTrouble());
   app.decorate('uploadIdleTimeoutMs', options.uploadIdleTimeoutMs ?? UPLOAD_IDLE_TIMEOUT_MS);
+  // `/scans/` (a trailing slash) or `/scans//measurement` reach a route with an empty id: no such
+  // path, not bad input, whichever validator the route uses (a static wildcard's '*' may be empty)
+  app.addHook('preValidation', async (request) => {
+    const params = request.params as Record<string, unknown> | undefined;
+    if (params && Object.entries(params).some(([name, value]) => name !== '*' && value === '')) {
+      throw new AppError('NOT_FOUND', 'Nothing is found at a path with an empty id (a trailing slash or //): drop the slash, or add the id');
+    }
+  });
   app.decorateRequest('caller', null);
   app.addSchema(ErrorEnvelope);
   app.setErrorHandler(errorHandler);

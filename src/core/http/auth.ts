@@ -28,24 +28,36 @@ export function sessionCookieOptions(request: FastifyRequest, maxAgeS?: number):
   };
 }
 
-/** A TireWear key's shape (api-keys.ts): `tw_` and 32 base62 characters. */
-const KEY_SHAPE = /\btw_[0-9A-Za-z]{32}\b/;
+/** A TireWear key, whole (api-keys.ts): `tw_` and 32 base62 characters. */
+const KEY = /^tw_[0-9A-Za-z]{32}$/;
+/** Header names a client might put a key in by mistake; X-API-Key is the one read. */
+const KEYISH_HEADER = /api[-_]?key|token|auth/i;
+
+/** Whether a header value is a key, alone or as the one credential of a scheme (`ApiKey tw_…`, `Basic …`). */
+function holdsKey(value: string): boolean {
+  const parts = value.trim().split(/\s+/);
+  if (parts.some((part) => KEY.test(part))) return parts.length <= 2;
+  const [scheme, credentials] = parts;
+  if (parts.length !== 2 || !/^basic$/i.test(scheme!) || !/^[A-Za-z0-9+/_-]+=*$/.test(credentials!)) return false;
+  // Basic, in base64 or base64url: the key as user or password
+  const decoded = Buffer.from(credentials!.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('latin1');
+  return decoded.split(':').some((part) => KEY.test(part));
+}
 
 /**
  * The header a key was sent in instead of X-API-Key (`Authorization: <key>`, `ApiKey <key>`,
- * Basic with the key as user or password, `Api-Key`, `apikey`, …), or null. Only a value shaped
- * like a key counts, so a proxy's own Authorization (Basic user:password, a token of its own) is
- * left alone as before.
+ * Basic with the key as user or password, `Api-Key`, `apikey`, `X-Auth-Token`, …), or null.
+ * Only Authorization and headers named like a key or token are read, and only a value that is a
+ * key, so a proxy's own Authorization, a request id or a Referer that happens to hold such text
+ * are left alone.
  */
 function misplacedKeyHeader(request: FastifyRequest): string | null {
   const raw = request.raw.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i]!.toLowerCase();
-    if (name === 'cookie' || name === 'x-api-key') continue;
-    const value = raw[i + 1]!;
-    if (KEY_SHAPE.test(value)) return raw[i]!;
-    const basic = /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(value);
-    if (name === 'authorization' && basic && KEY_SHAPE.test(Buffer.from(basic[1]!, 'base64').toString('latin1'))) return 'Authorization: Basic';
+    const name = raw[i]!;
+    const lower = name.toLowerCase();
+    if (lower === 'x-api-key' || (lower !== 'authorization' && !KEYISH_HEADER.test(lower))) continue;
+    if (holdsKey(raw[i + 1]!)) return /^basic\s/i.test(raw[i + 1]!.trim()) ? `${name}: Basic` : name;
   }
   return null;
 }

@@ -70,11 +70,6 @@ export function validationMessage(issues: readonly SchemaIssue[], context = 'bod
 
 function fastifyError(error: FastifyError): AppError | null {
   if (error.validation) {
-    // `/scans/` (a trailing slash) reaches `/scans/:scanId` with an empty id: no such path, not bad input
-    const first = error.validation[0];
-    if (error.validationContext === 'params' && first?.keyword === 'minLength' && first.params.limit === 1) {
-      return new AppError('NOT_FOUND', 'Nothing is found at a path ending in a slash: drop the trailing slash, or add the id after it');
-    }
     return new AppError('VALIDATION_ERROR', validationMessage(error.validation, error.validationContext));
   }
   const code = error.code ?? '';

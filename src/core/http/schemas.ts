@@ -31,8 +31,12 @@ export const WearSchema = Type.Union([
   Type.Literal('critical'),
 ]);
 
+// Response types stay loose where stored scans may hold older values (a hub keeps what desks sent):
+// `enum` on a string documents the values without the serializer refusing one (an anyOf of
+// literals would answer the whole list 500), and depth32nds stays a number (an integer type
+// would truncate a stored 7.6 to 7 silently).
 export const WireResult = Type.Object({
-  wear: WearSchema,
+  wear: Type.String({ enum: ['new', 'good', 'medium', 'worn', 'critical'] }),
   confidence: Type.Number(),
   estimatedDepthMm: Type.Number(),
   depthRangeMm: Type.Object({ min: Type.Number(), max: Type.Number() }),
@@ -43,7 +47,7 @@ export const WireResult = Type.Object({
   processingTimeMs: Type.Integer(),
   modelVersion: Type.String(),
   disclaimer: Type.String(),
-  depth32nds: Type.Integer({ description: 'estimatedDepthMm in whole 32nds of an inch, within the wear band' }),
+  depth32nds: Type.Number({ description: 'estimatedDepthMm in whole 32nds of an inch, within the wear band (a whole number)' }),
   grooves: Type.Optional(
     Type.Array(Type.Object({ index: Type.Integer(), depthMm: Type.Number() }), {
       description: 'Per-groove depths: only in scans stored before 2026-11-24; no longer produced (no skill measured, models/README.md).',

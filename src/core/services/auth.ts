@@ -122,7 +122,9 @@ export function createAuthService(deps: {
       // When a key was last used is a convenience on the Keys screen: a write at most once a
       // minute, and a database that cannot take it (disk full) does not refuse the request.
       const now = clock.now();
-      if (record.lastUsedAt === null || now.getTime() - record.lastUsedAt.getTime() >= KEY_TOUCH_INTERVAL_MS) {
+      const since = record.lastUsedAt === null ? Infinity : now.getTime() - record.lastUsedAt.getTime();
+      // (a clock set back since the last write writes again, not freezing "last used" until it catches up)
+      if (since >= KEY_TOUCH_INTERVAL_MS || since < 0) {
         await store.apiKeys.touch(record.id, now).catch((error: unknown) => {
           if (!isAppError(error) || error.code !== 'STORAGE_UNAVAILABLE') throw error;
         });

@@ -39,7 +39,7 @@ const BATCH = 200;
 export const MAX_ORPHAN_IMAGES = 100;
 
 export interface SweepDeps {
-  store: Pick<Store, 'scans'>;
+  store: Pick<Store, 'scans' | 'createdAt'>;
   imagesDir: string;
   dataDir: string;
   logger: Logger;
@@ -156,6 +156,10 @@ export async function sweepLeftovers(deps: SweepDeps, options: SweepOptions): Pr
   // Orphans are only gathered during the walk; whether they go is decided once all are counted.
   const orphans: Candidate[] = [];
   let orphanCount = 0;
+  // A photo older than the database was not written for it: never a crash leftover of this one
+  // (the shop's old tirewear.db was deleted or replaced, and scans have been made since).
+  const databaseSince = (await deps.store.createdAt())?.getTime() ?? Infinity;
+  let olderThanDatabase = 0;
   let batch: Candidate[] = [];
   const flush = async () => {
     const candidates = batch;
@@ -164,6 +168,10 @@ export async function sweepLeftovers(deps: SweepDeps, options: SweepOptions): Pr
     const referenced = new Set(await deps.store.scans.imageKeysOf([...new Set(candidates.map((c) => c.scanId))]));
     for (const candidate of candidates) {
       if (referenced.has(candidate.key)) continue;
+      if (Number(candidate.stats.mtimeMs) < databaseSince) {
+        olderThanDatabase++;
+        continue;
+      }
       orphanCount++;
       if (orphans.length <= MAX_ORPHAN_IMAGES) orphans.push(candidate);
     }
@@ -189,9 +197,17 @@ export async function sweepLeftovers(deps: SweepDeps, options: SweepOptions): Pr
   // (the old file deleted or moved away): every photo would look orphaned. So would most of
   // them under a database restored from an older copy. Removing them then destroys the shop's
   // photos for good; keeping them costs disk space until someone looks.
+  if (olderThanDatabase > 0) {
+    report.keptImages += olderThanDatabase;
+    deps.logger.warn(
+      { olderThanDatabase, imagesDir: deps.imagesDir },
+      `${olderThanDatabase} photo file(s) in ${deps.imagesDir} are older than the database and belong to none of its scans: kept, not removed. ` +
+        "Was tirewear.db deleted or replaced? Put the shop's own database back (or restore it from a backup) while the server is stopped.",
+    );
+  }
   const fresh = orphanCount > 0 && (await deps.store.scans.countChangesSince(0, 1)) === 0;
   if (fresh || orphanCount > MAX_ORPHAN_IMAGES) {
-    report.keptImages = orphanCount;
+    report.keptImages += orphanCount;
     deps.logger.warn(
       { orphanImages: orphanCount, imagesDir: deps.imagesDir },
       `${orphanCount} photo file(s) in ${deps.imagesDir} belong to no scan in the database: kept, not removed. ` +

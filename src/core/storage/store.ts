@@ -239,6 +239,8 @@ export interface Store {
   meta: MetaStore;
   /** Liveness for GET /health. */
   ping(): Promise<void>;
+  /** When this database was created (its first migration); null if it cannot tell. */
+  createdAt(): Promise<Date | null>;
   close(): Promise<void>;
 }
 

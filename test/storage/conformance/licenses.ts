@@ -153,5 +153,12 @@ export function licenseConformance(store: GetStore): void {
     it('answers ping', async () => {
       await expect(store().ping()).resolves.toBeUndefined();
     });
+
+    it('knows when the database was created (its first migration), not after now', async () => {
+      const created = await store().createdAt();
+      expect(created).toBeInstanceOf(Date);
+      expect(created!.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
+      expect(created!.getTime()).toBeGreaterThan(Date.UTC(2020, 0, 1));
+    });
   });
 }

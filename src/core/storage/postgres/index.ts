@@ -61,6 +61,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     async ping() {
       await db.query('SELECT 1');
     },
+    async createdAt() {
+      const rows = await db.query<{ at: Date | null }>('SELECT MIN(applied_at) AS at FROM schema_migrations');
+      return rows[0]?.at ?? null;
+    },
     async close() {
       await pool.end();
     },

@@ -97,6 +97,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     throw error;
   }
   const ping = db.prepare('SELECT 1');
+  const created = db.prepare('SELECT MIN(applied_at) AS at FROM schema_migrations');
   return {
     kind: 'sqlite',
     accounts: createAccountStore(db),
@@ -110,6 +111,11 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ping: () =>
       run(() => {
         ping.get();
+      }),
+    createdAt: () =>
+      run(() => {
+        const at = (created.get() as { at: number | null }).at;
+        return at === null ? null : new Date(at);
       }),
     close: () =>
       run(() => {
