@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOnnxAnalyzer, wearForDepth, type Analyzer } from '../../src/core/analysis/index.js';
+import { createOnnxAnalyzer, treadHealthIndex, wearForDepth, type Analyzer } from '../../src/core/analysis/index.js';
 import { combine } from '../../src/core/analysis/combine.js';
 import { treadBox } from '../../src/core/analysis/mask.js';
 import { mirrorAverage, mirrored, type OnnxAnalyzer } from '../../src/core/analysis/onnx-analyzer.js';
@@ -32,8 +32,10 @@ describe('analysis of tread photos', () => {
     expect(a.confidence).toBeGreaterThanOrEqual(0);
     expect(a.confidence).toBeLessThanOrEqual(1);
     expect(Number.isInteger(a.modelAlignment)).toBe(true);
-    if (a.modelAlignment < 70) expect(a.isPreliminary).toBe(true);
-    expect(Number.isInteger(a.treadHealthIndex)).toBe(true);
+    // the rule itself is pinned on both sides of 70 in combine.test.ts; here it holds for a real photo
+    // (preliminary also when the tread is barely in view, which the result does not show)
+    expect(a.isPreliminary || a.modelAlignment >= 70).toBe(true);
+    expect(a.treadHealthIndex).toBe(treadHealthIndex(a.estimatedDepthMm));
     expect(a.twiConsensusCount).toBeGreaterThanOrEqual(0);
     expect(a.modelVersion).toBe(analyzer.modelVersion);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { combine, denseEstimate, MIN_TREAD_SHARE, photoSizeFeature, treadShare, voteFor, type TreadOutput } from '../../src/core/analysis/combine.js';
-import { WEAR_CLASSES } from '../../src/core/analysis/analyzer.js';
+import { treadHealthIndex, WEAR_CLASSES } from '../../src/core/analysis/analyzer.js';
 import type { Calibration } from '../../src/core/analysis/manifest.js';
 import { findTwiBars, MASK_GROOVE, MASK_TREAD, MASK_TWI, type MaskMaps } from '../../src/core/analysis/mask.js';
 
@@ -195,5 +195,39 @@ describe('combining the estimators', () => {
     for (const m of [map, { intercept: -0.8, slope: 0.7 }, { intercept: 2, slope: 1.9 }]) {
       expect(WEAR_CLASSES.reduce((sum, wear) => sum + voteFor(wear, probs, m), 0)).toBeCloseTo(1, 12);
     }
+  });
+});
+
+describe('the numbers a result is made of, pinned', () => {
+  it('tread health index: 0 at the 1.6 mm limit, 100 at 8 mm new, linear between, clamped outside', () => {
+    expect([0, 1.6, 3.2, 4.8, 6.4, 8, 9.5].map(treadHealthIndex)).toEqual([0, 0, 25, 50, 75, 100, 100]);
+    expect(treadHealthIndex(5.0)).toBe(53); // (5.0 − 1.6) / 6.4 = 53.1 %
+  });
+
+  it('isPreliminary is exactly modelAlignment < 70 when the tread is well in view', () => {
+    let seen69 = false;
+    let seen70 = false;
+    for (let offset = 0; offset <= 3; offset += 0.01) {
+      const a = combine(tread(5), maps(5 + offset), cal, null).analysis;
+      expect(a.isPreliminary).toBe(a.modelAlignment < 70);
+      seen69 ||= a.modelAlignment === 69;
+      seen70 ||= a.modelAlignment === 70;
+    }
+    expect([seen69, seen70]).toEqual([true, true]);
+  });
+
+  it('the 80 % range: its low end rounded down and its high end up to 0.1 mm, never tighter than the interval', () => {
+    // raw 4.31 mm, half-width 1.5 × 0.5 = 0.75: 3.56 → 3.5 and 5.06 → 5.1
+    const a = combine(tread(4.31), maps(4.31), cal, null).analysis;
+    expect(a.estimatedDepthMm).toBe(4.3);
+    expect(a.depthRangeMm).toEqual({ min: 3.5, max: 5.1 });
+  });
+
+  it('without a dense estimate the two estimators count as half agreeing (never as agreeing)', () => {
+    const noDense: Calibration = { ...cal, dense: { ...cal.dense, minPixels: 10_000 } };
+    const a = combine(tread(4), maps(4), noDense, null).analysis;
+    // 0.7 × 0.5 + 0.3 × 0.2 (five equal wear votes) = 41
+    expect(a.modelAlignment).toBe(41);
+    expect(a.isPreliminary).toBe(true);
   });
 });

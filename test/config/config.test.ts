@@ -148,6 +148,10 @@ describe('loadConfig', () => {
     refused({ TIREWEAR_HUB_URL: 'localhost:8911', TIREWEAR_HUB_API_KEY: hubKey }, /^TIREWEAR_HUB_URL must start with http:\/\/ or https:\/\//);
     refused({ TIREWEAR_HUB_URL: 'https://u:p@hub.example', TIREWEAR_HUB_API_KEY: hubKey }, /^TIREWEAR_HUB_URL must not contain a user name/);
     refused({ TIREWEAR_HUB_URL: 'https://hub.example', TIREWEAR_HUB_API_KEY: 'tw_x' }, /^TIREWEAR_HUB_API_KEY must be an API key of the hub: tw_ followed by 32 letters or digits$/);
+    // refused, and the refusal never echoes the secret
+    expect(() => loadConfig(env({ TIREWEAR_HUB_URL: 'https://hub.example', TIREWEAR_HUB_API_KEY: 'secret-value-123' }))).toThrow(
+      /TIREWEAR_HUB_API_KEY must be an API key of the hub/,
+    );
     try {
       loadConfig(env({ TIREWEAR_HUB_URL: 'https://hub.example', TIREWEAR_HUB_API_KEY: 'secret-value-123' }));
     } catch (error) {

@@ -97,6 +97,18 @@ describe('login and sessions', () => {
     await expect(auth.login('shop@example.com', PASSWORD, '6.6.6.6')).resolves.toHaveProperty('token');
   });
 
+  test('an IPv6 guesser changing address within its /64 is still one address to the lockout', async () => {
+    t = await testCore();
+    const auth = t.core.services.auth;
+    await auth.register('shop@example.com', PASSWORD, IP);
+    for (let i = 0; i < 5; i++) {
+      await expectAppError(auth.login('shop@example.com', `guess-${i}-wrong`, `2001:db8:1:2::${(i + 1).toString(16)}`), 'INVALID_CREDENTIALS');
+    }
+    await expectAppError(auth.login('shop@example.com', PASSWORD, '2001:db8:1:2:ffff::9'), 'TOO_MANY_ATTEMPTS');
+    // another /64 is another address
+    await expect(auth.login('shop@example.com', PASSWORD, '2001:db8:1:3::1')).resolves.toHaveProperty('token');
+  });
+
   test('a successful login clears earlier failures', async () => {
     t = await testCore();
     const auth = t.core.services.auth;

@@ -42,6 +42,13 @@ describe('anonymous: 3 per client IP per UTC day', () => {
       'X-RateLimit-Reset': epoch('2026-11-22T00:00:00Z'),
     });
 
+    // Retry-After is whole seconds rounded up, never 0: a POS waiting it never retries early
+    t.clock.set('2026-11-21T23:59:59.400Z');
+    expect((await expectAppError(scan(anon()), 'RATE_LIMIT_EXCEEDED')).headers['Retry-After']).toBe('1');
+    t.clock.set('2026-11-21T23:59:57.001Z');
+    expect((await expectAppError(scan(anon()), 'RATE_LIMIT_EXCEEDED')).headers['Retry-After']).toBe('3');
+    t.clock.set('2026-11-21T18:00:00Z');
+
     await expect(scan(anon('198.51.100.1'))).resolves.toMatchObject({ status: 200 });
 
     t.clock.set('2026-11-21T23:59:59Z');
