@@ -8,7 +8,7 @@ import { AppError } from '../../src/core/errors.js';
 import type { FetchLike } from '../../src/core/sync/hub-client.js';
 import type { SyncService } from '../../src/core/sync/service.js';
 import { signIn } from '../http/helpers.js';
-import { analyze, hubAccount, hubScans, removeNode, deskSync, startNode, type Node } from './nodes.js';
+import { analyze, call, hubAccount, hubScans, removeNode, deskSync, startNode, type Node } from './nodes.js';
 
 let nodes: Node[] = [];
 let services: SyncService[] = [];
@@ -110,6 +110,41 @@ it('holds a scan whose photo cannot be read now (a disk or permission error) ins
   expect(await sync.pusher!.runOnce()).toEqual({ pushed: 1, error: null });
   expect((await hubScans(hub, key)).map((scan) => scan.scanId)).toEqual([made.scanId]);
   await sync.close();
+});
+
+/** Records, upload by upload, whether the photo went with it. */
+function photoFetch(): FetchLike & { sent: Array<'photo' | 'no photo'> } {
+  const sent: Array<'photo' | 'no photo'> = [];
+  return Object.assign(
+    async (url: string, init: RequestInit) => {
+      if (init.method === 'PUT') sent.push((init.body as FormData).has('image') ? 'photo' : 'no photo');
+      return fetch(url, init);
+    },
+    { sent },
+  );
+}
+
+it('a gauge reading of a scan the hub has goes without the photo; one the hub lacks goes again with it', async () => {
+  const { hub, desk, key, cookie } = await hubAndDesk();
+  const { scanId } = await analyze(desk, cookie);
+  const uploads = photoFetch();
+  const sync = service(desk, { hubUrl: hub.url, hubApiKey: key }, uploads);
+  expect(await sync.pusher!.runOnce()).toEqual({ pushed: 1, error: null });
+  expect(uploads.sent).toEqual(['photo']); // a new scan goes with its photo
+
+  // the shop gauges the tyre: only the reading travels, the hub keeps the photo it has
+  expect((await call(desk, cookie, 'PUT', `/api/v1/scans/${scanId}/measurement`, { measurementMm: 4.5 })).statusCode).toBe(200);
+  expect(await sync.pusher!.runOnce()).toEqual({ pushed: 1, error: null });
+  expect(uploads.sent).toEqual(['photo', 'no photo']);
+  expect(await hubScans(hub, key)).toMatchObject([{ scanId, measurementMm: 4.5 }]);
+
+  // a scan gauged before the hub ever had it: tried without, then sent again with its photo
+  const second = await analyze(desk, cookie);
+  expect((await call(desk, cookie, 'PUT', `/api/v1/scans/${second.scanId}/measurement`, { measurementMm: 3.0 })).statusCode).toBe(200);
+  uploads.sent.length = 0;
+  expect((await sync.pusher!.runOnce()).error).toBeNull();
+  expect(uploads.sent).toEqual(['no photo', 'photo']);
+  expect((await hubScans(hub, key)).find((scan) => scan.scanId === second.scanId)).toMatchObject({ measurementMm: 3.0 });
 });
 
 it('backs off exponentially with jitter, capped at five minutes', async () => {

@@ -13,7 +13,7 @@ import { isScanRefusal, toSyncScan } from '../../src/core/sync/wire.js';
 import { makeJpeg } from '../fixtures/images/make.js';
 import { testCore, type TestCore } from '../support/core.js';
 import { makeScan, randomId } from '../support/store.js';
-import { accountCaller } from '../services/helpers.js';
+import { accountCaller, command } from '../services/helpers.js';
 
 let t: TestCore | null = null;
 afterEach(async () => {
@@ -122,6 +122,39 @@ describe('receiving a pushed scan on the hub', () => {
       const { t, deps, owner, jpeg, id } = await photoLost();
       expect((await receiveSyncedScan(deps, owner, await wireFor(id, jpeg, { deletedAt: at }), null)).deletedAt).toEqual(at);
       expect((await t.core.store.scans.get(id))?.deletedAt).toEqual(at);
+    });
+  });
+
+  describe('a scan the chain office made on the hub itself', () => {
+    /** The office scans and gauges a tyre on the hub, signed in (no key); the account has a shop key too. */
+    async function officeScan() {
+      t = await testCore();
+      const office = await accountCaller(t.core.services);
+      const shop = (await t.core.services.apiKeys.create(office.account.id, 'Main street')).record;
+      const id = (await t.core.services.scans.analyze(await command(office))).body.data.scanId;
+      const stored = await t.core.services.scans.setMeasurement(office, id, 4.4);
+      expect(stored.apiKeyId).toBeNull();
+      const later = new Date(stored.measuredAt!.getTime() + 3_600_000);
+      const deps = { store: t.core.store, images: t.core.images };
+      return { t, deps, owner: { accountId: office.account.id, apiKeyId: shop.id }, id, stored, later };
+    }
+
+    it("a shop's later reading under the same id is refused: the office's reading stays", async () => {
+      const { t, deps, owner, id, stored, later } = await officeScan();
+      const wire = toSyncScan({ ...stored, apiKeyId: owner.apiKeyId, measurementMm: 1.2, measuredAt: later });
+      const error = await receiveSyncedScan(deps, owner, wire, null).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('made on the hub itself') });
+      expect(isScanRefusal(error)).toBe(true); // the shop skips it rather than sending it forever
+      expect(await t.core.store.scans.get(id)).toEqual(stored);
+    });
+
+    it("a shop's deletion under the same id is refused: the scan and its photos stay", async () => {
+      const { t, deps, owner, id, stored, later } = await officeScan();
+      const wire = toSyncScan({ ...stored, apiKeyId: owner.apiKeyId, deletedAt: later });
+      await expect(receiveSyncedScan(deps, owner, wire, null)).rejects.toMatchObject({ code: 'FORBIDDEN' });
+      expect(await t.core.store.scans.get(id)).toEqual(stored);
+      expect(await t.core.images.exists(stored.image.originalKey)).toBe(true);
+      expect(await t.core.images.exists(stored.image.thumbnailKey)).toBe(true);
     });
   });
 

@@ -89,6 +89,16 @@ export function syncConformance(store: GetStore): void {
       expect(await store().scans.get(current.id)).toEqual(current);
     });
 
+    it('keeps the stored reading on a tie: another reading with the same measuredAt changes nothing and records no change', async () => {
+      const current = pushed({ measurementMm: 6.1, measuredAt: T('10:00:00.000') });
+      await store().scans.upsertSynced(current);
+      const [before] = await store().scans.changesSince(0, 10);
+      // two desks that read the same tyre in the same millisecond: the hub keeps what it had
+      expect(await store().scans.upsertSynced(pushed({ measurementMm: 3.0, measuredAt: T('10:00:00.000') }))).toEqual(current);
+      expect(await store().scans.get(current.id)).toEqual(current);
+      expect(await store().scans.changesSince(0, 10)).toEqual([before]);
+    });
+
     it('lets a deletion win over edits, before and after it', async () => {
       await store().scans.upsertSynced(pushed({ measurementMm: 6.1, measuredAt: T('09:00:00.000') }));
       const deletedAt = T('11:00:00.000');

@@ -132,8 +132,9 @@ export function usageConformance(store: GetStore): void {
       const at = (ms: number) => new Date(NOW.getTime() + ms);
       const ask = (ms: number, window = MONTH) => store().usage.reserve(reserveRequest({ subject, limit: 2, packAccountId: account.id, now: at(ms), window }));
       const free = await ask(-3000); // the month's last free scan, held by a request that will fail
-      const older = await ask(-2000);
+      // asked out of order: it is the time each request began that makes a hold the oldest
       const newer = await ask(-1000);
+      const older = await ask(-2000);
       expect([free, older, newer].map((r) => r?.source)).toEqual(['allowance', 'pack', 'pack']);
       const nextMonthFree = await ask(0, 'month:2026-12');
       expect(nextMonthFree?.source).toBe('allowance');
@@ -143,8 +144,11 @@ export function usageConformance(store: GetStore): void {
       await store().usage.release(free!.id);
       expect(await store().usage.packBalance(account.id)).toEqual({ credit: 3, held: 1 });
       expect(await store().usage.usage(subject, MONTH)).toEqual({ used: 1, held: 1 });
+      // the newer request is still the pack's: its scan spends a unit of credit, not a free scan
+      await store().scans.commit({ scan: makeScan(), reservation: newer, idempotency: null });
+      expect(await store().usage.packBalance(account.id)).toEqual({ credit: 2, held: 0 });
+      expect(await store().usage.usage(subject, MONTH)).toEqual({ used: 1, held: 1 });
       await store().scans.commit({ scan: makeScan(), reservation: older, idempotency: null }); // now a free scan
-      await store().scans.commit({ scan: makeScan(), reservation: newer, idempotency: null }); // the pack's
       expect(await store().usage.usage(subject, MONTH)).toEqual({ used: 2, held: 0 });
       expect(await store().usage.packBalance(account.id)).toEqual({ credit: 2, held: 0 });
       // a pack hold given back moves nothing
