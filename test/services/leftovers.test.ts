@@ -175,7 +175,7 @@ describe('sweepLeftovers', () => {
     expect(present(oldTemp)).toBe(false);
     const warning = lines.find((line) => line.level === 40);
     expect(warning).toMatchObject({ orphanImages: 4, imagesDir });
-    expect(String(warning!.msg)).toMatch(/kept, not removed.*holds no scans at all.*tirewear\.db back/);
+    expect(String(warning!.msg)).toMatch(/kept, not removed.*holds no scans at all.*tirewear\.db.*own database back/);
   });
 
   it('keeps photos older than the database even once scans were made on it (the old tirewear.db was deleted)', async () => {

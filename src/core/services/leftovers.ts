@@ -194,15 +194,16 @@ export async function sweepLeftovers(deps: SweepDeps, options: SweepOptions): Pr
   await flush();
 
   // A database that has never held a scan next to photos older than an hour was created afresh
-  // (the old file deleted or moved away): every photo would look orphaned. So would most of
-  // them under a database restored from an older copy. Removing them then destroys the shop's
-  // photos for good; keeping them costs disk space until someone looks.
+  // (the old file deleted or moved away), and photos older than the database were never its
+  // own: every one would look orphaned. So would most of them under a database restored from an
+  // older copy. Removing them then destroys the shop's photos for good; keeping them costs disk
+  // space until someone looks.
   if (olderThanDatabase > 0) {
     report.keptImages += olderThanDatabase;
     deps.logger.warn(
       { olderThanDatabase, imagesDir: deps.imagesDir },
       `${olderThanDatabase} photo file(s) in ${deps.imagesDir} are older than the database and belong to none of its scans: kept, not removed. ` +
-        "Was tirewear.db deleted or replaced? Put the shop's own database back (or restore it from a backup) while the server is stopped.",
+        "Was the database (a desk's tirewear.db) deleted or replaced? Put the shop's own database back (or restore it from a backup) while the server is stopped.",
     );
   }
   const fresh = orphanCount > 0 && (await deps.store.scans.countChangesSince(0, 1)) === 0;
@@ -212,7 +213,7 @@ export async function sweepLeftovers(deps: SweepDeps, options: SweepOptions): Pr
       { orphanImages: orphanCount, imagesDir: deps.imagesDir },
       `${orphanCount} photo file(s) in ${deps.imagesDir} belong to no scan in the database: kept, not removed. ` +
         (fresh
-          ? 'The database holds no scans at all: was it deleted or replaced? Put the shop\'s own tirewear.db back (or restore it from a backup) while the server is stopped.'
+          ? "The database holds no scans at all: was it (a desk's tirewear.db) deleted or replaced? Put the shop's own database back (or restore it from a backup) while the server is stopped."
           : 'More than a crash leaves behind: was the database restored from an older copy? Restore the newest backup, or remove the files by hand if the scans are truly gone.'),
     );
   } else {
