@@ -20,3 +20,10 @@ const child = spawn(
 process.on('SIGINT', () => {});
 for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+// `kill <npm's pid>` (a stop script, a supervisor signalling the main process) ends npm and the
+// shell it started without passing the signal on: this launcher is then orphaned, and the server
+// would keep the port. Once the parent is gone, the server is stopped as by SIGTERM.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) child.kill('SIGTERM');
+}, 1000).unref();

@@ -419,6 +419,12 @@ export function loadConfig(env: Env, argv: readonly string[] = [], base: Config 
     throw new ConfigError(`TIREWEAR_LICENSE_PUBLIC_KEY (${keySource.includes('-----BEGIN') ? 'PEM text' : keySource}): ${(error as Error).message}`);
   }
 
+  if (config.databaseUrl !== null && config.sync !== null) {
+    throw new ConfigError(
+      `${vars.TIREWEAR_HUB_URL ? 'TIREWEAR_HUB_URL' : 'settings.json sync'} links this server to a hub, but TIREWEAR_DATABASE_URL makes it one: a hub does not link to another hub (remove the link)`,
+    );
+  }
+
   if (!isLoopback(config.host) && !config.lanAccess && config.databaseUrl === null) {
     throw new ConfigError(
       `TIREWEAR_HOST=${config.host} is not a loopback address; set TIREWEAR_LAN_ACCESS=true to serve the LAN (API keys are then required), or run as a hub with TIREWEAR_DATABASE_URL`,

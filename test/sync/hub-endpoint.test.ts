@@ -192,3 +192,10 @@ it('pushes held at once are bounded as analyze uploads are: past the bound SERVE
     await removeNode(small);
   }
 });
+
+it('GET /sync/scans takes its documented template sent blank (apiKeyId=&cursor=&limit=) as no filter', async () => {
+  const { cookie } = await hubAccount(hub);
+  const blank = await hub.app.inject({ url: '/api/v1/sync/scans?apiKeyId=&cursor=&limit=', headers: { cookie } });
+  expect(blank.statusCode).toBe(200);
+  expect(blank.json().data).toEqual((await hub.app.inject({ url: '/api/v1/sync/scans', headers: { cookie } })).json().data);
+});

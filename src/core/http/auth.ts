@@ -92,7 +92,7 @@ async function resolveCaller(request: FastifyRequest, reply: FastifyReply): Prom
   }
 }
 
-function enforce(mode: AuthMode, caller: Caller, request: FastifyRequest): void {
+async function enforce(mode: AuthMode, caller: Caller, request: FastifyRequest): Promise<void> {
   if (mode === 'optional') return;
   if (caller.kind === 'anonymous') {
     throw new AppError('INVALID_SESSION', 'Sign in, or send an X-API-Key header, to use this endpoint');
@@ -103,6 +103,14 @@ function enforce(mode: AuthMode, caller: Caller, request: FastifyRequest): void 
   }
   if (mode === 'desk' && !isThisComputer(request.ip, request.server.core.config)) {
     throw new AppError('FORBIDDEN', 'Settings can only be changed on the computer running TireWear');
+  }
+  // A hub behind a proxy on its own host sees every caller as this computer (without
+  // TIREWEAR_TRUST_PROXY, or a proxy that names no client): its settings and calibration, which
+  // act for every shop, are the hub owner's, the account registered first.
+  if (mode === 'desk' && request.server.core.config.databaseUrl !== null && caller.kind === 'account') {
+    if ((await request.server.core.store.accounts.firstId()) !== caller.account.id) {
+      throw new AppError('FORBIDDEN', "Only the hub's owner (the account registered first) can change its settings or calibration");
+    }
   }
 }
 
@@ -124,7 +132,7 @@ export function registerAuth(app: FastifyInstance): void {
     const mode = request.routeOptions.config.auth ?? 'none';
     if (mode === 'none') return;
     const caller = await resolveCaller(request, reply);
-    enforce(mode, caller, request);
+    await enforce(mode, caller, request);
     request.caller = caller;
   });
 }

@@ -27,6 +27,8 @@ export interface AccountStore {
    * step (two at once cannot both be first); null when an account exists. CONFLICT as create.
    */
   createFirst(input: { id: string; email: string; passwordHash: string; createdAt: Date }): Promise<Account | null>;
+  /** The id of the account registered first (oldest, then lowest id); null when there is none. */
+  firstId(): Promise<string | null>;
 }
 
 export interface SessionStore {

@@ -128,7 +128,7 @@ export function parseDateParam(name: string, raw: string | undefined, endOfDay: 
  * optional form fields for "show all") is one not sent, and `wear` is read in any case, as
  * `position` is on analyze.
  */
-async function blankIsAbsent(request: FastifyRequest): Promise<void> {
+export async function blankIsAbsent(request: FastifyRequest): Promise<void> {
   const query = request.query as Record<string, unknown>;
   for (const [name, value] of Object.entries(query)) if (value === '') delete query[name];
   if (typeof query.wear === 'string') query.wear = query.wear.toLowerCase();

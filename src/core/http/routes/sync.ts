@@ -13,6 +13,7 @@ import fastifyMultipart from '@fastify/multipart';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { updateSettingsFile } from '../../settings-file.js';
+import { blankIsAbsent } from './scans.js';
 import { AppError } from '../../errors.js';
 import { DESK_TIME_HEADER } from '../../sync/hub-client.js';
 import { deskMark, HUB_DESK_SEQ_HEADER, markingHandled, readDeskPosition } from '../../sync/desk-marks.js';
@@ -199,6 +200,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/sync/scans',
     {
       config: { auth: 'account' },
+      preValidation: blankIsAbsent,
       schema: {
         tags,
         summary: "Hub: the account's scans from every linked shop (or one, by apiKeyId), newest first, each with its shop",
@@ -231,16 +233,25 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 
   const desk = { auth: 'desk' as const };
+  /**
+   * A desk's link to a hub, on a hub: a hub does not push its database (every account's scans) on
+   * to another server. Refused, so that no one can point it at one (HUB.md §1).
+   */
+  const deskOnly = async (): Promise<void> => {
+    if (app.core.config.databaseUrl !== null) {
+      throw new AppError('FORBIDDEN', "This server is a hub: it does not link to another hub (a shop's desktop links to it; HUB.md)");
+    }
+  };
 
   app.get(
     '/sync/status',
-    { config: desk, schema: { tags, summary: 'Desk: hub link, last sync, pending changes, last error', response: replies(SyncStatus) } },
+    { config: desk, preHandler: deskOnly, schema: { tags, summary: 'Desk: hub link, last sync, pending changes, last error', response: replies(SyncStatus) } },
     async () => ({ success: true as const, data: await sync.status() }),
   );
 
   app.put(
     '/sync/link',
-    { config: desk, schema: { tags, summary: 'Desk: link this computer to a hub', body: LinkBody, response: replies(SyncStatus) } },
+    { config: desk, preHandler: deskOnly, schema: { tags, summary: 'Desk: link this computer to a hub', body: LinkBody, response: replies(SyncStatus) } },
     async (request) => ({ success: true as const, data: await sync.link(request.body) }),
   );
 
@@ -248,6 +259,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/sync/resend',
     {
       config: desk,
+      preHandler: deskOnly,
       schema: {
         tags,
         summary: 'Desk: send the changes the hub refused again (as linking again with the same hub and key, without the key)',
@@ -259,7 +271,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/sync/link',
-    { config: desk, schema: { tags, summary: 'Desk: unlink from the hub (local scans stay)', response: replies(SyncStatus) } },
+    { config: desk, preHandler: deskOnly, schema: { tags, summary: 'Desk: unlink from the hub (local scans stay)', response: replies(SyncStatus) } },
     async () => ({ success: true as const, data: await sync.unlink() }),
   );
 
@@ -267,6 +279,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/sync/run',
     {
       config: desk,
+      preHandler: deskOnly,
       schema: {
         tags,
         summary: 'Desk: push pending changes now; answers when done, after 15 s at most (the push goes on), or when the server stops',
@@ -280,6 +293,8 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/sync/hub-scans',
     {
       config: desk,
+      preHandler: deskOnly,
+      preValidation: blankIsAbsent,
       schema: { tags, summary: "Desk: the chain's scans, read from the hub", querystring: ChainPageQuery, response: replies(HubScanList) },
     },
     async (request) => {
@@ -290,7 +305,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/sync/hub-shops',
-    { config: desk, schema: { tags, summary: "Desk: the chain's shops, read from the hub", response: replies(HubShopList) } },
+    { config: desk, preHandler: deskOnly, schema: { tags, summary: "Desk: the chain's shops, read from the hub", response: replies(HubShopList) } },
     async () => ({ success: true as const, data: { items: await sync.hubShops() } }),
   );
 
@@ -298,6 +313,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/sync/hub-scans/:scanId/image',
     {
       config: desk,
+      preHandler: deskOnly,
       schema: {
         tags,
         summary: "Desk: an image of one of the chain's scans, read from the hub",

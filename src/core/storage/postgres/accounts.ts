@@ -71,6 +71,10 @@ export function accountStore(db: Db): AccountStore {
       const [row] = await db.query<AccountRow>('SELECT * FROM accounts WHERE id = $1', [id]);
       return row ? toAccount(row) : null;
     },
+    async firstId() {
+      const [row] = await db.query<{ id: string }>('SELECT id FROM accounts ORDER BY created_at, id COLLATE "C" LIMIT 1');
+      return row?.id ?? null;
+    },
   };
 }
 

@@ -57,6 +57,8 @@ export function createAccountStore(db: Db): AccountStore {
         return row ? ({ ...accountFromRow(row), passwordHash: row.password_hash } satisfies AccountWithSecret) : null;
       }),
     findById: (id) => run(() => readAccount(db, id)),
+    firstId: () =>
+      run(() => (db.prepare('SELECT id FROM accounts ORDER BY created_at, id LIMIT 1').get() as { id: string } | undefined)?.id ?? null),
   };
 }
 
