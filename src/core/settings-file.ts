@@ -8,14 +8,12 @@ import { mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, readSettingsFile, type FileSettings } from './config.js';
 import { AppError } from './errors.js';
+import { diskRefusal } from './storage/files.js';
 
 const queues = new Map<string, Promise<unknown>>();
 
 /** Names of the temporary files below: what a save cut short by a crash leaves in the data dir. */
 export const SETTINGS_TEMP_PATTERN = /^settings\.json\.[0-9a-f]{12}\.tmp$/;
-
-const DISK_FULL = new Set(['ENOSPC', 'EDQUOT']);
-const NOT_WRITABLE = new Set(['EROFS', 'EACCES', 'EPERM']);
 
 /**
  * A request's view of a settings.json the server cannot read or write: 503 saying what to do
@@ -29,9 +27,10 @@ function settingsError(error: unknown): unknown {
       { cause: error },
     );
   }
-  const code = (error as NodeJS.ErrnoException | null)?.code ?? '';
-  if (DISK_FULL.has(code)) return new AppError('STORAGE_UNAVAILABLE', 'The settings could not be saved: the disk is full; free space on it and save again', { cause: error });
-  if (NOT_WRITABLE.has(code) || code === 'EIO') {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  const refusal = diskRefusal(code);
+  if (refusal === 'full') return new AppError('STORAGE_UNAVAILABLE', 'The settings could not be saved: the disk is full; free space on it and save again', { cause: error });
+  if (refusal === 'not-writable' || code === 'EIO') {
     return new AppError('STORAGE_UNAVAILABLE', 'The settings could not be saved: the data folder cannot be written; save again once it can', { cause: error });
   }
   return error;

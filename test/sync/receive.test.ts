@@ -31,6 +31,17 @@ function staleLookup(core: TestCore) {
   return { images: core.core.images, store: { ...core.core.store, scans: { ...core.core.store.scans, get: async () => null } } };
 }
 
+/** A new core whose hub holds one scan the owner's session pushed, with its photo. */
+async function pushedScan() {
+  t = await testCore();
+  const deps = { store: t.core.store, images: t.core.images };
+  const owner = { accountId: 'acct-owner', apiKeyId: null };
+  const jpeg = await makeJpeg({ width: 320, height: 256 });
+  const id = randomId();
+  const stored = await receiveSyncedScan(deps, owner, await wireFor(id, jpeg), jpeg);
+  return { t, deps, owner, jpeg, id, stored };
+}
+
 describe('receiving a pushed scan on the hub', () => {
   it('a first push refused because another account stored the id meanwhile leaves that account\'s photo as it was', async () => {
     t = await testCore();
@@ -53,12 +64,7 @@ describe('receiving a pushed scan on the hub', () => {
   });
 
   it('a deletion synced from the shop removes the photos on the hub; the record stays as a tombstone', async () => {
-    t = await testCore();
-    const deps = { store: t.core.store, images: t.core.images };
-    const owner = { accountId: 'acct-owner', apiKeyId: null };
-    const jpeg = await makeJpeg({ width: 320, height: 256 });
-    const id = randomId();
-    const stored = await receiveSyncedScan(deps, owner, await wireFor(id, jpeg), jpeg);
+    const { t, deps, owner, jpeg, id, stored } = await pushedScan();
     expect(await t.core.images.exists(stored.image.originalKey)).toBe(true);
     const deletedAt = new Date(Date.UTC(2026, 10, 24, 12));
     const tombstone = await receiveSyncedScan(deps, owner, await wireFor(id, jpeg, { deletedAt }), null);
@@ -71,12 +77,7 @@ describe('receiving a pushed scan on the hub', () => {
 
   describe('a scan the hub holds without its photo (files restored from an older backup than the database)', () => {
     async function photoLost() {
-      t = await testCore();
-      const deps = { store: t.core.store, images: t.core.images };
-      const owner = { accountId: 'acct-owner', apiKeyId: null };
-      const jpeg = await makeJpeg({ width: 320, height: 256 });
-      const id = randomId();
-      const stored = await receiveSyncedScan(deps, owner, await wireFor(id, jpeg), jpeg);
+      const { t, deps, owner, jpeg, id, stored } = await pushedScan();
       const thumbnail = await t.core.images.get(stored.image.thumbnailKey);
       await t.core.images.delete(stored.image.originalKey);
       await t.core.images.delete(stored.image.thumbnailKey);

@@ -4,6 +4,7 @@
  * their connections are closed), close the database and exit 0; a bad setting exits 2 with
  * the reason, a failed start exits 1.
  */
+import { diskRefusal } from '../storage/files.js';
 import { ConfigError, loadConfig, serveUsage, type Config } from '../config.js';
 import { SHUTDOWN_GRACE_MS } from '../http/app.js';
 import { answerHelp } from './args.js';
@@ -42,9 +43,9 @@ async function main(): Promise<void> {
     const hint =
       !onDisk && (code === 'EACCES' || code === 'EADDRNOTAVAIL')
         ? `: TireWear may not listen on ${config.host}:${config.port}; choose a port from 1024 to 65535 and a local address`
-        : code === 'ENOSPC' || code === 'EDQUOT'
+        : diskRefusal(code) === 'full'
           ? `: the disk holding the data folder ${config.dataDir} is full; free space on it`
-          : code?.startsWith('SQLITE_CANTOPEN') || code === 'ENOTDIR' || code === 'EEXIST' || (onDisk && ['EACCES', 'EPERM', 'EROFS'].includes(code ?? ''))
+          : code?.startsWith('SQLITE_CANTOPEN') || code === 'ENOTDIR' || code === 'EEXIST' || (onDisk && diskRefusal(code) === 'not-writable')
             ? `: the data folder ${config.dataDir} must be a folder TireWear can write (its tirewear.db a file)`
             : '';
     process.stderr.write(`tirewear: could not start: ${message}${hint}\n`);

@@ -11,6 +11,7 @@
 import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../errors.js';
+import { API_KEY_SHAPE } from '../services/auth.js';
 import type { Caller } from '../types.js';
 import { SESSION_COOKIE, isThisComputer } from './security.js';
 import type { AuthMode } from './types.js';
@@ -28,20 +29,23 @@ export function sessionCookieOptions(request: FastifyRequest, maxAgeS?: number):
   };
 }
 
-/** A TireWear key, whole (api-keys.ts): `tw_` and 32 base62 characters. */
-const KEY = /^tw_[0-9A-Za-z]{32}$/;
+/** How many times a header was sent: Node joins repeats into one "a, b" value, so they are counted in the raw headers. */
+export function timesSent(request: FastifyRequest, lowerCaseName: string): number {
+  return request.raw.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === lowerCaseName).length;
+}
+
 /** Header names a client might put a key in by mistake; X-API-Key is the one read. */
 const KEYISH_HEADER = /api[-_]?key|token|auth/i;
 
 /** Whether a header value is a key, alone or as the one credential of a scheme (`ApiKey tw_…`, `Basic …`). */
 function holdsKey(value: string): boolean {
   const parts = value.trim().split(/\s+/);
-  if (parts.some((part) => KEY.test(part))) return parts.length <= 2;
+  if (parts.some((part) => API_KEY_SHAPE.test(part))) return parts.length <= 2;
   const [scheme, credentials] = parts;
   if (parts.length !== 2 || !/^basic$/i.test(scheme!) || !/^[A-Za-z0-9+/_-]+=*$/.test(credentials!)) return false;
   // Basic, in base64 or base64url: the key as user or password
   const decoded = Buffer.from(credentials!.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('latin1');
-  return decoded.split(':').some((part) => KEY.test(part));
+  return decoded.split(':').some((part) => API_KEY_SHAPE.test(part));
 }
 
 /**
@@ -66,9 +70,7 @@ async function resolveCaller(request: FastifyRequest, reply: FastifyReply): Prom
   const { auth } = request.server.core.services;
   const key = request.headers['x-api-key'];
   if (key !== undefined) {
-    // Node joins repeated X-API-Key headers into one "a, b" string: count them in the raw headers
-    const sent = request.raw.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === 'x-api-key').length;
-    if (typeof key !== 'string' || sent > 1) throw new AppError('INVALID_API_KEY', 'Send exactly one X-API-Key header');
+    if (typeof key !== 'string' || timesSent(request, 'x-api-key') > 1) throw new AppError('INVALID_API_KEY', 'Send exactly one X-API-Key header');
     return auth.authenticateKey(key, request.ip);
   }
   // The key travels in X-API-Key only. A key sent as a bearer token would otherwise make an

@@ -25,8 +25,15 @@ function isMissing(error: unknown): boolean {
 /** The disk, not the caller and not a bug: full, read-only, not a folder, out of handles or failing. */
 const UNAVAILABLE = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'ENOTDIR', 'EIO', 'EMFILE', 'ENFILE']);
 
-const FULL = new Set(['ENOSPC', 'EDQUOT']);
-const NOT_WRITABLE = new Set(['EROFS', 'EACCES', 'EPERM']);
+/**
+ * Which of a file system's refusals an errno is, for a message a person can act on: the disk is
+ * full, the place cannot be written (read-only, not allowed to this program), or neither.
+ */
+export function diskRefusal(code: string | undefined): 'full' | 'not-writable' | null {
+  if (code === 'ENOSPC' || code === 'EDQUOT') return 'full';
+  if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') return 'not-writable';
+  return null;
+}
 
 /**
  * Like the database's mapping: the caller gets a retryable 503 STORAGE_UNAVAILABLE saying which
@@ -36,9 +43,10 @@ const NOT_WRITABLE = new Set(['EROFS', 'EACCES', 'EPERM']);
 function storageError(error: unknown, writing = false): unknown {
   const code = (error as NodeJS.ErrnoException | null)?.code ?? '';
   if (!UNAVAILABLE.has(code) && !(writing && code === 'ENOENT')) return error;
-  const message = FULL.has(code)
+  const refusal = diskRefusal(code);
+  const message = refusal === 'full'
     ? 'The disk holding the image folder is full; free space on it, then try again (nothing was saved)'
-    : NOT_WRITABLE.has(code) || code === 'ENOENT'
+    : refusal === 'not-writable' || code === 'ENOENT'
       ? 'The image folder cannot be written (read-only, or not allowed to this program); try again once it can'
       : 'The image folder cannot be written or read (a disk error or too many open files); try again later';
   return new AppError('STORAGE_UNAVAILABLE', message, { cause: error });

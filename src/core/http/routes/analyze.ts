@@ -14,7 +14,7 @@ import { checkIdempotencyKey } from '../../services/idempotency.js';
 import type { Caller } from '../../types.js';
 import { TIRE_POSITIONS, type TirePosition } from '../../types.js';
 import type { ScanService } from '../../services/ports.js';
-import { anyCaller } from '../auth.js';
+import { anyCaller, timesSent } from '../auth.js';
 import { multipartError, toErrorReply } from '../errors.js';
 import { MAX_IMAGE_BYTES, TEXT_FIELDS, registerMultipart } from '../plugins/multipart.js';
 import { AnalyzeData, analyzeReplies } from '../schemas.js';
@@ -210,9 +210,7 @@ function parseFields(image: Buffer | null, fields: Map<string, string>): Upload 
 function idempotencyKey(request: FastifyRequest): string | null {
   const raw = request.headers['idempotency-key'];
   if (raw === undefined) return null;
-  // Node joins a repeated header into "a, b": counted in the raw headers, as X-API-Key is
-  const sent = request.raw.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === 'idempotency-key').length;
-  if (sent > 1) throw new AppError('VALIDATION_ERROR', 'Send the Idempotency-Key header once (it was sent more than once)');
+  if (timesSent(request, 'idempotency-key') > 1) throw new AppError('VALIDATION_ERROR', 'Send the Idempotency-Key header once (it was sent more than once)');
   return checkIdempotencyKey(raw);
 }
 
