@@ -197,10 +197,14 @@ describe('a desk bound to one LAN address of its own', () => {
 describe('a hub (hub mode) behind its proxy', () => {
   let hub: HttpTest;
   let store: Awaited<ReturnType<typeof tempSqliteStore>>;
+  let owner: { cookie: string };
   beforeAll(async () => {
     // The store is a temp SQLite one; databaseUrl only switches the server into hub mode.
     store = await tempSqliteStore();
     hub = await httpTest({ store: store.store, config: { databaseUrl: 'postgres://hub.invalid/tirewear', host: '0.0.0.0' } });
+    // the hub's owner registers first (its settings are the owner's); later accounts a minute on
+    owner = await signIn(hub.app);
+    hub.clock.advance(60_000);
   });
   afterAll(async () => {
     await hub.cleanup();
@@ -219,7 +223,7 @@ describe('a hub (hub mode) behind its proxy', () => {
   });
 
   it('keeps the desk-only routes (settings, models) to loopback, even from its own address (its proxy on the same computer)', async () => {
-    const { cookie } = await signIn(hub.app);
+    const { cookie } = owner;
     const OWN = '198.51.100.9';
     const interfaces = vi.spyOn(os, 'networkInterfaces').mockReturnValue({
       eth0: [{ address: OWN, netmask: '255.255.255.0', family: 'IPv4', mac: '00:00:00:00:00:00', internal: false, cidr: `${OWN}/24` }],
