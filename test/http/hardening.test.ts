@@ -453,3 +453,53 @@ describe('L10: Expect: 100-continue', () => {
     login.socket.destroy();
   });
 });
+
+describe('a caller with no scans left is told before sending the photo', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await start();
+  });
+  afterAll(() => server.close());
+
+  const upload = async (shade: number, extra = '') => {
+    const { payload, headers } = form([{ name: 'image', data: await makeJpeg({ width: 300, height: 256, shade }) }]);
+    return { payload, head: uploadHead(headers['content-type']!, payload.length, extra) };
+  };
+
+  it('with Expect: 100-continue the 429 comes instead of 100 Continue (no photo sent); without, after the body as before', async () => {
+    for (let i = 0; i < 3; i++) {
+      const { payload, head } = await upload(40 + i * 30);
+      const client = connect(server.url);
+      client.socket.write(head);
+      client.socket.write(payload);
+      expect(await client.until(/\r\n\r\n\{.*\}$/s)).toMatch(/^HTTP\/1\.1 200 /);
+      client.socket.destroy();
+    }
+
+    const waiting = connect(server.url);
+    waiting.socket.write((await upload(200, 'Expect: 100-continue\r\n')).head);
+    const refused = await waiting.until(/\r\n\r\n\{.*\}$/s);
+    expect(refused).toMatch(/^HTTP\/1\.1 429 /);
+    expect(refused).not.toMatch(/100 Continue/);
+    expect(refused).toMatch(/"code":"RATE_LIMIT_EXCEEDED"/);
+    expect(refused).toMatch(/\r\nx-ratelimit-remaining: 0\r\n/i);
+    expect(refused).toMatch(/\r\nretry-after: [1-9]\d*\r\n/i);
+    waiting.socket.destroy();
+
+    // A client that sends the body at once gets the same answer, and the connection stays usable.
+    const eager = connect(server.url);
+    const whole = await upload(210);
+    eager.socket.write(whole.head);
+    eager.socket.write(whole.payload);
+    expect(await eager.until(/\r\n\r\n\{.*\}$/s)).toMatch(/^HTTP\/1\.1 429 [\s\S]*"code":"RATE_LIMIT_EXCEEDED"/);
+    eager.socket.write('GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    expect(await eager.until(/HTTP\/1\.1 200 [\s\S]*\r\n\r\n\{.*\}$/s)).toMatch(/HTTP\/1\.1 429 [\s\S]*HTTP\/1\.1 200 /);
+    eager.socket.destroy();
+
+    // With an Idempotency-Key the photo is asked for: a retry of a scan already made gets its stored answer.
+    const retry = connect(server.url);
+    retry.socket.write((await upload(220, 'Expect: 100-continue\r\nIdempotency-Key: RO-17-FL\r\n')).head);
+    expect(await retry.until(/^HTTP\/1\.1 100 Continue\r\n\r\n/)).toMatch(/^HTTP\/1\.1 100 Continue/);
+    retry.socket.destroy();
+  });
+});

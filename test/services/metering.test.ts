@@ -163,6 +163,56 @@ describe('pro', () => {
   });
 });
 
+describe('the refusal known before an upload (POST /analyze answers it before reading the photo)', () => {
+  test('only when nothing is left even if every analysis in flight fails; never for pro', async () => {
+    t = await testCore();
+    const caller = await accountCaller(t.core.services);
+    for (let i = 0; i < 9; i++) await scan(caller);
+    expect(await t.core.services.scans.refusalBeforeUpload(caller)).toBeNull();
+
+    // The tenth is in flight: nothing can be reserved now, but it may fail and give its scan back.
+    const release = t.analyzer.hold();
+    t.analyzer.fail();
+    const tenth = t.core.services.scans.analyze(await command(caller));
+    await t.analyzer.started(10);
+    expect(await t.core.services.scans.rateLimit(caller)).toMatchObject({ remaining: 0 });
+    expect(await t.core.services.scans.refusalBeforeUpload(caller)).toBeNull();
+    release();
+    await expectAppError(tenth, 'NO_TIRE_DETECTED');
+    t.analyzer.succeed();
+
+    await scan(caller);
+    const refusal = await t.core.services.scans.refusalBeforeUpload(caller);
+    expect(refusal).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', message: expect.stringMatching(/Monthly scan limit of 10/) });
+    // the same answer analyze() gives once it has the photo
+    const after = await expectAppError(scan(caller), 'RATE_LIMIT_EXCEEDED');
+    expect(refusal!.headers).toEqual(after.headers);
+    expect(refusal!.headers).toMatchObject({ 'X-RateLimit-Remaining': '0', 'Retry-After': expect.stringMatching(/^[1-9]\d*$/) });
+
+    // pack credit, even a single scan of it, lets the photo come
+    await t.core.services.licenses.redeem(caller.account.id, t.issueCode({ kind: 'pack', scans: 1 }));
+    expect(await t.core.services.scans.refusalBeforeUpload(caller)).toBeNull();
+    await scan(caller);
+    expect(await t.core.services.scans.refusalBeforeUpload(caller)).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED' });
+
+    await t.core.services.licenses.redeem(caller.account.id, t.issueCode({ kind: 'pro', expiresAt: '2027-01-31T00:00:00Z' }));
+    expect(await t.core.services.scans.refusalBeforeUpload(await reauth(caller))).toBeNull();
+  });
+
+  test('anonymous: after the day\'s third scan from the address, until midnight UTC', async () => {
+    t = await testCore();
+    const caller = anon('198.51.100.7');
+    for (let i = 0; i < 3; i++) {
+      expect(await t.core.services.scans.refusalBeforeUpload(caller)).toBeNull();
+      await scan(caller);
+    }
+    expect(await t.core.services.scans.refusalBeforeUpload(caller)).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED' });
+    expect(await t.core.services.scans.refusalBeforeUpload(anon('198.51.100.8'))).toBeNull();
+    t.clock.set(new Date(Date.UTC(t.clock.now().getUTCFullYear(), t.clock.now().getUTCMonth(), t.clock.now().getUTCDate() + 1)));
+    expect(await t.core.services.scans.refusalBeforeUpload(caller)).toBeNull();
+  });
+});
+
 describe('charging is exact and only for successes', () => {
   test('20 concurrent analyses against 10 left: exactly 10 succeed', async () => {
     t = await testCore({ config: { analysisQueueLimit: 64 } });

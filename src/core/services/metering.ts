@@ -122,10 +122,30 @@ export class Metering {
       now,
     });
     if (reservation) return reservation;
-    const headers = {
-      ...rateLimitHeaders({ limit: meter.limit, remaining: 0, resetAt: meter.window.endsAt }),
-      'Retry-After': retryAfterSeconds(meter.window.endsAt, now),
-    };
-    throw new AppError('RATE_LIMIT_EXCEEDED', meter.exceededMessage, { headers });
+    throw exceeded(meter, now);
   }
+
+  /**
+   * The refusal reserve() would give, decided before an upload is read: only when nothing could be
+   * reserved even if every analysis in flight failed and gave its hold back (the month's free scans
+   * used by committed scans alone, no committed pack credit). Otherwise null: reserve() decides.
+   */
+  async spentRefusal(caller: Caller, now: Date): Promise<AppError | null> {
+    const meter = meterFor(caller, now);
+    if (meter.limit === null) return null;
+    const [{ used }, pack] = await Promise.all([
+      this.store.usage.usage(meter.subject, meter.window.name),
+      meter.packAccountId ? this.store.usage.packBalance(meter.packAccountId) : null,
+    ]);
+    if (used < meter.limit || (pack !== null && pack.credit > 0)) return null;
+    return exceeded(meter, now);
+  }
+}
+
+function exceeded(meter: Meter, now: Date): AppError {
+  const headers = {
+    ...rateLimitHeaders({ limit: meter.limit, remaining: 0, resetAt: meter.window.endsAt }),
+    'Retry-After': retryAfterSeconds(meter.window.endsAt, now),
+  };
+  return new AppError('RATE_LIMIT_EXCEEDED', meter.exceededMessage, { headers });
 }

@@ -4,6 +4,7 @@
  */
 import type { Account, ApiKeyRecord, Caller, RedeemedLicense, ScanRecord, ScanResult, TirePosition } from '../types.js';
 import type { VerboseExtras, Wear } from '../analysis/analyzer.js';
+import type { AppError } from '../errors.js';
 
 /**
  * Values for the X-RateLimit-* headers; limit/remaining null means unlimited (pro).
@@ -97,6 +98,12 @@ export interface ScanService {
   analyze(command: AnalyzeCommand): Promise<AnalyzeResponse>;
   /** Current X-RateLimit-* state of a caller without charging. */
   rateLimit(caller: Caller): Promise<RateLimitState>;
+  /**
+   * The 429 analyze() would certainly give this caller (RATE_LIMIT_EXCEEDED, with its headers),
+   * known before the photo is sent: nothing is left even if every analysis in flight fails. null
+   * otherwise (analyze() then decides, with the hold it takes).
+   */
+  refusalBeforeUpload(caller: Caller): Promise<AppError | null>;
   /** NOT_FOUND / FORBIDDEN by SPEC §5 visibility rules. */
   get(caller: Caller, scanId: string): Promise<ScanRecord>;
   list(caller: Caller & { kind: 'account' }, query: ScanQuery): Promise<{ items: ScanRecord[]; nextCursor: string | null }>;

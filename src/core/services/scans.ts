@@ -126,6 +126,8 @@ export function createScanService(deps: AnalyzeDeps): ScanService {
 
     rateLimit: (caller) => metering.state(caller, clock.now()),
 
+    refusalBeforeUpload: (caller) => metering.spentRefusal(caller, clock.now()),
+
     get: async (caller, scanId) => presentScan(await visibleScan(caller, scanId)),
 
     async list(caller, query) {

@@ -266,6 +266,13 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       onRequest: async (request, reply) => {
         try {
           screenRequest(request);
+          // A caller with nothing left is told before sending the photo (with Expect: 100-continue
+          // it never sends it). Not with an Idempotency-Key: a retry of a scan already made gets
+          // its stored answer whatever is left. A failed check leaves it to the analysis.
+          if (idempotencyKey(request) === null) {
+            const refusal = await scans.refusalBeforeUpload(anyCaller(request)).catch(() => null);
+            if (refusal) throw refusal;
+          }
           reply.raw.once('close', admit(request.ip));
         } catch (error) {
           throw await withRateLimitHeaders(scans, error, anyCaller(request));
