@@ -34,7 +34,7 @@ import { closeCoreBeforeQuit, leaveGuard, QUIT_DEADLINE_MS, quitOnSystemShutdown
 import { isSafeExternalUrl, navigationGuards, originOf } from './navigation.js';
 import { permissionGuards, withCspFallback } from './security.js';
 import { describeStartupFailure } from './startup-error.js';
-import { applicationMenuTemplate, contextMenuTemplate, localServerUrl, mainWindowOptions, rendererUrl } from './window-options.js';
+import { applicationMenuTemplate, contextMenuTemplate, lanWindowOrigin, localServerUrl, mainWindowOptions, rendererUrl } from './window-options.js';
 import { loadWatched, logProcessErrors } from './window-watch.js';
 
 const preloadPath = fileURLToPath(new URL('../preload/index.cjs', import.meta.url));
@@ -207,18 +207,38 @@ function createWindow(url: string, config: Config, shutdown: Shutdown, apiUrl: s
   });
 }
 
-async function run(): Promise<void> {
-  await app.whenReady();
-  const menu = applicationMenuTemplate(process.platform);
-  Menu.setApplicationMenu(menu ? Menu.buildFromTemplate(menu) : null);
-  const paths: DesktopPaths = {
+function desktopPaths(): DesktopPaths {
+  return {
     appPath: app.getAppPath(),
     userDataPath: app.getPath('userData'),
     localAppDataPath: process.platform === 'win32' ? process.env.LOCALAPPDATA : undefined,
     resourcesPath: process.resourcesPath,
     isPackaged: app.isPackaged,
   };
-  const started = await startCore(paths);
+}
+
+/**
+ * A desk bound to one of its LAN addresses loads its window there (localServerUrl): that origin is
+ * made a secure one for Chromium, or the webcam and the clipboard are not offered (lanWindowOrigin).
+ * Only read before the app is ready. A configuration that does not load is left to startCore's report.
+ */
+function treatLanWindowAsSecure(): void {
+  if (!app.isPackaged && process.env.ELECTRON_RENDERER_URL) return; // the dev server's page
+  let origin: string | null = null;
+  try {
+    const config = loadDesktopConfig(process.env, desktopPaths());
+    origin = lanWindowOrigin(config.host, config.port);
+  } catch {
+    return;
+  }
+  if (origin) app.commandLine.appendSwitch('unsafely-treat-insecure-origin-as-secure', origin);
+}
+
+async function run(): Promise<void> {
+  await app.whenReady();
+  const menu = applicationMenuTemplate(process.platform);
+  Menu.setApplicationMenu(menu ? Menu.buildFromTemplate(menu) : null);
+  const started = await startCore(desktopPaths());
   if (!started) {
     app.exit(1);
     return;
@@ -275,6 +295,7 @@ if (!app.isPackaged) app.setPath('userData', devUserDataPath(app.getPath('appDat
 
 if (app.requestSingleInstanceLock()) {
   app.setAppUserModelId('com.tirewear.desktop');
+  treatLanWindowAsSecure();
   app.on('second-instance', showWindow);
   run().catch(async (error: unknown) => {
     dialog.showErrorBox('TireWear stopped', error instanceof Error ? error.message : String(error));

@@ -1,5 +1,6 @@
 /** The main window's options: Electron's secure defaults, spelled out so a refactor cannot drop one. */
 import type { BrowserWindowConstructorOptions } from 'electron';
+import { isLoopbackAddress } from '../core/http/security.js';
 import { APP_VERSION_ARG } from '../preload/channels.js';
 
 export interface WindowSetup {
@@ -58,6 +59,30 @@ export function localServerUrl(serverUrl: string): string {
   if (url.hostname === '0.0.0.0') url.hostname = '127.0.0.1';
   if (url.hostname === '[::]') url.hostname = '[::1]';
   return new URL('/', url).href;
+}
+
+/**
+ * The origin the window will load from when it is not loopback: a desk bound to one of its own
+ * LAN addresses (`localServerUrl`). Chromium offers the webcam and the clipboard to secure origins
+ * only, and plain http on a LAN address is not one; the window's traffic to its own address never
+ * leaves this computer, so main names this origin in `unsafely-treat-insecure-origin-as-secure`
+ * (a switch read before the app is ready, hence from the configured host and port). null for
+ * loopback, every-interface binds (the window then loads over loopback) and port 0 (not known yet).
+ */
+export function lanWindowOrigin(host: string, port: number): string | null {
+  if (!Number.isInteger(port) || port <= 0 || port > 65_535) return null;
+  const bare = host.trim().replace(/^\[(.*)\]$/, '$1');
+  if (bare === '' || /[/@\s]/.test(bare)) return null;
+  let url: URL;
+  try {
+    url = new URL(localServerUrl(`http://${bare.includes(':') ? `[${bare}]` : bare}:${port}`));
+  } catch {
+    return null;
+  }
+  const name = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  // `::ffff:127.0.0.1` comes back from URL as `::ffff:7f00:1`
+  if (name === 'localhost' || isLoopbackAddress(name) || isLoopbackAddress(bare) || /^::ffff:7f[0-9a-f]{2}:/.test(name)) return null;
+  return url.origin;
 }
 
 /**

@@ -16,6 +16,9 @@ class FakeApp extends EventEmitter {
   readonly getAppPath = () => process.cwd();
   readonly getVersion = () => '0.1.0-test';
   readonly getLocaleCountryCode = () => 'US';
+  /** Chromium switches main appended (name → value), as `app.commandLine` takes them before ready. */
+  readonly switches = new Map<string, string>();
+  readonly commandLine = { appendSwitch: (name: string, value = '') => void this.switches.set(name, value) };
   /** Folders main moved with setPath (development keeps its user data apart). */
   readonly paths = new Map<string, string>();
   constructor(private readonly root: string) {

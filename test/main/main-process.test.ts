@@ -53,6 +53,7 @@ describe('main process', () => {
     expect(window.options.webPreferences).toMatchObject({ sandbox: true, contextIsolation: true, nodeIntegration: false });
     expect(window.options.webPreferences?.preload).toMatch(/preload[\\/]index\.cjs$/);
 
+    expect(fake.app.switches.size).toBe(0); // loopback is a secure origin already
     const health = await fetch(`${url}api/v1/health`);
     expect(health.status).toBe(200);
     expect(health.headers.get('content-security-policy')).toBe(APP_CSP);
@@ -85,6 +86,22 @@ describe('main process', () => {
     expect(window.visible).toBe(false); // hidden as soon as the close began
     expect(fake.app.ended).toBe(true);
     await expect(fetch(`${url}api/v1/health`)).rejects.toThrow();
+  });
+
+  it('a desk bound to its LAN address opens the window there, made a secure origin for Chromium (webcam, clipboard)', async (context) => {
+    const lan = Object.values(os.networkInterfaces())
+      .flat()
+      .find((info) => info && !info.internal && info.family === 'IPv4');
+    if (!lan) return context.skip();
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, lan.address, resolve));
+    const port = (holder.address() as net.AddressInfo).port;
+    await new Promise((resolve) => holder.close(resolve));
+    const fake = await launch({ TIREWEAR_HOST: lan.address, TIREWEAR_PORT: String(port), TIREWEAR_LAN_ACCESS: 'true' });
+    await vi.waitFor(() => expect(fake.windows[0]?.loadedUrl).toBeDefined(), { timeout: 10_000 });
+    expect(fake.windows[0]!.loadedUrl).toBe(`http://${lan.address}:${port}/`);
+    expect(fake.app.switches.get('unsafely-treat-insecure-origin-as-secure')).toBe(`http://${lan.address}:${port}`);
+    await fake.app.requestQuit();
   });
 
   it('keeps the API running from the tray when the shop asked for it', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { appVersionFromArgv } from '../../src/preload/channels.js';
-import { applicationMenuTemplate, contextMenuTemplate, localServerUrl, mainWindowOptions, rendererUrl } from '../../src/main/window-options.js';
+import { applicationMenuTemplate, contextMenuTemplate, lanWindowOrigin, localServerUrl, mainWindowOptions, rendererUrl } from '../../src/main/window-options.js';
 
 const setup = { preloadPath: '/app/out/preload/index.cjs', iconPath: '/app/icon.png', appVersion: '0.1.0', isPackaged: true };
 
@@ -45,6 +45,21 @@ describe('window URL', () => {
     expect(localServerUrl('http://0.0.0.0:8787')).toBe('http://127.0.0.1:8787/');
     expect(localServerUrl('http://[::]:8787')).toBe('http://[::1]:8787/');
     expect(localServerUrl('http://192.168.1.20:8787')).toBe('http://192.168.1.20:8787/');
+  });
+
+  it('names the LAN origin a window will load from, for Chromium to treat as secure (webcam, clipboard)', () => {
+    expect(lanWindowOrigin('192.168.1.20', 8787)).toBe('http://192.168.1.20:8787');
+    expect(lanWindowOrigin('fd00::2', 8787)).toBe('http://[fd00::2]:8787');
+    expect(lanWindowOrigin('[fd00::2]', 80)).toBe('http://[fd00::2]');
+    expect(lanWindowOrigin('shop-pc.local', 8787)).toBe('http://shop-pc.local:8787');
+    // loopback, or bound to every interface (loaded over loopback): secure already
+    for (const host of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', '0.0.0.0', '::', '::ffff:127.0.0.1']) {
+      expect(lanWindowOrigin(host, 8787), host).toBeNull();
+    }
+    // a port not known before the start, or nonsense: nothing is treated as secure
+    for (const [host, port] of [['192.168.1.20', 0], ['192.168.1.20', 70_000], ['192.168.1.20', 1.5], ['', 8787], ['a/b', 8787], ['user@192.168.1.20', 8787], ['a b', 8787]] as const) {
+      expect(lanWindowOrigin(host, port), `${host}:${port}`).toBeNull();
+    }
   });
 });
 
