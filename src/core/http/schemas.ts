@@ -161,16 +161,31 @@ export const Empty = Type.Object({});
 /** `{ success: true, data }` */
 export const ok = <T extends TSchema>(data: T) => Type.Object({ success: Type.Literal(true), data });
 
-const errors = { '4xx': Type.Ref(ErrorEnvelope), '5xx': Type.Ref(ErrorEnvelope) };
+/**
+ * Marks a response header's schema as sent on every answer of its status: plugins/swagger.ts turns
+ * it into the Header Object's `required: true` (OpenAPI's "always sent"), which @fastify/swagger
+ * does not write itself.
+ */
+export const ALWAYS_SENT = 'x-always-sent';
 
-const RATE_LIMIT_HEADERS = {
-  'X-RateLimit-Limit': Type.String({
-    description: "The window's allowance: 3 a UTC day anonymous, 10 a month free (plus the pack credit left), or unlimited (pro)",
-  }),
-  'X-RateLimit-Remaining': Type.String({ description: 'Scans left in the window (plus pack credit), or unlimited; scans being analysed count as spent' }),
-  'X-RateLimit-Reset': Type.String({ description: 'Unix seconds at the end of the window' }),
-};
 const RETRY_AFTER = Type.String({ description: 'Seconds to wait: on 429 until the window resets, on 503 and 409 a short back-off' });
+
+/** Every route's failures: the envelope; a 429 (sign-in and registration limits) and a 503 carry Retry-After. */
+const errors = {
+  '4xx': Type.Ref(ErrorEnvelope, { headers: { 'Retry-After': RETRY_AFTER } }),
+  '5xx': Type.Ref(ErrorEnvelope, { headers: { 'Retry-After': RETRY_AFTER } }),
+};
+
+const rateLimitHeader = (description: string, always: boolean) => Type.String({ description, ...(always ? { [ALWAYS_SENT]: true } : {}) });
+/** On every 200 of analyze; on a refusal, once the caller is known (not a 401 or a Host/Origin 403). */
+const rateLimitHeaders = (always: boolean) => ({
+  'X-RateLimit-Limit': rateLimitHeader(
+    "The window's allowance: 3 a UTC day anonymous, 10 a month free (plus the pack credit left), or unlimited (pro)",
+    always,
+  ),
+  'X-RateLimit-Remaining': rateLimitHeader('Scans left in the window (plus pack credit), or unlimited; scans being analysed count as spent', always),
+  'X-RateLimit-Reset': rateLimitHeader('Unix seconds at the end of the window', always),
+});
 
 /**
  * analyze's responses with the headers a POS reads (OpenAPI only: the serializer ignores them).
@@ -178,15 +193,29 @@ const RETRY_AFTER = Type.String({ description: 'Seconds to wait: on 429 until th
  */
 export function analyzeReplies<T extends TSchema>(data: T) {
   return {
-    200: { ...ok(data), headers: { ...RATE_LIMIT_HEADERS, 'Idempotent-Replayed': Type.String({ description: '"true" when this is the stored answer of an earlier request with the same Idempotency-Key' }) } },
-    '4xx': Type.Ref(ErrorEnvelope, { headers: { ...RATE_LIMIT_HEADERS, 'Retry-After': RETRY_AFTER } }),
-    '5xx': Type.Ref(ErrorEnvelope, { headers: { ...RATE_LIMIT_HEADERS, 'Retry-After': RETRY_AFTER } }),
+    200: { ...ok(data), headers: { ...rateLimitHeaders(true), 'Idempotent-Replayed': Type.String({ description: '"true" when this is the stored answer of an earlier request with the same Idempotency-Key' }) } },
+    '4xx': Type.Ref(ErrorEnvelope, { headers: { ...rateLimitHeaders(false), 'Retry-After': RETRY_AFTER } }),
+    '5xx': Type.Ref(ErrorEnvelope, { headers: { ...rateLimitHeaders(false), 'Retry-After': RETRY_AFTER } }),
   };
 }
 
 /** Response schemas of a route: its success status, and the error envelope for every failure. */
 export function replies<T extends TSchema, S extends number = 200>(data: T, status?: S) {
   return { [status ?? 200]: ok(data), ...errors } as Record<S, ReturnType<typeof ok<T>>> & typeof errors;
+}
+
+/**
+ * For a route whose success body is a JSON document of its own rather than the envelope (the
+ * OpenAPI document): an open object, so the serializer passes every property through as sent.
+ */
+export function documentReplies(description: string) {
+  return {
+    200: {
+      description,
+      content: { 'application/json': { schema: Type.Unsafe<object>({ type: 'object', additionalProperties: true }) } },
+    },
+    ...errors,
+  };
 }
 
 const RawBody = Type.Unsafe<Buffer | string>({ type: 'string', format: 'binary' });

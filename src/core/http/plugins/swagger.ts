@@ -4,6 +4,26 @@
  */
 import fastifySwagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
+import { ALWAYS_SENT } from '../schemas.js';
+
+type HeaderObject = { schema?: Record<string, unknown>; required?: boolean };
+type OpenApiDocument = { paths?: Record<string, Record<string, { responses?: Record<string, { headers?: Record<string, HeaderObject> }> }>> };
+
+/** A header whose schema carries ALWAYS_SENT becomes `required: true`, the marker dropped from the schema. */
+function markAlwaysSent<T extends OpenApiDocument>(document: T): T {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const response of Object.values(operation?.responses ?? {})) {
+        for (const header of Object.values(response?.headers ?? {})) {
+          if (header.schema?.[ALWAYS_SENT] !== true) continue;
+          delete header.schema[ALWAYS_SENT];
+          header.required = true;
+        }
+      }
+    }
+  }
+  return document;
+}
 
 export async function registerSwagger(app: FastifyInstance, version: string): Promise<void> {
   await app.register(fastifySwagger, {
@@ -24,6 +44,8 @@ export async function registerSwagger(app: FastifyInstance, version: string): Pr
         },
       },
     },
+    transformObject: (document) =>
+      'openapiObject' in document ? markAlwaysSent(document.openapiObject as OpenApiDocument) as typeof document.openapiObject : document.swaggerObject,
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },

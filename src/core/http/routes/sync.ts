@@ -25,7 +25,7 @@ import { accountCaller } from '../auth.js';
 import { admission } from './analyze.js';
 import { multipartError } from '../errors.js';
 import { MAX_IMAGE_BYTES } from '../plugins/multipart.js';
-import { HubScanList, HubShopList, WireScan, rawReplies, replies } from '../schemas.js';
+import { ErrorEnvelope, HubScanList, HubShopList, WireScan, ok, rawReplies, replies } from '../schemas.js';
 import { toWireScan } from '../wire.js';
 
 const SyncStatus = Type.Object({
@@ -65,6 +65,21 @@ const Variant = Type.Object(
   { variant: Type.Optional(Type.Union([Type.Literal('original'), Type.Literal('thumbnail')])) },
   { additionalProperties: false },
 );
+
+const DESK_SEQ = Type.String({
+  description: 'Sent when the request named its desktop (X-Desk-Id, X-Desk-Seq): the highest change of that desktop this shop key had handled before',
+});
+/** The push's answers, with the headers a desktop reads (OpenAPI only: the serializer ignores them). */
+const pushReplies = {
+  ...replies(WireScan),
+  200: { ...ok(WireScan), headers: { [HUB_DESK_SEQ_HEADER]: DESK_SEQ } },
+  '4xx': Type.Ref(ErrorEnvelope, {
+    headers: {
+      [HUB_DESK_SEQ_HEADER]: DESK_SEQ,
+      'X-TireWear-Scan-Refused': Type.String({ description: '"1" when the refusal is about the scan itself: sending it again cannot succeed' }),
+    },
+  }),
+};
 
 const UPLOAD_LIMITS = { fileSize: MAX_IMAGE_BYTES, files: 1, fields: 1, fieldSize: 64 * 1024, parts: 2, headerPairs: 20 };
 
@@ -153,7 +168,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
           scan: Type.String({ description: 'JSON: the scan with measurementMm, measuredAt, deletedAt' }),
           image: Type.Optional(Type.String({ format: 'binary', description: 'Needed the first time the hub sees the scan' })),
         }),
-        response: replies(WireScan),
+        response: pushReplies,
       },
     },
     async (request, reply) => {
@@ -319,8 +334,8 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: "Desk: an image of one of the chain's scans, read from the hub",
         params: ScanParams,
         querystring: Variant,
-        produces: ['image/jpeg', 'image/png', 'image/webp'],
-        response: rawReplies('The image bytes (JPEG, PNG or WebP)'),
+        // the types of the image only: a refusal is the JSON error envelope
+        response: rawReplies('The image bytes (JPEG, PNG or WebP)', ['image/jpeg', 'image/png', 'image/webp']),
       },
     },
     async (request, reply) => {
