@@ -126,7 +126,7 @@ export async function createCore(config: Config, overrides: CoreOverrides = {}):
   sharp.cache(false);
   const clock = overrides.clock ?? systemClock;
   const logger = overrides.logger ?? createLogger({ level: config.logLevel });
-  const store = overrides.store ?? (await openStore(config, clock));
+  const store = overrides.store ?? (await openStore(config, clock, logger));
   try {
     const images = overrides.images ?? createFileImageStore(config.imagesDir);
     const analyzer = new SwappableAnalyzer(overrides.analyzer ?? (await loadOnnxAnalyzer(config.modelsDir, logger, config.modelsDirSource)));

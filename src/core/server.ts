@@ -5,7 +5,7 @@
  * the core (analyzer, database). `npm run serve` and the Electron main process both start here.
  * Once listening, crash leftovers are swept in the background (services/leftovers.ts).
  */
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { createCore, type Core, type CoreOverrides } from './core.js';
@@ -67,6 +67,22 @@ async function releaseLastRunsClaims(core: Core): Promise<void> {
   }
 }
 
+/**
+ * Fails (EADDRINUSE, EACCES) when the port cannot be listened on, before anything opens the
+ * database: a start that cannot serve must not upgrade its schema or release the holds and claims
+ * of requests another server (an older TireWear, from before the data-folder lock, on the same
+ * folder) is still working on. Listening for real happens later and can still fail (the port
+ * taken in between): then as before. Port 0 (any free port) is not checked.
+ */
+async function portIsFree(config: Pick<Config, 'host' | 'port'>): Promise<void> {
+  if (config.port === 0) return;
+  const probe = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen({ host: config.host, port: config.port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
 export async function startServer(
   config: Config,
   overrides: CoreOverrides = {},
@@ -74,6 +90,12 @@ export async function startServer(
 ): Promise<RunningServer> {
   // SQLite lives in the data folder: one server per folder (a hub's folder holds settings alone)
   const unlock = config.databaseUrl === null ? lockDataDir(config.dataDir) : () => undefined;
+  try {
+    await portIsFree(config);
+  } catch (error) {
+    unlock();
+    throw listenError(error, config);
+  }
   let core: Core;
   try {
     core = await createCore(config, overrides);

@@ -1,6 +1,6 @@
 /** Over a real socket, as a POS would call it: listen, limits on the wire, port clashes, graceful shutdown. */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -84,16 +84,17 @@ describe('startServer', () => {
     expect(json.data.result.disclaimer).toMatch(/not a full safety inspection/);
   });
 
-  it('a port in use is a clear error that keeps the EADDRINUSE code, and closes the core it made', async () => {
+  it('a port in use is a clear error that keeps the EADDRINUSE code, found before the database is opened', async () => {
     const port = Number(new URL(server.url).port);
-    const analyzer = new FakeAnalyzer();
-    const failure = await start(analyzer, port).then(
+    const config = await configFor(port);
+    const failure = await startServer(config, { analyzer: new FakeAnalyzer(), clock: new ManualClock(), logger: createLogger({ level: 'silent' }) }).then(
       () => null,
       (error: unknown) => error as Error & { code?: string },
     );
     expect(failure?.message).toMatch(new RegExp(`^port ${port} is already in use`));
     expect(failure?.code).toBe('EADDRINUSE');
-    expect(analyzer.closed).toBe(true);
+    // nothing opened, upgraded or released (another TireWear may be serving this folder), the lock given back
+    expect(await readdir(config.dataDir)).toEqual([]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -135,6 +136,64 @@ describe('SQLite store specifics', () => {
     cleanups.push(() => store.close());
     await store.scans.commit({ scan: makeScan(), reservation: { id: 'r1', source: 'pack', subject: 'acct:a1', window: 'month:2026-11' }, idempotency: null });
     expect(await store.usage.packBalance('a1')).toEqual({ credit: 1, held: 0 });
+  });
+
+  it('before upgrading a database that holds a schema, keeps a copy of it as it was and says where', async () => {
+    const file = await dbFile();
+    const old = new Database(file);
+    migrate(old, file, new ManualClock(), MIGRATIONS.filter((m) => m.version <= 2));
+    old.prepare("INSERT INTO accounts (id, email, password_hash, created_at, pack_credit) VALUES ('a1', 'a@x.example', 'h', 0, 7)").run();
+    old.close();
+    const logged: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
+    const logger = {
+      info: (fields: Record<string, unknown>, message: string) => void logged.push({ level: 'info', fields, message }),
+      warn: (fields: Record<string, unknown>, message: string) => void logged.push({ level: 'warn', fields, message }),
+    };
+    const store = openSqliteStore({ file, logger: logger as never });
+    cleanups.push(() => store.close());
+    const backup = `${file}.schema-2.bak`;
+    expect(logged).toEqual([
+      {
+        level: 'info',
+        fields: { from: 2, to: MIGRATIONS.length, backup },
+        message: expect.stringMatching(/^upgraded the database from schema 2 to \d+; the database as it was is kept in .*tirewear\.db\.schema-2\.bak .*in place of tirewear\.db/),
+      },
+    ]);
+    // the copy is the old schema with its data, which the older TireWear opens as it left it
+    const copy = new Database(backup, { readonly: true });
+    cleanups.push(async () => {
+      copy.close();
+    });
+    expect(copy.prepare('SELECT MAX(version) AS v FROM schema_migrations').get()).toEqual({ v: 2 });
+    expect(copy.prepare('SELECT pack_credit FROM accounts WHERE id = ?').get('a1')).toEqual({ pack_credit: 7 });
+    // opened again: nothing to upgrade, nothing said, the copy untouched
+    await store.close();
+    logged.length = 0;
+    const again = openSqliteStore({ file, logger: logger as never });
+    cleanups.push(() => again.close());
+    expect(logged).toEqual([]);
+  });
+
+  it('a new database is not copied; a copy that cannot be made is said, and the upgrade goes ahead', async () => {
+    const fresh = await dbFile();
+    await openSqliteStore({ file: fresh }).close();
+    expect(existsSync(`${fresh}.schema-0.bak`)).toBe(false);
+
+    const file = await dbFile();
+    const old = new Database(file);
+    migrate(old, file, new ManualClock(), MIGRATIONS.filter((m) => m.version <= 2));
+    old.close();
+    await mkdir(`${file}.schema-2.bak.tmp`); // in the way: VACUUM INTO cannot write there, rm without recursive cannot remove it
+    const warned: string[] = [];
+    const logger = { info: () => undefined, warn: (_fields: unknown, message: string) => void warned.push(message) };
+    const store = openSqliteStore({ file, logger: logger as never });
+    cleanups.push(() => store.close());
+    expect(warned).toEqual([expect.stringMatching(/^upgraded the database from schema 2 to \d+; no copy of it as it was could be kept/)]);
+    const db = new Database(file, { readonly: true });
+    cleanups.push(async () => {
+      db.close();
+    });
+    expect(db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get()).toEqual({ v: MIGRATIONS.length });
   });
 
   it('refuses a database written by a newer version, clearly', async () => {

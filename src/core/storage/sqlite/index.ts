@@ -1,12 +1,14 @@
 /** The embedded store: one SQLite file opened with better-sqlite3. */
+import path from 'node:path';
 import Database from 'better-sqlite3';
 import { type Clock, systemClock } from '../../clock.js';
+import type { Logger } from '../../logger.js';
 import type { Store } from '../store.js';
 import { createAccountStore, createApiKeyStore, createSessionStore } from './accounts.js';
 import { run } from './db.js';
 import { createIdempotencyStore, createMetaStore } from './idempotency.js';
 import { createLicenseStore } from './licenses.js';
-import { migrate } from './migrate.js';
+import { migrate, type MigrationReport } from './migrate.js';
 import { createScanStore } from './scans.js';
 import { createUsageStore } from './usage.js';
 
@@ -17,6 +19,8 @@ export interface SqliteStoreOptions {
   clock?: Clock;
   /** How long a writer waits for another connection's lock before STORAGE_UNAVAILABLE. */
   busyTimeoutMs?: number;
+  /** Told of a schema upgrade and of the copy kept of the database before it. */
+  logger?: Pick<Logger, 'info' | 'warn'>;
 }
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
@@ -63,6 +67,24 @@ function probeWrite(db: Database.Database): void {
   }
 }
 
+function reportUpgrade(upgrade: MigrationReport, options: SqliteStoreOptions): void {
+  const { from, to, backup, backupError } = upgrade;
+  if (from === 0 || to === from || !options.logger) return;
+  if (backup) {
+    options.logger.info(
+      { from, to, backup },
+      `upgraded the database from schema ${from} to ${to}; the database as it was is kept in ${backup} ` +
+        '(to go back to the TireWear you had, stop TireWear and put that copy in place of ' +
+        `${path.basename(options.file)}: scans made since are then lost)`,
+    );
+  } else {
+    options.logger.warn(
+      { from, to, err: backupError },
+      `upgraded the database from schema ${from} to ${to}; no copy of it as it was could be kept, so the TireWear you had cannot open it again`,
+    );
+  }
+}
+
 export function openSqliteStore(options: SqliteStoreOptions): Store {
   const db = new Database(options.file);
   try {
@@ -75,7 +97,8 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     untilNotBusy(() => db.pragma('journal_mode = WAL'), busyTimeoutMs);
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
-    untilNotBusy(() => migrate(db, options.file, options.clock ?? systemClock), busyTimeoutMs);
+    const upgrade = untilNotBusy(() => migrate(db, options.file, options.clock ?? systemClock), busyTimeoutMs);
+    reportUpgrade(upgrade, options);
     // A read-only file opens, switches to WAL and reads; only a write fails. Found now, not as
     // every request's 503 from a server that says it is fine.
     untilNotBusy(() => probeWrite(db), busyTimeoutMs);
