@@ -4,11 +4,11 @@
  * at the same instant cannot drop each other's keys.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, readSettingsFile, type FileSettings } from './config.js';
 import { AppError } from './errors.js';
-import { diskRefusal } from './storage/files.js';
+import { diskRefusal, renameRetrying } from './storage/files.js';
 
 const queues = new Map<string, Promise<unknown>>();
 
@@ -30,6 +30,9 @@ function settingsError(error: unknown): unknown {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   const refusal = diskRefusal(code);
   if (refusal === 'full') return new AppError('STORAGE_UNAVAILABLE', 'The settings could not be saved: the disk is full; free space on it and save again', { cause: error });
+  if (code === 'EBUSY') {
+    return new AppError('STORAGE_UNAVAILABLE', 'The settings could not be saved: another program (an antivirus scan, a backup) holds settings.json; save again in a moment', { cause: error });
+  }
   if (refusal === 'not-writable' || code === 'EIO') {
     return new AppError('STORAGE_UNAVAILABLE', 'The settings could not be saved: the data folder cannot be written; save again once it can', { cause: error });
   }
@@ -61,7 +64,7 @@ async function writeSettingsFile(dataDir: string, settings: FileSettings): Promi
     throw error;
   }
   await handle.close();
-  await rename(temp, target).catch(async (error: unknown) => {
+  await renameRetrying(temp, target).catch(async (error: unknown) => {
     await rm(temp, { force: true });
     throw error;
   });

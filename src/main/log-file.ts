@@ -4,8 +4,9 @@
  * the size is checked at start (prepareLogFile) and then periodically while the app runs
  * (rotateLogWhileRunning), because a desk left in the tray for weeks never restarts.
  */
-import { mkdir, rename, stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { renameRetrying } from '../core/storage/files.js';
 
 export const LOG_FILE_MAX_BYTES = 10 * 1024 * 1024;
 /** How often a running app checks its log's size; a busy POS writes well under 1 MB in that time. */
@@ -25,11 +26,21 @@ async function sizeOf(file: string): Promise<number> {
   );
 }
 
-export async function prepareLogFile(dataDir: string, maxBytes = LOG_FILE_MAX_BYTES): Promise<string> {
+/**
+ * The log file for this run, in `<dataDir>/logs`, the last run's moved aside first when over the
+ * limit. A rotation that fails (on Windows the log or the previous one open in another program: an
+ * editor following it, an antivirus scan) keeps appending to the current file: the log must never
+ * stop the app from starting. `rename` is for tests.
+ */
+export async function prepareLogFile(
+  dataDir: string,
+  maxBytes = LOG_FILE_MAX_BYTES,
+  rename: (from: string, to: string) => Promise<void> = renameRetrying,
+): Promise<string> {
   const dir = path.join(dataDir, 'logs');
   await mkdir(dir, { recursive: true });
   const file = path.join(dir, LOG_NAME);
-  if ((await sizeOf(file)) > maxBytes) await rename(file, previousLogFile(file));
+  if ((await sizeOf(file)) > maxBytes) await rename(file, previousLogFile(file)).catch(() => undefined);
   return file;
 }
 
@@ -70,7 +81,7 @@ export function rotateLogWhileRunning(
   async function rotateIfTooBig(): Promise<boolean> {
     try {
       if ((await sizeOf(file)) <= maxBytes || stopped) return false;
-      await rename(file, previousLogFile(file));
+      await renameRetrying(file, previousLogFile(file));
       destination.reopen();
       return true;
     } catch {

@@ -47,6 +47,15 @@ describe('desktop log file', () => {
     expect((await readdir(path.join(dataDir, 'logs'))).sort()).toEqual(['tirewear.previous.log']);
     expect(await readFile(path.join(dataDir, 'logs', 'tirewear.previous.log'), 'utf8')).toHaveLength(150);
   });
+
+  it('a rotation that fails (Windows: the log open in another program) keeps appending: the start goes on', async () => {
+    const file = await prepareLogFile(dataDir, 100);
+    await writeFile(file, 'z'.repeat(150));
+    const held = Object.assign(new Error('EBUSY: resource busy or locked, rename'), { code: 'EBUSY' });
+    expect(await prepareLogFile(dataDir, 100, () => Promise.reject(held))).toBe(file);
+    expect(await readFile(file, 'utf8')).toHaveLength(150);
+    expect(await readdir(path.join(dataDir, 'logs'))).toEqual(['tirewear.log']);
+  });
 });
 
 describe('desktop log rotation while the app runs', () => {

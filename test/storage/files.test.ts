@@ -2,6 +2,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ImageStore } from '../../src/core/storage/images.js';
+import { RENAME_RETRY_DELAYS_MS, renameRetrying } from '../../src/core/storage/files.js';
 import { tempImageStore } from '../support/store.js';
 
 let cleanup: (() => Promise<void>) | null = null;
@@ -72,5 +73,49 @@ describe('FileImageStore', () => {
     await expect(images.exists(key)).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
     await expect(images.delete(key)).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
     expect(await filesUnder(dir)).toEqual([]);
+  });
+});
+
+describe('renameRetrying', () => {
+  const refusal = (code: string) => Object.assign(new Error(`${code}: rename`), { code });
+  /** A rename that fails with `codes` in turn, then succeeds; counts its calls and the pauses taken. */
+  function flaky(...codes: string[]) {
+    const calls: Array<[string, string]> = [];
+    const pauses: number[] = [];
+    return {
+      calls,
+      pauses,
+      options: (platform: NodeJS.Platform) => ({
+        platform,
+        rename: async (from: string, to: string) => {
+          calls.push([from, to]);
+          const code = codes.shift();
+          if (code) throw refusal(code);
+        },
+        sleep: async (ms: number) => void pauses.push(ms),
+      }),
+    };
+  }
+
+  it('on Windows tries again while an antivirus or a backup holds the file (EPERM, EBUSY, EACCES)', async () => {
+    const rename = flaky('EPERM', 'EBUSY', 'EACCES');
+    await renameRetrying('a.tmp', 'a', rename.options('win32'));
+    expect(rename.calls).toEqual([['a.tmp', 'a'], ['a.tmp', 'a'], ['a.tmp', 'a'], ['a.tmp', 'a']]);
+    expect(rename.pauses).toEqual(RENAME_RETRY_DELAYS_MS.slice(0, 3));
+  });
+
+  it('gives up after its pauses (≈ 3 s) with the last error', async () => {
+    const rename = flaky(...Array.from({ length: RENAME_RETRY_DELAYS_MS.length + 1 }, () => 'EPERM'));
+    await expect(renameRetrying('a.tmp', 'a', rename.options('win32'))).rejects.toMatchObject({ code: 'EPERM' });
+    expect(rename.calls).toHaveLength(RENAME_RETRY_DELAYS_MS.length + 1);
+    expect(rename.pauses.reduce((sum, ms) => sum + ms, 0)).toBeGreaterThanOrEqual(3000);
+  });
+
+  it('answers at once elsewhere, and on Windows for any other error', async () => {
+    for (const [platform, code] of [['linux', 'EPERM'], ['darwin', 'EBUSY'], ['win32', 'ENOSPC'], ['win32', 'ENOENT']] as const) {
+      const rename = flaky(code);
+      await expect(renameRetrying('a.tmp', 'a', rename.options(platform))).rejects.toMatchObject({ code });
+      expect(rename.calls, `${platform} ${code}`).toHaveLength(1);
+    }
   });
 });

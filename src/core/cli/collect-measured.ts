@@ -7,11 +7,12 @@
  * Only what measuring needs leaves the server: the photo, the reading, the scan id, the estimate
  * and model version of the time. Vehicles and positions are left out (a plate is personal data).
  */
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ErrorEnvelope, ScanList, SuccessEnvelope } from '../../shared/api.js';
 import { csvCell } from '../services/csv.js';
 import { MAX_PAGE } from '../services/scans.js';
+import { renameRetrying } from '../storage/files.js';
 
 export interface CollectOptions {
   /** Origin of a TireWear server, e.g. http://127.0.0.1:8787. */
@@ -52,7 +53,7 @@ async function writeWhole(file: string, data: string | Buffer): Promise<void> {
   const partial = `${file}.partial`;
   try {
     await writeFile(partial, data);
-    await rename(partial, file);
+    await renameRetrying(partial, file);
   } catch (error) {
     await rm(partial, { force: true, recursive: false }).catch(() => undefined);
     throw new CollectError(`Cannot write ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);

@@ -22,8 +22,42 @@ function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException).code === 'ENOENT';
 }
 
-/** The disk, not the caller and not a bug: full, read-only, not a folder, out of handles or failing. */
-const UNAVAILABLE = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'ENOTDIR', 'EIO', 'EMFILE', 'ENFILE']);
+/**
+ * The disk, not the caller and not a bug: full, read-only, not a folder, out of handles, failing,
+ * or (Windows) a file another program holds open (EBUSY: an antivirus scan, a backup).
+ */
+const UNAVAILABLE = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'ENOTDIR', 'EIO', 'EMFILE', 'ENFILE', 'EBUSY']);
+
+/** Pauses between tries of a rename Windows refused for a moment: ≈ 3.4 s in all. */
+export const RENAME_RETRY_DELAYS_MS = [10, 30, 60, 100, 200, 400, 600, 800, 1200] as const;
+
+export interface RenameRetryOptions {
+  platform?: NodeJS.Platform;
+  rename?: (from: string, to: string) => Promise<void>;
+  delaysMs?: readonly number[];
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * fs.rename, tried again on Windows while it fails with EPERM, EBUSY or EACCES: there a file that
+ * was just written or is about to be replaced is often open for a moment in an antivirus scanner,
+ * a backup or a sync tool (OneDrive) without share-delete, and MoveFileEx refuses (npm and git
+ * know it as "EPERM: operation not permitted, rename"). Elsewhere, and for any other error, the
+ * first failure is the answer.
+ */
+export async function renameRetrying(from: string, to: string, options: RenameRetryOptions = {}): Promise<void> {
+  const { platform = process.platform, rename: move = rename, delaysMs = RENAME_RETRY_DELAYS_MS } = options;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await move(from, to);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException | null)?.code ?? '';
+      if (platform !== 'win32' || !['EPERM', 'EBUSY', 'EACCES'].includes(code) || attempt >= delaysMs.length) throw error;
+      await sleep(delaysMs[attempt]!);
+    }
+  }
+}
 
 /**
  * Which of a file system's refusals an errno is, for a message a person can act on: the disk is
@@ -48,7 +82,7 @@ function storageError(error: unknown, writing = false): unknown {
     ? 'The disk holding the image folder is full; free space on it, then try again (nothing was saved)'
     : refusal === 'not-writable' || code === 'ENOENT'
       ? 'The image folder cannot be written (read-only, or not allowed to this program); try again once it can'
-      : 'The image folder cannot be written or read (a disk error or too many open files); try again later';
+      : 'The image folder cannot be written or read (a disk error, too many open files, or a file another program holds open); try again later';
   return new AppError('STORAGE_UNAVAILABLE', message, { cause: error });
 }
 
@@ -97,7 +131,7 @@ async function write(target: string, data: Buffer): Promise<void> {
   }
   await handle.close();
   try {
-    await rename(temp, target);
+    await renameRetrying(temp, target);
   } catch (error) {
     await rm(temp, { force: true });
     throw error;
