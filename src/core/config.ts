@@ -265,7 +265,9 @@ export function readSettingsFile(dataDir: string): FileSettings {
   if (!existsSync(file)) return {};
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(file, 'utf8'));
+    // a byte-order mark is what Windows Notepad (older versions, or "UTF-8 with BOM") and
+    // PowerShell 5's Set-Content write in front: not part of the JSON, and not worth a refused start
+    parsed = JSON.parse(readFileSync(file, 'utf8').replace(/^\uFEFF/, ''));
   } catch (error) {
     throw new ConfigError(`${file} is not valid JSON: ${(error as Error).message}`);
   }

@@ -125,6 +125,10 @@ test("a labels.csv collect did not write is never overwritten; a file it cannot 
   await collectMeasured({ server, apiKey: key, out: again });
   await collectMeasured({ server, apiKey: key, out: again });
   expect((await readFile(path.join(again, 'labels.csv'), 'utf8')).split('\n')[0]).toBe('file,depthMm,wear,scanId,estimatedDepthMm,modelVersion,measuredAt');
+  // its own, saved again by Excel on Windows (a byte-order mark in front, CRLF): still its own
+  const labels = path.join(again, 'labels.csv');
+  await writeFile(labels, `\uFEFF${(await readFile(labels, 'utf8')).replaceAll('\n', '\r\n')}`);
+  await collectMeasured({ server, apiKey: key, out: again });
 });
 
 test('npm run collect: key from the environment, usage mistakes exit 2, server failures exit 1', async () => {

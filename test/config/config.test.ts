@@ -5,7 +5,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { wantsHelp } from '../../src/core/cli/args.js';
-import { ConfigError, defaultConfig, loadConfig, SERVE_FLAGS, serveUsage } from '../../src/core/config.js';
+import { ConfigError, defaultConfig, loadConfig, readSettingsFile, SERVE_FLAGS, serveUsage } from '../../src/core/config.js';
 import { describeStartupFailure } from '../../src/main/startup-error.js';
 
 const pem = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
@@ -41,6 +41,12 @@ describe('loadConfig', () => {
     expect(loadConfig(env({ TIREWEAR_PORT: '9002' }), ['--port', '9003']).port).toBe(9003);
     expect(loadConfig(env(), ['--port=9004']).port).toBe(9004);
     expect(loadConfig(env())).not.toHaveProperty('ui');
+  });
+
+  it('reads a settings.json saved with a byte-order mark (Windows Notepad, PowerShell 5)', () => {
+    writeFileSync(path.join(dir, 'settings.json'), `\uFEFF${JSON.stringify({ port: 9005, keepApiRunningInTray: true }, null, 2).replaceAll('\n', '\r\n')}\r\n`);
+    expect(loadConfig(env()).port).toBe(9005);
+    expect(readSettingsFile(dir)).toEqual({ port: 9005, keepApiRunningInTray: true });
   });
 
   it('reads the license key from PEM text or from a file', () => {
