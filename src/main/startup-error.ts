@@ -22,7 +22,9 @@ export function describeStartupFailure(error: unknown, where: { host: string; po
         'POS software calling the API must then use the new port too.',
     };
   }
-  if (code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+  // a file's EACCES (macOS: a data folder on a disk or in a place this app may not write) names its path
+  const fileError = typeof (error as { path?: unknown } | null)?.path === 'string';
+  if ((code === 'EACCES' && !fileError) || code === 'EADDRNOTAVAIL') {
     return {
       title: 'TireWear cannot start',
       message: `TireWear may not listen on ${where.host}:${where.port} (${code}).`,
@@ -43,6 +45,9 @@ export function describeStartupFailure(error: unknown, where: { host: string; po
   return {
     title: 'TireWear cannot start',
     message: error instanceof Error ? error.message : String(error),
-    detail: `Data folder: ${where.dataDir}. If this keeps happening, send this message to your TireWear supplier.`,
+    detail:
+      (fileError && (code === 'EACCES' || code === 'EPERM')
+        ? 'TireWear may not write that file or folder: check its permissions (on macOS also System Settings → Privacy & Security → Files and Folders). '
+        : '') + `Data folder: ${where.dataDir}. If this keeps happening, send this message to your TireWear supplier.`,
   };
 }

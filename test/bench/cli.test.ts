@@ -1,6 +1,8 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { flagProblem } from '../../bench/cli.js';
 import { SERVER_MALLOC_ENV, withServerMallocEnv } from '../../scripts/malloc-env.mjs';
 
@@ -74,4 +76,60 @@ describe('the server launcher\'s glibc tunables', () => {
     expect(env.MALLOC_ARENA_MAX).toBe('4');
     if (process.platform === 'linux') expect(env.MALLOC_MMAP_THRESHOLD_).toBe('131072');
   });
+});
+
+describe('npm run serve\'s launcher (scripts/serve.mjs)', () => {
+  /** Starts `parent` → launcher → server; resolves with the parent and the server's URL once it listens. */
+  async function startUnderParent(dataDir: string) {
+    const script =
+      "const c = require('child_process').spawn(process.execPath, ['scripts/serve.mjs'], { stdio: ['ignore', 'inherit', 'inherit'] });" +
+      'console.log(JSON.stringify({ launcherPid: c.pid })); setInterval(() => {}, 1000);';
+    const parent = spawn(process.execPath, ['-e', script], {
+      cwd: ROOT,
+      env: { ...process.env, TIREWEAR_DATA_DIR: dataDir, TIREWEAR_PORT: '0', TIREWEAR_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    parent.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    parent.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setInterval(() => {
+        const match = /"url":"(http:[^"]+)"/.exec(output);
+        if (match) {
+          clearInterval(timer);
+          resolve(match[1]!);
+        }
+      }, 50);
+      setTimeout(() => {
+        clearInterval(timer);
+        reject(new Error(`the server did not start:\n${output}`));
+      }, 60_000);
+    });
+    const launcherPid = Number(/"launcherPid":(\d+)/.exec(output)?.[1]);
+    return { parent, url, launcherPid };
+  }
+
+  it('stops the server when its parent (npm) is killed without passing the signal on', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tirewear-launcher-'));
+    const { parent, url, launcherPid } = await startUnderParent(dataDir);
+    try {
+      expect((await fetch(`${url}/api/v1/health`)).status).toBe(200);
+      parent.kill('SIGKILL');
+      // the launcher notices within a second and stops the server as by SIGTERM, which lets the port go
+      await vi.waitFor(
+        async () => {
+          await expect(fetch(`${url}/api/v1/health`)).rejects.toThrow();
+        },
+        { timeout: 20_000, interval: 250 },
+      );
+    } finally {
+      parent.kill('SIGKILL');
+      try {
+        process.kill(launcherPid, 'SIGTERM'); // a launcher that failed the test: its server goes with it
+      } catch {
+        // gone, as it should be
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });

@@ -36,6 +36,18 @@ describe('startup failure dialog', () => {
     expect(describeStartupFailure(notHere, where).detail).not.toMatch(/excludedportrange/);
   });
 
+  it("a file's EACCES is about the file, not the port", () => {
+    const denied = Object.assign(new Error("EACCES: permission denied, mkdir '/Volumes/Shop/TireWear/images'"), {
+      code: 'EACCES',
+      syscall: 'mkdir',
+      path: '/Volumes/Shop/TireWear/images',
+    });
+    const failure = describeStartupFailure(denied, where);
+    expect(failure.message).toBe(denied.message);
+    expect(failure.detail).toMatch(/may not write that file or folder: check its permissions/);
+    expect(failure.detail).not.toMatch(/port|excludedportrange/i);
+  });
+
   it('shows a settings problem with its own message', () => {
     const failure = describeStartupFailure(new ConfigError('TIREWEAR_PORT must be an integer from 0 to 65535, got "x"'), where);
     expect(failure.title).toBe('TireWear settings are invalid');
