@@ -134,6 +134,16 @@ describe('LAN callers', () => {
       expect((await fromLan('/api/v1/health', { host: `${address}:8787` })).statusCode).toBe(200);
       expect((await health({ host: `${address}:8787` })).statusCode).toBe(403);
     });
+
+    it('may call this computer by its own name (SHOP-PC, shop-pc.local), as Windows and macOS POS setups do', async () => {
+      const short = os.hostname().toLowerCase().split('.')[0]!;
+      for (const host of [`${short.toUpperCase()}:8787`, `${short}.local:8787`, os.hostname()]) {
+        expect((await fromLan('/api/v1/health', { host })).statusCode, host).toBe(200);
+      }
+      // not with LAN access off, and never a name merely containing it
+      expect((await health({ host: `${short}:8787` })).statusCode).toBe(403);
+      expectError(await fromLan('/api/v1/health', { host: `${short}.evil.example` }), 403, 'FORBIDDEN');
+    });
   });
 });
 
@@ -265,5 +275,16 @@ describe('response headers', () => {
 
   it('API answers are not cached', async () => {
     expect((await t.app.inject({ url: '/api/v1/health' })).headers['cache-control']).toBe('no-store');
+  });
+});
+
+describe('ownHostNames', () => {
+  it('gives the full name, the short one and its .local form, lower case; nothing for an odd name', async () => {
+    const { ownHostNames } = await import('../../src/core/http/security.js');
+    expect(ownHostNames('SHOP-PC')).toEqual(['shop-pc', 'shop-pc.local']);
+    expect(ownHostNames('Shop-Mac.local')).toEqual(['shop-mac.local', 'shop-mac']);
+    expect(ownHostNames('till2.branch.example.com.')).toEqual(['till2.branch.example.com', 'till2', 'till2.local']);
+    expect(ownHostNames('')).toEqual([]);
+    expect(ownHostNames('bad name')).toEqual([]);
   });
 });

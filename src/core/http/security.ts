@@ -85,7 +85,19 @@ function lanAddresses(): string[] {
     .flatMap((info) => (info ? [asHostName(info.address)] : []));
 }
 
-/** Names this server answers to; LAN addresses are read again on a miss, as DHCP may change them. */
+/**
+ * This computer's own names, as a POS on the shop LAN calls it: `SHOP-PC` (Windows NetBIOS or
+ * LLMNR), `shop-pc.local` (macOS, mDNS), or the full name. A page rebinding its own domain to a
+ * LAN address sends its own domain as Host, never these, so they keep the DNS-rebinding guard.
+ */
+export function ownHostNames(hostname = os.hostname()): string[] {
+  const full = hostname.trim().toLowerCase().replace(/\.$/, '');
+  if (full === '' || !/^[a-z0-9.-]+$/.test(full)) return [];
+  const short = full.split('.')[0]!;
+  return [...new Set([full, short, `${short}.local`])];
+}
+
+/** Names this server answers to; LAN addresses (and this computer's names) are read again on a miss, as DHCP may change them. */
 export function hostAllowList(config: Config): (hostname: string) => boolean {
   const fixed = new Set(['localhost', '127.0.0.1', '[::1]']);
   for (const name of config.allowedHosts) {
@@ -94,7 +106,8 @@ export function hostAllowList(config: Config): (hostname: string) => boolean {
     if (parsed) fixed.add(parsed);
   }
   if (!['0.0.0.0', '::', '[::]'].includes(config.host)) fixed.add(asHostName(config.host));
-  return (hostname) => fixed.has(hostname) || (config.lanAccess && lanAddresses().includes(hostname));
+  return (hostname) =>
+    fixed.has(hostname) || (config.lanAccess && (lanAddresses().includes(hostname) || ownHostNames().includes(hostname)));
 }
 
 function hasSessionCookie(request: FastifyRequest): boolean {
