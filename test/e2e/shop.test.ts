@@ -173,9 +173,12 @@ describe('shop account in the browser', () => {
     await shot('history');
 
     const href = await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href');
+    expect(href).toContain('format=excel'); // Excel's own dialect for this browser's number format (en-US: comma, BOM)
     const csv = await page.request.get(new URL(href!, app.url).toString());
     expect(csv.status()).toBe(200);
-    expect(await csv.text()).toContain('4.5');
+    const body = await csv.body();
+    expect([...body.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    expect(body.toString('utf8')).toContain('4.5');
 
     await page.locator('.history-item').first().click();
     await page.getByRole('heading', { name: 'Scan details' }).waitFor();

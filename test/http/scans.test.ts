@@ -78,6 +78,20 @@ describe('GET /scans', () => {
     expectError(await t.app.inject({ url: '/api/v1/scans?wear=%20', headers: owner }), 400, 'VALIDATION_ERROR');
   });
 
+  it('exports for Excel on request: a byte-order mark, and with excel-semicolon semicolons and decimal commas', async () => {
+    const plain = await t.app.inject({ url: '/api/v1/scans/export', headers: owner });
+    const excel = await t.app.inject({ url: '/api/v1/scans/export?format=excel', headers: owner });
+    expect(excel.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(excel.rawPayload.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
+    expect(excel.body).toBe(`\uFEFF${plain.body}`);
+    expect((await t.app.inject({ url: '/api/v1/scans/export?format=csv', headers: owner })).body).toBe(plain.body);
+    const semicolon = await t.app.inject({ url: '/api/v1/scans/export?format=excel-semicolon', headers: owner });
+    expect(semicolon.body.slice(1).split('\r\n')[0]).toBe(plain.body.split('\r\n')[0]!.replaceAll(',', ';'));
+    const bad = expectError(await t.app.inject({ url: '/api/v1/scans/export?format=xlsx', headers: owner }), 400, 'VALIDATION_ERROR');
+    expect(bad).toMatch(/format/);
+    expect(bad).toMatch(/csv.*excel.*excel-semicolon/);
+  });
+
   it('answers a trailing slash after /scans with 404 NOT_FOUND saying so, not a complaint about the id', async () => {
     expect(expectError(await t.app.inject({ url: '/api/v1/scans/?limit=1', headers: owner }), 404, 'NOT_FOUND')).toMatch(/trailing slash/);
     expectError(await t.app.inject({ method: 'DELETE', url: '/api/v1/scans/', headers: owner }), 404, 'NOT_FOUND');

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { CSV_HEADER, csvCell } from '../../src/core/services/csv.js';
+import { CSV_HEADER, csvCell, scansToCsv } from '../../src/core/services/csv.js';
+import { excelCsvFormat } from '../../src/shared/csv-format.js';
+import { makeScan } from '../support/store.js';
 import { testCore, type TestCore } from '../support/core.js';
 import { accountCaller, command } from './helpers.js';
 
@@ -52,5 +54,39 @@ describe('export', () => {
 
     const filtered = await t.core.services.scans.exportCsv(owner, { vehicle: 'golf' });
     expect(filtered.split('\r\n')).toHaveLength(3);
+  });
+});
+
+describe('formats for Excel', () => {
+  const scan = { ...makeScan(), vehicle: 'Müller; Golf', measurementMm: 4.25 };
+  scan.result = { ...scan.result, estimatedDepthMm: 4.2, confidence: 0.83 };
+
+  test('csv: RFC 4180 as before, no byte-order mark; excel: the same behind one', () => {
+    const plain = scansToCsv([scan]);
+    expect(plain.startsWith('scanId,createdAt,')).toBe(true);
+    expect(plain).toContain(',Müller; Golf,');
+    expect(plain).toContain(',4.2,');
+    expect(scansToCsv([scan], 'excel')).toBe(`\uFEFF${plain}`);
+  });
+
+  test('excel-semicolon: semicolons, decimal commas, a cell holding a semicolon quoted, formulas still text', () => {
+    const text = scansToCsv([{ ...scan, vehicle: '=1+1;x' }, scan], 'excel-semicolon');
+    expect(text.startsWith('\uFEFFscanId;createdAt;vehicle;')).toBe(true);
+    const [, first, second] = text.slice(1).split('\r\n');
+    expect(first).toContain(`;"'=1+1;x";`);
+    expect(second).toContain(';"Müller; Golf";');
+    expect(second).toContain(';4,2;');
+    expect(second).toContain(';0,83;');
+    expect(second).toContain(';4,25;');
+    expect(second).not.toMatch(/;\d+\.\d+;/);
+    const plainRow = scansToCsv([{ ...scan, vehicle: 'Golf' }], 'excel-semicolon').split('\r\n')[1]!;
+    expect(plainRow.split(';')).toHaveLength(CSV_HEADER.length);
+  });
+
+  test('the counter picks the dialect of the computer’s number format', () => {
+    expect(excelCsvFormat('en-US')).toBe('excel');
+    expect(excelCsvFormat('en-GB')).toBe('excel');
+    expect(excelCsvFormat('de-DE')).toBe('excel-semicolon');
+    expect(excelCsvFormat('fr-FR')).toBe('excel-semicolon');
   });
 });

@@ -20,14 +20,28 @@ export const CSV_HEADER = [
   'measuredAt',
 ] as const;
 
-export function csvCell(value: string | number | null): string {
+/**
+ * How the file is written. `csv` (the default): RFC 4180 as above, for software. `excel`: the same
+ * with a UTF-8 byte-order mark in front, without which Excel on Windows reads the file in the
+ * computer's ANSI code page (ü, é, ñ in a vehicle garbled). `excel-semicolon`: that, separated by
+ * semicolons with decimal commas (4,2), as Excel opens a file by double-click where the decimal
+ * separator is a comma (Germany, France, Italy, Spain…: otherwise one column).
+ */
+export const CSV_FORMATS = ['csv', 'excel', 'excel-semicolon'] as const;
+export type CsvFormat = (typeof CSV_FORMATS)[number];
+
+export function csvCell(value: string | number | null, separator: ',' | ';' = ','): string {
   if (value === null) return '';
   let text = String(value);
   if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  const special = separator === ',' ? /[",\r\n]/ : /[";\r\n]/;
+  return special.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-export function scansToCsv(scans: readonly ScanRecord[]): string {
+export function scansToCsv(scans: readonly ScanRecord[], format: CsvFormat = 'csv'): string {
+  const separator = format === 'excel-semicolon' ? ';' : ',';
+  const cell = (value: string | number | null) =>
+    csvCell(typeof value === 'number' && separator === ';' ? String(value).replace('.', ',') : value, separator);
   const rows = scans.map((s) =>
     [
       s.id,
@@ -43,8 +57,9 @@ export function scansToCsv(scans: readonly ScanRecord[]): string {
       s.measurementMm,
       s.measuredAt ? s.measuredAt.toISOString() : null,
     ]
-      .map(csvCell)
-      .join(','),
+      .map(cell)
+      .join(separator),
   );
-  return [CSV_HEADER.join(','), ...rows].join('\r\n') + '\r\n';
+  const text = [CSV_HEADER.join(separator), ...rows].join('\r\n') + '\r\n';
+  return format === 'csv' ? text : `\uFEFF${text}`;
 }

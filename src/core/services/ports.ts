@@ -5,6 +5,7 @@
 import type { Account, ApiKeyRecord, Caller, RedeemedLicense, ScanRecord, ScanResult, TirePosition } from '../types.js';
 import type { VerboseExtras, Wear } from '../analysis/analyzer.js';
 import type { AppError } from '../errors.js';
+import type { CsvFormat } from './csv.js';
 
 /**
  * Values for the X-RateLimit-* headers; limit/remaining null means unlimited (pro).
@@ -110,7 +111,8 @@ export interface ScanService {
   image(caller: Caller, scanId: string, variant: 'original' | 'thumbnail'): Promise<{ mime: string; data: Buffer }>;
   delete(caller: Caller, scanId: string): Promise<void>;
   setMeasurement(caller: Caller, scanId: string, measurementMm: number | null): Promise<ScanRecord>;
-  exportCsv(caller: Caller & { kind: 'account' }, query: Omit<ScanQuery, 'cursor' | 'limit'>): Promise<string>;
+  /** The scans as CSV (csv.ts): plain RFC 4180 by default, or for Excel (`excel`, `excel-semicolon`). */
+  exportCsv(caller: Caller & { kind: 'account' }, query: Omit<ScanQuery, 'cursor' | 'limit'>, format?: CsvFormat): Promise<string>;
 }
 
 export interface Services {

@@ -165,8 +165,8 @@ export function createScanService(deps: AnalyzeDeps): ScanService {
       return presentScan(updated);
     },
 
-    async exportCsv(caller, query) {
-      return scansToCsv((await store.scans.all({ accountId: caller.account.id, ...checkFilter(query) })).map(presentScan));
+    async exportCsv(caller, query, format = 'csv') {
+      return scansToCsv((await store.scans.all({ accountId: caller.account.id, ...checkFilter(query) })).map(presentScan), format);
     },
   };
 }

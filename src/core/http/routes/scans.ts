@@ -8,6 +8,7 @@ import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { ScanQuery } from '../../services/ports.js';
 import { MAX_MEASUREMENT_MM, MAX_PAGE, MEASUREMENT_RULE, checkMeasurement } from '../../services/scans.js';
+import { CSV_FORMATS } from '../../services/csv.js';
 import { accountCaller, anyCaller } from '../auth.js';
 import { Empty, ScanList, WearSchema, WireScan, rawReplies, replies } from '../schemas.js';
 import { toWireScan } from '../wire.js';
@@ -33,7 +34,20 @@ const ListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-const ExportQuery = Type.Object({ ...Filter, ...CacheBuster }, { additionalProperties: false });
+const ExportQuery = Type.Object(
+  {
+    ...Filter,
+    ...CacheBuster,
+    format: Type.Optional(
+      Type.Union(CSV_FORMATS.map((f) => Type.Literal(f)), {
+        description:
+          'csv (default): RFC 4180, comma-separated, for software; excel: the same with a UTF-8 byte-order mark, so Excel on Windows ' +
+          'reads accents right; excel-semicolon: that with semicolons and decimal commas, for Excel where the decimal separator is a comma',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 const ScanParams = Type.Object({ scanId: Type.String({ minLength: 1, maxLength: 128 }) });
 
 const MeasurementBody = Type.Object(
@@ -184,7 +198,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const csv = await scans.exportCsv(accountCaller(request), toFilter(request.query));
+      const csv = await scans.exportCsv(accountCaller(request), toFilter(request.query), request.query.format);
       const day = clock.now().toISOString().slice(0, 10);
       return reply
         .type('text/csv; charset=utf-8')

@@ -21,6 +21,7 @@ import type {
   WireScan,
   WireWear,
 } from '../../../shared/api';
+import { excelCsvFormat } from '../../../shared/csv-format';
 
 export const API_BASE = '/api/v1';
 /** SPEC §2 upload limit, checked before uploading so a huge file fails at once. */
@@ -190,7 +191,9 @@ export const api = {
   deleteScan: (id: string) => request<unknown>('DELETE', `/scans/${encodeURIComponent(id)}`),
   setMeasurement: (id: string, measurementMm: number | null) =>
     request<WireScan>('PUT', `/scans/${encodeURIComponent(id)}/measurement`, { measurementMm }),
-  exportUrl: (filter: ScanFilter) => `${API_BASE}/scans/export${query(filterParams(filter))}`,
+  /** For the shop's spreadsheet: Excel's own dialect for this computer's number format (csv.ts). */
+  exportUrl: (filter: ScanFilter, locale?: string) =>
+    `${API_BASE}/scans/export${query({ ...filterParams(filter), format: excelCsvFormat(locale) })}`,
   imageUrl: (id: string, variant: 'original' | 'thumbnail' = 'original') =>
     `${API_BASE}/scans/${encodeURIComponent(id)}/image${variant === 'thumbnail' ? '?variant=thumbnail' : ''}`,
   getSettings: () => request<SettingsData>('GET', '/settings'),
