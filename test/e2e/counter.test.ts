@@ -112,9 +112,14 @@ describe('counter details in the browser', () => {
     await page.getByLabel('Tire position').selectOption('FL');
     await page.getByTestId('file-input').setInputFiles(photos[2]!);
     await page.locator('article.result-card').nth(1).waitFor({ timeout: 90_000 });
+    // the status line said the newest result once; hiding its card announces nothing old again
+    const status = page.getByTestId('queue-status');
+    await expect.poll(() => status.textContent()).toMatch(/: (New|Good|Medium|Worn|Critical), /);
+    const said = await status.textContent();
     await page.getByRole('button', { name: 'Hide card' }).first().focus();
     await page.keyboard.press('Enter');
     await expect.poll(() => focused(page)).toMatchObject({ tag: 'ARTICLE', label: 'Result: AB-1' });
+    expect(await status.textContent()).toBe(said);
     await page.getByRole('button', { name: 'Hide card' }).focus();
     await page.keyboard.press('Enter');
     await expect.poll(() => focused(page)).toMatchObject({ testId: 'drop-zone' });
@@ -182,7 +187,7 @@ describe('counter details in the browser', () => {
     await page.locator('.history-item').nth(1).waitFor();
     await expect(page.getByRole('search').getByLabel('Vehicle / plate').inputValue()).resolves.toBe('AB-1');
     await expect(page.locator('.history-item').count()).resolves.toBe(2);
-    await expect.poll(async () => (await focused(page)).label).toMatch(/^AB-1 /);
+    await expect.poll(async () => (await focused(page)).text).toMatch(/^AB-1(?!\d)/);
     await expect(page.evaluate(() => (globalThis as unknown as { document: { activeElement: { getAttribute(n: string): string | null } } }).document.activeElement.getAttribute('data-scan-id'))).resolves.toBe(opened);
 
     // the browser's Back too
@@ -205,7 +210,25 @@ describe('counter details in the browser', () => {
     );
   });
 
-  it('moves the focus to "Yes, delete", and back to "Delete scan" on Cancel', async () => {
+  it('names the view in the title and takes the focus to its heading; a history row reads with its depth and wear', async () => {
+    await page.getByRole('link', { name: 'History' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.title()).toBe('History – TireWear');
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'H2', text: expect.stringContaining('History') });
+    await page.locator('.history-item').first().waitFor();
+    const row = page.locator('a.history-item').first();
+    // no aria-label replacing the row's words: vehicle, date, depth, gauge and "Wear: <class>" are its name
+    expect(await row.getAttribute('aria-label')).toBeNull();
+    await expect(page.getByRole('link', { name: /″.*Wear: (New|Good|Medium|Worn|Critical)/ }).first().isVisible()).resolves.toBe(true);
+    await expect.poll(() => page.getByTestId('history-status').textContent()).toMatch(/^\d+ scans? shown/);
+    await row.click();
+    await expect.poll(() => page.title()).toBe('Scan details – TireWear');
+    await page.getByRole('link', { name: 'Scan', exact: true }).click();
+    await expect.poll(() => page.title()).toBe('Scan tires – TireWear');
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'H2', text: 'Scan tires' });
+  });
+
+  it('moves the focus to "Yes, delete", and back to "Delete scan" on Cancel or Escape', async () => {
     await page.getByRole('link', { name: 'History' }).click();
     await page.locator('.history-item').first().click();
     const del = page.getByRole('button', { name: 'Delete scan' });
@@ -215,6 +238,11 @@ describe('counter details in the browser', () => {
     await page.keyboard.press('Tab');
     await expect.poll(() => focused(page)).toMatchObject({ tag: 'BUTTON', text: 'Cancel' });
     await page.keyboard.press('Enter');
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'BUTTON', text: 'Delete scan' });
+    // the question names the choice for a screen reader; Escape is Cancel
+    await page.keyboard.press('Enter');
+    await page.getByRole('group', { name: 'Delete this scan for good?' }).getByRole('button', { name: 'Yes, delete' }).waitFor();
+    await page.keyboard.press('Escape');
     await expect.poll(() => focused(page)).toMatchObject({ tag: 'BUTTON', text: 'Delete scan' });
   });
 
@@ -229,6 +257,14 @@ describe('counter details in the browser', () => {
       await page.locator('.new-key').getByRole('button', { name: 'Copy key' }).click();
       await page.locator('.new-key').getByRole('button', { name: 'Copied' }).waitFor();
     }
+    // created from the keyboard: the focus stays on the button while it works (a disabled one lost it)
+    await page.getByLabel(/Name of the new key/).fill('Till 3');
+    await page.getByRole('button', { name: 'Create key' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('row').filter({ hasText: 'Till 3' }).waitFor();
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'BUTTON', text: 'Create key' });
+    await page.getByRole('button', { name: 'Revoke key Till 3' }).click();
+    await page.getByRole('row').filter({ hasText: 'Till 3' }).waitFor({ state: 'detached' });
     await page.getByRole('button', { name: 'Revoke key Front desk' }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('row').filter({ hasText: 'Front desk' }).waitFor({ state: 'detached' });
@@ -247,9 +283,13 @@ describe('counter details in the browser', () => {
       const { document } = globalThis as unknown as { document: { querySelector(s: string): { videoWidth: number } | null } };
       return (document.querySelector('.camera video')?.videoWidth ?? 0) > 0;
     });
-    await camera.getByRole('button', { name: 'Capture' }).click();
-    await camera.getByRole('button', { name: 'Analyze photo' }).click();
+    await camera.getByRole('button', { name: 'Capture' }).focus();
+    await page.keyboard.press('Enter');
+    // each step's button takes the focus from the one that went away
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'BUTTON', text: 'Analyze photo' });
+    await page.keyboard.press('Enter');
     await camera.getByText('Photo sent for analysis. Its result appears below the camera.').waitFor();
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'BUTTON', text: 'Capture' });
     await waitForResults(page, 1);
     const card = page.locator('article.result-card').first();
     // Runs in the page; the Node typings of this file have no DOM.

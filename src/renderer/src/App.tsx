@@ -1,5 +1,5 @@
 /** Shell of the renderer: header, navigation, and the page of the current hash route. */
-import { useEffect, useState, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { AuthForm } from './components/AuthForm';
 import { navigate, useRoute } from './hooks/useRoute';
 import { useSession } from './hooks/useSession';
@@ -27,6 +27,51 @@ const NAV = [
   { page: 'keys', label: 'API keys' },
   { page: 'settings', label: 'Settings' },
 ];
+
+const TITLES: Record<string, string> = {
+  scan: 'Scan tires',
+  history: 'History',
+  report: 'Report',
+  account: 'Account',
+  keys: 'API keys',
+  settings: 'Settings',
+};
+
+/** The window's title for what is shown: read first by a screen reader, and on the taskbar. */
+export function viewTitle(state: string, page: string, param: string | null): string {
+  if (state === 'welcome') return 'Welcome – TireWear';
+  if (state === 'expired') return 'Sign in again – TireWear';
+  const title = page === 'history' && param ? 'Scan details' : (TITLES[page] ?? TITLES.scan);
+  return `${title} – TireWear`;
+}
+
+/**
+ * A new view takes the focus to its heading (a screen reader says where it is; the next Tab starts
+ * there): after a link, a sign-in or a deletion, focus otherwise stays on the link or drops to the
+ * page body. Not on the first view, where the page just opened. A view may move it on itself (the
+ * history back to the scan opened), later.
+ */
+function useFocusOnViewChange(key: string, main: React.RefObject<HTMLElement | null>) {
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    const frame = requestAnimationFrame(() => {
+      const root = main.current;
+      if (!root) return;
+      // the view placed it already (the history back on the scan opened)
+      const active = document.activeElement;
+      if (active instanceof HTMLElement && active !== root && root.contains(active) && active.offsetParent !== null) return;
+      const visible = [...root.querySelectorAll<HTMLElement>('h2')].find((h) => h.offsetParent !== null);
+      const target = visible ?? root;
+      if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
+      target.focus();
+    });
+    return () => cancelAnimationFrame(frame);
+  }, [key, main]);
+}
 
 function NeedsAccount({ title, text }: { title: string; text: string }) {
   return (
@@ -60,6 +105,11 @@ export function App() {
   useEffect(() => {
     if (!keepsHistory(route.page)) forgetHistory();
   }, [route.page]);
+  const main = useRef<HTMLElement>(null);
+  useEffect(() => {
+    document.title = viewTitle(state, route.page, route.param);
+  }, [state, route.page, route.param]);
+  useFocusOnViewChange(state === 'loading' ? 'loading' : `${state === 'signed-in' || state === 'anonymous' ? 'in' : state}:${route.page}:${route.param ?? ''}`, main);
 
   let content: ReactNode = null;
   if (state === 'loading') content = <p className="loading">Loading…</p>;
@@ -78,10 +128,26 @@ export function App() {
 
   return (
     <div className="app">
+      <a
+        className="skip-link no-print"
+        href="#/scan"
+        onClick={(event) => {
+          event.preventDefault(); // a hash route: jump to the content without navigating
+          const heading = [...(main.current?.querySelectorAll<HTMLElement>('h2') ?? [])].find((h) => h.offsetParent !== null);
+          const target = heading ?? main.current;
+          if (!target) return;
+          if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
+          target.focus();
+        }}
+      >
+        Skip to content
+      </a>
       <header className="app-header no-print">
-        <a className="brand" href="#/scan">
-          TireWear{prefs.shopName && <span className="muted"> · {prefs.shopName}</span>}
-        </a>
+        <h1 className="brand-heading">
+          <a className="brand" href="#/scan">
+            TireWear{prefs.shopName && <span className="muted"> · {prefs.shopName}</span>}
+          </a>
+        </h1>
         {(state === 'anonymous' || signedIn) && (
           <nav aria-label="Main">
             {NAV.map((item) => (
@@ -93,7 +159,7 @@ export function App() {
         )}
         <div className="who">{signedIn ? account?.account.email : state === 'anonymous' ? 'Demo (no account)' : ''}</div>
       </header>
-      <main>
+      <main ref={main} tabIndex={-1}>
         {/* The scan page stays mounted under other pages so a running queue and its results survive navigation. */}
         {scanMounted && (
           <div hidden={!onScan}>

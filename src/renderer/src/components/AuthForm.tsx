@@ -4,6 +4,7 @@ import { api } from '../api/client';
 import { UserError } from '../api/errors';
 import { useSession } from '../hooks/useSession';
 import { ErrorMessage } from './ErrorMessage';
+import { BusyButton } from './BusyButton';
 
 interface Props {
   initialMode?: 'register' | 'login';
@@ -63,9 +64,9 @@ export function AuthForm({ initialMode = 'register', onSignedIn }: Props) {
       </div>
       <ErrorMessage error={error} />
       <div className="row">
-        <button type="submit" disabled={busy}>
+        <BusyButton type="submit" busy={busy}>
           {busy ? 'Please wait…' : registering ? 'Create account' : 'Sign in'}
-        </button>
+        </BusyButton>
         <button type="button" className="link" onClick={() => setMode(registering ? 'login' : 'register')}>
           {registering ? 'I already have an account' : 'Create a new account instead'}
         </button>

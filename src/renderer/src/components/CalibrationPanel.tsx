@@ -10,6 +10,7 @@ import { api } from '../api/client';
 import { useSession } from '../hooks/useSession';
 import { formatDate, formatError, type Units } from '../lib/format';
 import { ErrorMessage } from './ErrorMessage';
+import { BusyButton } from './BusyButton';
 
 export const CALIBRATION_POLL_MS = 1000;
 
@@ -212,22 +213,22 @@ export function CalibrationPanel() {
       )}
       <ErrorMessage error={error} />
       <div className="row">
-        <button
+        <BusyButton
           type="button"
-          disabled={busy !== null || running || !enough || status.blockedBy !== null}
+          busy={busy !== null || running || !enough || status.blockedBy !== null}
           onClick={() => void act('start', api.startCalibration)}
         >
           {busy === 'start' || running ? 'Calibrating…' : active ? 'Calibrate again' : 'Calibrate now'}
-        </button>
+        </BusyButton>
         {status.canRevert && (
-          <button
+          <BusyButton
             type="button"
             className="secondary"
-            disabled={busy !== null || running || status.blockedBy !== null}
+            busy={busy !== null || running || status.blockedBy !== null}
             onClick={() => void act('revert', api.revertCalibration)}
           >
             {busy === 'revert' ? 'Switching back…' : 'Back to the models as shipped'}
-          </button>
+          </BusyButton>
         )}
       </div>
     </div>

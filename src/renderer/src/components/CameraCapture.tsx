@@ -1,6 +1,7 @@
 /** Webcam capture: pick a camera, live preview, capture a frame as JPEG, retake or analyze. */
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import { UserError } from '../api/errors';
+import { BusyButton } from './BusyButton';
 import { ErrorMessage } from './ErrorMessage';
 
 /** Why a camera did not open, and what the person at the counter can do about it. */
@@ -24,6 +25,9 @@ export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }
   /** A photo went off for analysis: say where its result appears. */
   const [sent, setSent] = useState(false);
   const video = useRef<HTMLVideoElement>(null);
+  const analyzeButton = useRef<HTMLButtonElement>(null);
+  const captureButton = useRef<HTMLButtonElement>(null);
+  const [focusOn, setFocusOn] = useState<'analyze' | 'capture' | null>(null);
   const [devices, setDevices] = useState<MediaDeviceInfo[]>([]);
   /** The camera shown in the picker, and the one asked for (empty: the system's default). */
   const [deviceId, setDeviceId] = useState('');
@@ -76,7 +80,15 @@ export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }
     canvas.width = v.videoWidth;
     canvas.height = v.videoHeight;
     canvas.getContext('2d')?.drawImage(v, 0, 0);
-    canvas.toBlob((blob) => blob && setShot({ blob, url: URL.createObjectURL(blob) }), 'image/jpeg', 0.92);
+    canvas.toBlob(
+      (blob) => {
+        if (!blob) return;
+        setShot({ blob, url: URL.createObjectURL(blob) });
+        setFocusOn('analyze');
+      },
+      'image/jpeg',
+      0.92,
+    );
     setSent(false);
   }, []);
 
@@ -86,7 +98,16 @@ export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }
     setReady(false);
     setShot(null);
     setSent(true);
+    setFocusOn('capture');
   };
+
+  // The button the clerk pressed goes away (Capture → Retake / Analyze → Capture): the focus moves
+  // to the next step's button instead of dropping to the page body.
+  useEffect(() => {
+    if (!focusOn) return;
+    (focusOn === 'analyze' ? analyzeButton : captureButton).current?.focus();
+    setFocusOn(null);
+  }, [focusOn, shot]);
 
   return (
     <section className="camera" aria-label="Camera capture">
@@ -120,18 +141,20 @@ export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }
               onClick={() => {
                 setReady(false);
                 setShot(null);
+                setFocusOn('capture');
               }}
             >
               Retake
             </button>
-            <button type="button" onClick={analyze}>
+            <button type="button" ref={analyzeButton} onClick={analyze}>
               Analyze photo
             </button>
           </>
         ) : (
-          <button type="button" onClick={capture} disabled={!stream || !ready}>
+          // focusable while the camera starts, so the focus can wait on it
+          <BusyButton type="button" ref={captureButton} onClick={capture} busy={!stream || !ready}>
             Capture
-          </button>
+          </BusyButton>
         )}
       </div>
     </section>

@@ -50,7 +50,7 @@ export function DropZone({ onFiles, listenToPaste, compact }: Props) {
       className={`drop-zone${over ? ' drop-over' : ''}${compact ? ' drop-compact' : ''}`}
       role="button"
       tabIndex={0}
-      aria-label="Add tire photos: drop them here, press Enter to choose files, or paste with Ctrl+V"
+      aria-label="Drop tire photos here, or press Enter to choose files, or paste with Ctrl+V"
       data-testid="drop-zone"
       onClick={() => input.current?.click()}
       onKeyDown={onKey}

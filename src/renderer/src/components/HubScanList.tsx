@@ -8,7 +8,8 @@ import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { HubScan, WireShop } from '../../../shared/api';
 import { ApiError, api } from '../api/client';
 import { ErrorMessage } from './ErrorMessage';
-import { ScanSummary, scanLabel } from './ScanSummary';
+import { ScanSummary } from './ScanSummary';
+import { BusyButton } from './BusyButton';
 
 const PAGE = 20;
 
@@ -88,9 +89,9 @@ export function HubScanList({ hubUrl }: { hubUrl: string | null }) {
             </select>
           </div>
         )}
-        <button type="button" className="secondary" disabled={loading} onClick={refresh}>
+        <BusyButton type="button" className="secondary" busy={loading} onClick={refresh}>
           Refresh
-        </button>
+        </BusyButton>
       </div>
       <HubError error={error} />
       {!loading && !error && items.length === 0 && (
@@ -100,7 +101,7 @@ export function HubScanList({ hubUrl }: { hubUrl: string | null }) {
       )}
       <ul className="history-list">
         {items.map((scan) => (
-          <li key={scan.scanId} className="history-item hub-item" aria-label={`${scanLabel(scan)} ${shopLabel(scan.shop)}`}>
+          <li key={scan.scanId} className="history-item hub-item">
             <ScanSummary scan={scan} thumbnailUrl={scan.image.thumbnailUrl}>
               <div className="muted hub-shop" data-testid="hub-shop">
                 {shopLabel(scan.shop)}
@@ -110,9 +111,9 @@ export function HubScanList({ hubUrl }: { hubUrl: string | null }) {
         ))}
       </ul>
       {cursor && (
-        <button type="button" className="secondary load-more" disabled={loading} onClick={() => void load(cursor, shopId)}>
+        <BusyButton type="button" className="secondary load-more" busy={loading} onClick={() => void load(cursor, shopId)}>
           {loading ? 'Loading…' : 'Load more'}
-        </button>
+        </BusyButton>
       )}
     </div>
   );

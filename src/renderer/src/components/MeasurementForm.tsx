@@ -6,6 +6,7 @@ import { UserError } from '../api/errors';
 import { MM_PER_32ND, formatIn, to32nds } from '../lib/format';
 import type { Units } from '../lib/format';
 import { ErrorMessage } from './ErrorMessage';
+import { BusyButton } from './BusyButton';
 
 interface Props {
   scanId: string;
@@ -66,9 +67,9 @@ export function MeasurementForm({ scanId, measurementMm, units, onSaved }: Props
           }}
           placeholder={units === '32nds' ? 'e.g. 6' : 'e.g. 4.5'}
         />
-        <button type="submit" disabled={busy}>
+        <BusyButton type="submit" busy={busy}>
           {busy ? 'Saving…' : 'Save reading'}
-        </button>
+        </BusyButton>
       </div>
       {saved && (
         <p className="message message-ok" role="status">

@@ -40,7 +40,8 @@ export function ResultCard({ scan, onMeasured, actions, queueId }: Props) {
           </div>
         </header>
         {r.isPreliminary && (
-          <p className="message message-warn" role="alert">
+          // part of the result, read with it (not an alert interrupting every preliminary result and every detail view)
+          <p className="message message-warn">
             <strong>Preliminary result.</strong>{' '}
             {/* SPEC §2: preliminary when the alignment is under 70 or little of the frame shows tread; with the alignment at 70 or more it is the latter */}
             {r.modelAlignment < 70

@@ -1,4 +1,7 @@
-/** One line of a scan list: thumbnail, vehicle and position, date, depth, wear (and what a list adds, as children). */
+/**
+ * One line of a scan list: thumbnail, vehicle and position, date, depth, wear (and what a list adds,
+ * as children). Its text is the row's accessible name too: vehicle, position, date, depth, gauge, wear.
+ */
 import type { ReactNode } from 'react';
 import type { WireScan } from '../../../shared/api';
 import { useSession } from '../hooks/useSession';
@@ -25,9 +28,4 @@ export function ScanSummary({ scan, thumbnailUrl, children }: { scan: WireScan; 
       <WearBadge wear={scan.result.wear} />
     </>
   );
-}
-
-/** Accessible name of a list entry. */
-export function scanLabel(scan: WireScan): string {
-  return `${scan.vehicle ?? 'Scan'} ${scan.position ?? ''} ${formatDate(scan.createdAt)}`;
 }

@@ -11,6 +11,7 @@ import { useSyncStatus } from '../hooks/useSyncStatus';
 import { formatDate } from '../lib/format';
 import { describeSyncError, formatPending, linkFormProblem } from '../lib/syncStatus';
 import { ErrorMessage } from './ErrorMessage';
+import { BusyButton } from './BusyButton';
 
 type Busy = 'link' | 'unlink' | 'sync' | 'resend' | null;
 interface Notice {
@@ -82,17 +83,17 @@ export function SyncPanel() {
             <ErrorMessage error={error} />
             {status.linked && (
               <div className="row">
-                <button type="button" disabled={busy !== null} onClick={() => void act('sync', api.syncNow, () => null)}>
+                <BusyButton type="button" busy={busy !== null} onClick={() => void act('sync', api.syncNow, () => null)}>
                   {busy === 'sync' ? 'Syncing…' : 'Sync now'}
-                </button>
-                <button
+                </BusyButton>
+                <BusyButton
                   type="button"
                   className="secondary"
-                  disabled={busy !== null}
+                  busy={busy !== null}
                   onClick={() => void act('unlink', api.unlinkHub, () => ({ kind: 'ok', text: 'Unlinked. The scans stay on this computer.' }))}
                 >
                   {busy === 'unlink' ? 'Unlinking…' : 'Unlink'}
-                </button>
+                </BusyButton>
               </div>
             )}
           </div>
@@ -126,9 +127,9 @@ export function SyncPanel() {
                 onChange={(e) => setHubApiKey(e.target.value)}
               />
             </div>
-            <button type="submit" disabled={busy !== null}>
+            <BusyButton type="submit" busy={busy !== null}>
               {busy === 'link' ? 'Linking…' : 'Link'}
-            </button>
+            </BusyButton>
           </form>
         </div>
       )}

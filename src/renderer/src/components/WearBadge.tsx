@@ -5,8 +5,11 @@ import { WEAR_LABEL, wearColour } from '../lib/format';
 export function WearBadge({ wear, large = false }: { wear: WireWear; large?: boolean }) {
   const colour = wearColour(wear);
   return (
-    <span className={`badge badge-${colour}${large ? ' badge-large' : ''}`} data-wear={wear} aria-label={`Wear: ${WEAR_LABEL[wear]} (${colour})`}>
+    // the words for a screen reader in hidden text: an aria-label on a plain span is not read
+    <span className={`badge badge-${colour}${large ? ' badge-large' : ''}`} data-wear={wear}>
+      <span className="sr-only">Wear: </span>
       {WEAR_LABEL[wear]}
+      <span className="sr-only"> ({colour})</span>
     </span>
   );
 }

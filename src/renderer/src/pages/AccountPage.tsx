@@ -7,6 +7,7 @@ import { LicenseHelp } from '../components/LicenseHelp';
 import { navigate } from '../hooks/useRoute';
 import { useSession } from '../hooks/useSession';
 import { formatDate, formatDay } from '../lib/format';
+import { BusyButton } from '../components/BusyButton';
 
 export function AccountPage() {
   const { state, account, refresh, signOut } = useSession();
@@ -94,9 +95,9 @@ export function AccountPage() {
         <label htmlFor={codeId}>License code (starts with TWL1.)</label>
         <div className="row">
           <input id={codeId} value={code} onChange={(e) => setCode(e.target.value)} placeholder="TWL1.…" spellCheck={false} autoComplete="off" />
-          <button type="submit" disabled={busy || !code.trim()}>
+          <BusyButton type="submit" busy={busy || !code.trim()}>
             {busy ? 'Redeeming…' : 'Redeem'}
-          </button>
+          </BusyButton>
         </div>
         {note && (
           <p className="message message-ok" role="status">

@@ -7,11 +7,12 @@ import type { WireScan, WireWear } from '../../../shared/api';
 import { api, type ScanFilter } from '../api/client';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { HubScanList } from '../components/HubScanList';
-import { ScanSummary, scanLabel } from '../components/ScanSummary';
+import { ScanSummary } from '../components/ScanSummary';
 import { useSession } from '../hooks/useSession';
 import { useSyncStatus } from '../hooks/useSyncStatus';
 import { WEARS, WEAR_LABEL } from '../lib/format';
 import { recallHistory, rememberHistory } from '../lib/historyMemory';
+import { BusyButton } from '../components/BusyButton';
 
 const PAGE = 20;
 /** The server's largest page (MAX_PAGE): coming back re-reads the pages already loaded in one request. */
@@ -91,6 +92,14 @@ function ShopScans() {
     rememberHistory({ accountId, draft, filter, items, cursor, opened: opened.current });
   }, [accountId, draft, filter, items, cursor]);
 
+  /** The next page; the first scan of it takes the focus, where reading goes on (the button is gone after the last page). */
+  const loadMore = async (after: string) => {
+    const first = items.length;
+    const loaded = await load(filter, after);
+    if (!loaded || loaded.length === 0) return;
+    requestAnimationFrame(() => list.current?.querySelectorAll<HTMLElement>('a.history-item')[first]?.focus());
+  };
+
   const apply = (event: FormEvent) => {
     event.preventDefault();
     setFilter({ ...draft });
@@ -137,13 +146,16 @@ function ShopScans() {
       </form>
       <ErrorMessage error={error} />
       {!loading && !error && items.length === 0 && <p className="empty">No scans match. Scans you make while signed in appear here.</p>}
+      {/* always present, so a search's outcome is announced (a region added with its text often is not) */}
+      <p className="sr-only" aria-live="polite" data-testid="history-status">
+        {loading || error ? '' : items.length === 0 ? 'No scans match the search.' : `${items.length} ${items.length === 1 ? 'scan' : 'scans'} shown${cursor ? ', more can be loaded' : ''}.`}
+      </p>
       <ul className="history-list" ref={list}>
         {items.map((scan) => (
           <li key={scan.scanId}>
             <a
               href={`#/history/${encodeURIComponent(scan.scanId)}`}
               className="history-item"
-              aria-label={scanLabel(scan)}
               data-scan-id={scan.scanId}
               onClick={() => rememberHistory({ accountId, draft, filter, items, cursor, opened: scan.scanId })}
             >
@@ -153,9 +165,9 @@ function ShopScans() {
         ))}
       </ul>
       {cursor && (
-        <button type="button" className="secondary load-more" disabled={loading} onClick={() => void load(filter, cursor)}>
+        <BusyButton type="button" className="secondary load-more" busy={loading} onClick={() => void loadMore(cursor)}>
           {loading ? 'Loading…' : 'Load more'}
-        </button>
+        </BusyButton>
       )}
     </>
   );

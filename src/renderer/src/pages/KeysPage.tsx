@@ -5,6 +5,7 @@ import { api } from '../api/client';
 import { CopyButton } from '../components/CopyButton';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { formatDate } from '../lib/format';
+import { BusyButton } from '../components/BusyButton';
 
 export function KeysPage() {
   const [keys, setKeys] = useState<WireApiKey[]>([]);
@@ -72,9 +73,9 @@ export function KeysPage() {
         <label htmlFor={nameId}>Name of the new key (e.g. the POS it is for)</label>
         <div className="row">
           <input ref={nameInput} id={nameId} value={name} maxLength={64} onChange={(e) => setName(e.target.value)} placeholder="Front desk POS" />
-          <button type="submit" disabled={busy}>
+          <BusyButton type="submit" busy={busy}>
             Create key
-          </button>
+          </BusyButton>
         </div>
       </form>
       {created && (

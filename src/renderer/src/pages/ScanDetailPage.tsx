@@ -25,6 +25,11 @@ export function ScanDetailPage({ scanId }: { scanId: string }) {
     api.getScan(scanId).then((s) => setScan(fromWireScan(s)), setError);
   }, [scanId]);
 
+  function cancel() {
+    backToDelete.current = true;
+    setConfirming(false);
+  }
+
   async function remove() {
     try {
       await api.deleteScan(scanId);
@@ -56,23 +61,26 @@ export function ScanDetailPage({ scanId }: { scanId: string }) {
                 </a>
               )}
               {confirming ? (
-                <>
-                  <span>Delete this scan for good?</span>
+                // the question names the group, so a screen reader reads it with "Yes, delete"; Escape cancels
+                <div
+                  className="row confirm-delete"
+                  role="group"
+                  aria-labelledby="confirm-delete-question"
+                  onKeyDown={(event) => {
+                    if (event.key !== 'Escape') return;
+                    event.preventDefault();
+                    cancel();
+                  }}
+                >
+                  <span id="confirm-delete-question">Delete this scan for good?</span>
                   {/* Focus moves to the choice the question asks for. */}
                   <button type="button" className="danger" autoFocus onClick={() => void remove()}>
                     Yes, delete
                   </button>
-                  <button
-                    type="button"
-                    className="secondary"
-                    onClick={() => {
-                      backToDelete.current = true;
-                      setConfirming(false);
-                    }}
-                  >
+                  <button type="button" className="secondary" onClick={cancel}>
                     Cancel
                   </button>
-                </>
+                </div>
               ) : (
                 <button ref={deleteButton} type="button" className="danger" onClick={() => setConfirming(true)}>
                   Delete scan

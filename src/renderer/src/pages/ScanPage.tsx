@@ -27,13 +27,33 @@ function allowanceText(account: AccountData | null, demo: RateLimitInfo | null, 
   return `${demo.remaining} of ${demo.limit ?? 3} scans left today (demo)${demo.resetAt ? ` · renews ${formatDate(demo.resetAt)}` : ''}`;
 }
 
-/** One short line for screen readers instead of re-reading whole cards. */
-function announcement(items: QueueItem[], units: Units): string {
-  const latest = items.find((item) => item.status === 'done' || item.status === 'failed');
-  if (!latest) return '';
-  if (latest.status === 'failed') return `${latest.name} failed.`;
-  const r = latest.view?.result;
-  return r ? `${latest.name}: ${WEAR_LABEL[r.wear]}, ${formatIn(r.estimatedDepthMm, units)}.` : '';
+/** One short line for screen readers about a photo that has just finished, instead of re-reading whole cards. */
+function finishedLine(item: QueueItem, units: Units): string {
+  if (item.status === 'failed') return `${item.name} failed.`;
+  const r = item.view?.result;
+  return r ? `${item.name}: ${WEAR_LABEL[r.wear]}, ${formatIn(r.estimatedDepthMm, units)}.` : '';
+}
+
+/**
+ * What the status line says: photos added (so a drop is not silent until the first result) and each
+ * photo as it finishes, once. Only news: hiding a card never announces an older result again.
+ */
+function useQueueAnnouncement(items: QueueItem[], units: Units): string {
+  const [line, setLine] = useState('');
+  const seen = useRef(new Set<number>());
+  const finished = useRef(new Set<number>());
+  useEffect(() => {
+    const added = items.filter((item) => !seen.current.has(item.id));
+    added.forEach((item) => seen.current.add(item.id));
+    const done = items.filter((item) => (item.status === 'done' || item.status === 'failed') && !finished.current.has(item.id));
+    done.forEach((item) => finished.current.add(item.id));
+    const news = [
+      ...(added.length > 0 && done.length < added.length ? [added.length === 1 ? `${added[0]!.name} added, analyzing.` : `${added.length} photos added, analyzing.`] : []),
+      ...done.map((item) => finishedLine(item, units)).filter(Boolean),
+    ];
+    if (news.length > 0) setLine(news.join(' '));
+  }, [items, units]);
+  return line;
 }
 
 function cardOf(id: number): HTMLElement | null {
@@ -64,6 +84,7 @@ export function ScanPage({ active, onReport }: Props) {
   const focusAfterRemove = useRef<number | 'drop-zone' | null>(null);
 
   const { add, items } = queue;
+  const announced = useQueueAnnouncement(items, prefs.units);
   const addFiles = useCallback((files: File[]) => add(files, vehicle, position), [add, vehicle, position]);
   const fromCamera = useCallback((file: File) => {
     follow.current = addFiles([file])[0] ?? null;
@@ -133,8 +154,8 @@ export function ScanPage({ active, onReport }: Props) {
           {allowance}
         </p>
       )}
-      <p className="sr-only" role="status">
-        {announcement(items, prefs.units)}
+      <p className="sr-only" role="status" data-testid="queue-status">
+        {announced}
       </p>
       <div className="results">
         {items.map((item, index) => (

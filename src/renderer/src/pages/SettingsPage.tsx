@@ -9,6 +9,7 @@ import { ErrorMessage } from '../components/ErrorMessage';
 import { SyncPanel } from '../components/SyncPanel';
 import { useSession } from '../hooks/useSession';
 import { bridge, BridgeError } from '../lib/bridge';
+import { BusyButton } from '../components/BusyButton';
 
 type Editable = Omit<SettingsData, 'restartRequired'>;
 
@@ -147,9 +148,9 @@ export function SettingsPage() {
         )}
         <ErrorMessage error={error} />
         <div className="row">
-          <button type="submit" disabled={busy}>
+          <BusyButton type="submit" busy={busy}>
             {busy ? 'Saving…' : 'Save settings'}
-          </button>
+          </BusyButton>
           {desktop && (
             <button type="button" className="secondary" onClick={() => void openDataFolder()}>
               Open data folder
