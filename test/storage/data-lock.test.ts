@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { DataDirInUseError, LOCK_FILE_NAME, lockDataDir } from '../../src/core/storage/data-lock.js';
+import { DataDirInUseError, LOCK_FILE_NAME, lockDataDir, machineId, writtenHere } from '../../src/core/storage/data-lock.js';
 import { runCli } from '../support/cli.js';
 
 let dir: string;
@@ -131,4 +131,29 @@ it('a running server holds its data folder and gives it back when it closes', as
   }
   expect(existsSync(path.join(node.dataDir, LOCK_FILE_NAME))).toBe(false);
   await rm(node.dataDir, { recursive: true, force: true });
+});
+
+it('a crash lock written here under another host name (macOS renames itself with the network) is taken over; another computer\'s is not', async () => {
+  const gone = spawn(process.execPath, ['-e', '']);
+  await new Promise((resolve) => gone.once('exit', resolve));
+  const here = machineId();
+  if (here) {
+    await writeFile(lockFile(), JSON.stringify({ pid: gone.pid, host: 'Shop-MacBook-Pro-2.local', since: new Date().toISOString(), machine: here }));
+    const release = lockDataDir(dir);
+    expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toMatchObject({ pid: process.pid, machine: here });
+    release();
+  }
+  // the same host name on another computer (a shared folder, a cloned PC): refused, naming it
+  await writeFile(lockFile(), JSON.stringify({ pid: gone.pid, host: os.hostname(), since: new Date().toISOString(), machine: 'another-computer-0001' }));
+  if (here) expect(() => lockDataDir(dir)).toThrow(/in use by TireWear on the computer/);
+  await rm(lockFile());
+});
+
+it('tells computers apart by their id when both locks have one, else by host name (case and .local aside)', () => {
+  expect(writtenHere({ host: 'a', machine: 'm1' }, { host: 'b', machine: 'm1' })).toBe(true);
+  expect(writtenHere({ host: 'a', machine: 'm1' }, { host: 'a', machine: 'm2' })).toBe(false);
+  // an older lock, or a computer whose id cannot be read
+  expect(writtenHere({ host: 'Shop-Mac.local' }, { host: 'shop-mac', machine: 'm1' })).toBe(true);
+  expect(writtenHere({ host: 'SHOP-PC' }, { host: 'shop-pc', machine: null })).toBe(true);
+  expect(writtenHere({ host: 'shop-pc', machine: 'm1' }, { host: 'till-2', machine: null })).toBe(false);
 });

@@ -23,6 +23,50 @@ interface Owner {
   since: string;
   /** Tells this taking of the lock from another by the same process (and a pid reused). */
   token?: string;
+  /** The computer's own id (machineId), which a host name change leaves as it is. Older locks have none. */
+  machine?: string;
+}
+
+let cachedMachineId: string | null | undefined;
+
+/**
+ * This computer's stable id: Linux /etc/machine-id, Windows' MachineGuid, macOS' IOPlatformUUID;
+ * null when it cannot be read. A host name is not stable enough to tell computers apart: macOS
+ * renames itself with the network (DHCP names, "MacBook-Pro-2.local" after a Bonjour clash), which
+ * left a crashed app's lock looking like another computer's and the app refusing to start.
+ */
+export function machineId(): string | null {
+  if (cachedMachineId !== undefined) return cachedMachineId;
+  let id: string | null = null;
+  try {
+    if (process.platform === 'linux') {
+      id = readFileSync('/etc/machine-id', 'utf8').trim() || readFileSync('/var/lib/dbus/machine-id', 'utf8').trim();
+    } else if (process.platform === 'win32') {
+      const out = execFileSync('reg', ['query', 'HKLM\\SOFTWARE\\Microsoft\\Cryptography', '/v', 'MachineGuid'], { encoding: 'utf8', timeout: 3000, windowsHide: true });
+      id = /MachineGuid\s+REG_SZ\s+(\S+)/i.exec(out)?.[1] ?? null;
+    } else if (process.platform === 'darwin') {
+      const out = execFileSync('ioreg', ['-rd1', '-c', 'IOPlatformExpertDevice'], { encoding: 'utf8', timeout: 3000 });
+      id = /"IOPlatformUUID"\s*=\s*"([^"]+)"/.exec(out)?.[1] ?? null;
+    }
+  } catch {
+    id = null;
+  }
+  cachedMachineId = id && /^[\w-]{8,128}$/.test(id) ? id.toLowerCase() : null;
+  return cachedMachineId;
+}
+
+/** `Shop-Mac.local` and `shop-mac` are one name: case and the mDNS suffix aside. */
+function plainHost(host: string): string {
+  return host.trim().toLowerCase().replace(/\.local\.?$/, '');
+}
+
+/**
+ * Whether a lock was written on this computer: by the computer's id when both have one (a host
+ * name change is no other computer), else by the host name, case and `.local` aside.
+ */
+export function writtenHere(owner: Pick<Owner, 'host' | 'machine'>, here: { host: string; machine: string | null }): boolean {
+  if (owner.machine && here.machine) return owner.machine === here.machine;
+  return plainHost(owner.host) === plainHost(here.host);
 }
 
 function readOwner(file: string): Owner | null {
@@ -48,7 +92,7 @@ function readSettledOwner(file: string): Owner | null {
 
 function sameOwner(a: Owner | null, b: Owner | null): boolean {
   if (a === null || b === null) return a === b;
-  return a.pid === b.pid && a.host === b.host && a.since === b.since && a.token === b.token;
+  return a.pid === b.pid && a.host === b.host && a.since === b.since && a.token === b.token && a.machine === b.machine;
 }
 
 /**
@@ -100,7 +144,14 @@ function alive(pid: number): boolean {
 export function lockDataDir(dataDir: string): () => void {
   const file = path.join(dataDir, LOCK_FILE_NAME);
   mkdirSync(dataDir, { recursive: true });
-  const me: Owner = { pid: process.pid, host: os.hostname(), since: new Date().toISOString(), token: randomBytes(8).toString('hex') };
+  const machine = machineId();
+  const me: Owner = {
+    pid: process.pid,
+    host: os.hostname(),
+    since: new Date().toISOString(),
+    token: randomBytes(8).toString('hex'),
+    ...(machine ? { machine } : {}),
+  };
   const record = JSON.stringify(me);
   const temp = path.join(dataDir, `.${LOCK_FILE_NAME}.${me.token}.tmp`);
   const aside = path.join(dataDir, `.${LOCK_FILE_NAME}.${me.token}.stale`);
@@ -118,7 +169,7 @@ export function lockDataDir(dataDir: string): () => void {
     for (let attempt = 0; attempt < 4; attempt++) {
       if (place(temp, file, record)) return release;
       const owner = readSettledOwner(file);
-      if (owner && owner.host !== os.hostname()) {
+      if (owner && !writtenHere(owner, { host: me.host, machine })) {
         throw new DataDirInUseError(
           `The data folder ${dataDir} is in use by TireWear on the computer "${owner.host}" (since ${owner.since}). ` +
             `One folder serves one TireWear: give this one its own data folder. If that computer no longer runs TireWear, delete ${file}.`,
