@@ -47,6 +47,12 @@ describe('counter details in the browser', () => {
     await page.getByLabel(/^Password/).fill('short');
     await page.getByRole('button', { name: 'Create account' }).click();
     await plainError('The password needs at least 8 characters.');
+    // the field says so too, and has the focus: a screen reader reads the message with it
+    const password = page.getByLabel(/^Password/);
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'INPUT' });
+    expect(await password.getAttribute('aria-invalid')).toBe('true');
+    const describedBy = await password.getAttribute('aria-describedby');
+    await expect(page.locator(`[id="${describedBy}"]`).textContent()).resolves.toContain('The password needs at least 8 characters.');
     await page.getByLabel(/^Password/).fill('correct horse battery');
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByRole('heading', { name: 'Scan tires' }).waitFor();
@@ -59,6 +65,9 @@ describe('counter details in the browser', () => {
     await expect.soft(port.inputValue()).resolves.toBe('');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await plainError('Enter a port number from 1 to 65535');
+    await expect.poll(() => port.getAttribute('aria-invalid')).toBe('true');
+    await expect.poll(() => port.evaluate((el) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
+    await expect(page.locator(`[id="${await port.getAttribute('aria-describedby')}"]`).textContent()).resolves.toContain('Enter a port number');
   });
 
   it('gives a PDF dropped with a photo its own card saying it is not a photo, with no "Try again"', async () => {

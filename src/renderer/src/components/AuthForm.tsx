@@ -1,5 +1,5 @@
 /** Create the shop account (register, then sign in) or sign in to an existing one. */
-import { useId, useState, type FormEvent } from 'react';
+import { useId, useRef, useState, type FormEvent } from 'react';
 import { api } from '../api/client';
 import { UserError } from '../api/errors';
 import { useSession } from '../hooks/useSession';
@@ -21,13 +21,20 @@ export function AuthForm({ initialMode = 'register', onSignedIn }: Props) {
   const [error, setError] = useState<unknown>(null);
   const emailId = useId();
   const passwordId = useId();
+  const errorId = useId();
+  /** The password is too short: the field says so (aria-invalid, the message as its description) and has the focus. */
+  const [shortPassword, setShortPassword] = useState(false);
+  const passwordInput = useRef<HTMLInputElement>(null);
 
   async function submit(event: FormEvent) {
     event.preventDefault();
     if (mode === 'register' && password.length < 8) {
       setError(new UserError('The password needs at least 8 characters.'));
+      setShortPassword(true);
+      passwordInput.current?.focus();
       return;
     }
+    setShortPassword(false);
     setBusy(true);
     setError(null);
     try {
@@ -55,6 +62,9 @@ export function AuthForm({ initialMode = 'register', onSignedIn }: Props) {
         <label htmlFor={passwordId}>Password{registering && ' (at least 8 characters)'}</label>
         <input
           id={passwordId}
+          ref={passwordInput}
+          aria-invalid={shortPassword || undefined}
+          aria-describedby={shortPassword ? errorId : undefined}
           type="password"
           autoComplete={registering ? 'new-password' : 'current-password'}
           required
@@ -62,7 +72,7 @@ export function AuthForm({ initialMode = 'register', onSignedIn }: Props) {
           onChange={(e) => setPassword(e.target.value)}
         />
       </div>
-      <ErrorMessage error={error} />
+      <ErrorMessage error={error} id={errorId} />
       <div className="row">
         <BusyButton type="submit" busy={busy}>
           {busy ? 'Please wait…' : registering ? 'Create account' : 'Sign in'}

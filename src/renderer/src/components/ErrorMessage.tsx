@@ -4,12 +4,13 @@ import { describeError } from '../api/errors';
 import { useSession } from '../hooks/useSession';
 import { formatDate } from '../lib/format';
 
-export function ErrorMessage({ error }: { error: unknown }) {
+/** `id`: for a field's `aria-describedby`, when the error is about that field. */
+export function ErrorMessage({ error, id }: { error: unknown; id?: string }) {
   if (error === null || error === undefined) return null;
   if (error instanceof ApiError && error.code === 'RATE_LIMIT_EXCEEDED') return <LimitMessage error={error} />;
   const { title, detail, code } = describeError(error);
   return (
-    <div className="message message-error" role="alert">
+    <div className="message message-error" role="alert" id={id}>
       <strong>{title}</strong>
       {detail && detail !== title && <p>{detail}</p>}
       {code === 'INVALID_SESSION' && <SignInAgain />}

@@ -1,5 +1,5 @@
 /** The shop's own gauge reading, stored beside the estimate (PUT /scans/:id/measurement). */
-import { useId, useState, type FormEvent } from 'react';
+import { useId, useRef, useState, type FormEvent } from 'react';
 import type { WireScan } from '../../../shared/api';
 import { api } from '../api/client';
 import { UserError } from '../api/errors';
@@ -25,6 +25,9 @@ export function MeasurementForm({ scanId, measurementMm, units, onSaved }: Props
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState(false);
+  /** The reading typed cannot be saved: the field says so (aria-invalid, the message as its description) and has the focus. */
+  const [invalid, setInvalid] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
   const id = useId();
 
   async function save(event: FormEvent) {
@@ -37,8 +40,11 @@ export function MeasurementForm({ scanId, measurementMm, units, onSaved }: Props
       number === null || (number >= 0 && (units === '32nds' ? Number.isInteger(number) && number <= 37 : Number.isFinite(number) && number <= 30));
     if (!valid) {
       setError(new UserError(units === '32nds' ? 'Enter the gauge reading as a whole number of 32nds, for example 6.' : 'Enter the gauge reading in mm, for example 4.5.'));
+      setInvalid(true);
+      input.current?.focus();
       return;
     }
+    setInvalid(false);
     const mm = number === null ? null : Math.round((units === '32nds' ? number * MM_PER_32ND : number) * 10) / 10;
     setBusy(true);
     setError(null);
@@ -59,8 +65,11 @@ export function MeasurementForm({ scanId, measurementMm, units, onSaved }: Props
       <div className="row">
         <input
           id={id}
+          ref={input}
           inputMode="decimal"
           value={value}
+          aria-invalid={invalid || undefined}
+          aria-describedby={invalid ? `${id}-error` : undefined}
           onChange={(e) => {
             setValue(e.target.value);
             setSaved(false);
@@ -76,7 +85,7 @@ export function MeasurementForm({ scanId, measurementMm, units, onSaved }: Props
           {measurementMm === null ? 'Reading cleared.' : `Saved: ${formatIn(measurementMm, units)}.`}
         </p>
       )}
-      <ErrorMessage error={error} />
+      <ErrorMessage error={error} id={`${id}-error`} />
     </form>
   );
 }

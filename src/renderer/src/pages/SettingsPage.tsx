@@ -26,6 +26,8 @@ export function SettingsPage() {
   const [folderError, setFolderError] = useState<unknown>(null);
   /** The port as typed: an emptied field stays empty instead of turning into 0. */
   const [portText, setPortText] = useState('');
+  /** The port typed cannot be saved: the field says so (aria-invalid, the message as its description) and has the focus. */
+  const [portInvalid, setPortInvalid] = useState(false);
   const id = { shop: useId(), port: useId(), units: useId(), legal: useId(), lan: useId(), tray: useId() };
   const desktop = bridge();
 
@@ -52,8 +54,11 @@ export function SettingsPage() {
     // Checked here, not by the input's min/max: a server started on a random port (0) must still save the other fields.
     if ('port' in patch && !(Number.isInteger(form.port) && form.port >= 1 && form.port <= 65535)) {
       setError(new UserError('Enter a port number from 1 to 65535 (TireWear uses 8787 unless it was changed).'));
+      setPortInvalid(true);
+      document.getElementById(id.port)?.focus();
       return;
     }
+    setPortInvalid(false);
     setBusy(true);
     setError(null);
     try {
@@ -113,6 +118,8 @@ export function SettingsPage() {
               <label htmlFor={id.port}>Port</label>
               <input
                 id={id.port}
+                aria-invalid={portInvalid || undefined}
+                aria-describedby={portInvalid ? `${id.port}-error` : undefined}
                 type="number"
                 inputMode="numeric"
                 value={portText}
@@ -146,7 +153,7 @@ export function SettingsPage() {
             Settings saved.
           </p>
         )}
-        <ErrorMessage error={error} />
+        <ErrorMessage error={error} id={`${id.port}-error`} />
         <div className="row">
           <BusyButton type="submit" busy={busy}>
             {busy ? 'Saving…' : 'Save settings'}
