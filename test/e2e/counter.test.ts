@@ -289,9 +289,12 @@ describe('counter details in the browser', () => {
     const camera = page.getByRole('region', { name: 'Camera capture' });
     await page.waitForFunction(() => {
       // Runs in the page; the Node typings of this file have no DOM.
-      const { document } = globalThis as unknown as { document: { querySelector(s: string): { videoWidth: number } | null } };
-      return (document.querySelector('.camera video')?.videoWidth ?? 0) > 0;
+      // the tire video's own frames (640 wide, as in the demo test), a moment in: not a first blank one
+      const { document } = globalThis as unknown as { document: { querySelector(s: string): { videoWidth: number; currentTime: number } | null } };
+      const video = document.querySelector('.camera video');
+      return video?.videoWidth === 640 && video.currentTime > 0.3;
     });
+    await expect.poll(() => camera.getByRole('button', { name: 'Capture' }).getAttribute('aria-disabled')).toBeNull();
     await camera.getByRole('button', { name: 'Capture' }).focus();
     await page.keyboard.press('Enter');
     // each step's button takes the focus from the one that went away
@@ -307,5 +310,47 @@ describe('counter details in the browser', () => {
     await expect.poll(top).toBeGreaterThanOrEqual(0);
     await page.getByRole('button', { name: 'Hide camera' }).click();
     expect(errors).toEqual([]);
+  });
+
+  it('fits a window 320 px wide (400 % zoom) on every page without scrolling sideways (tables aside)', async () => {
+    await page.setViewportSize({ width: 320, height: 700 });
+    const found: Record<string, { extra: number; out: string[] }> = {};
+    try {
+      /** The page's sideways overflow and the elements sticking out past the window's right edge. */
+      const overflow = () =>
+        page.evaluate(() => {
+          // Runs in the page; the Node typings of this file have no DOM.
+          interface El {
+            tagName: string;
+            className: unknown;
+            closest(s: string): unknown;
+            getBoundingClientRect(): { right: number; width: number };
+          }
+          const doc = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number }; querySelectorAll(s: string): El[] } }).document;
+          const width = doc.documentElement.clientWidth;
+          const out = [...doc.querySelectorAll('main *, header *')]
+            .filter((el) => !el.closest('table, .table-scroll, .sr-only, .skip-link') && el.getBoundingClientRect().right > width + 1 && el.getBoundingClientRect().width > 0)
+            .slice(0, 5)
+            .map((el) => `${el.tagName.toLowerCase()}.${String(el.className)}`);
+          return { extra: doc.documentElement.scrollWidth - width, out };
+        });
+      for (const [link, heading] of [['Scan', 'Scan tires'], ['History', 'History'], ['Account', 'Account'], ['API keys', 'API keys'], ['Settings', 'Settings']] as const) {
+        await page.getByRole('link', { name: link, exact: true }).click();
+        await page.getByRole('heading', { name: heading, exact: true }).first().waitFor();
+        if (link === 'History') await page.locator('.history-item').first().waitFor();
+        found[link] = await overflow();
+      }
+      await page.locator('.history-item').first().click().catch(async () => {
+        await page.getByRole('link', { name: 'History', exact: true }).click();
+        await page.locator('.history-item').first().click();
+      });
+      await page.getByRole('heading', { name: 'Scan details' }).waitFor();
+      await page.getByRole('region', { name: 'Scan details' }).locator('.result-card').waitFor();
+      found['scan details'] = await overflow();
+      const clean = { extra: 0, out: [] };
+      expect(found).toEqual({ Scan: clean, History: clean, Account: clean, 'API keys': clean, Settings: clean, 'scan details': clean });
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
   });
 });

@@ -24,6 +24,7 @@ function FiguresTable({ before, after, units }: { before: CalibrationFigures; af
     ['Gauge inside the 80 % range', (f) => pct(f.coverage)],
   ];
   return (
+    <div className="table-scroll">
     <table className="calibration-figures">
       <caption className="muted small">On your photos, each read with a correction fitted without it (5-fold cross-validation)</caption>
       <thead>
@@ -43,6 +44,7 @@ function FiguresTable({ before, after, units }: { before: CalibrationFigures; af
         ))}
       </tbody>
     </table>
+    </div>
   );
 }
 
@@ -153,6 +155,7 @@ export function CalibrationPanel() {
         )}
       </dl>
       {status.byModel.length > 0 && (
+        <div className="table-scroll">
         <table className="calibration-figures" aria-label="How the models read your tires">
           <caption className="muted small">How the models read your tires: each scan's estimate against its gauge reading</caption>
           <thead>
@@ -176,6 +179,7 @@ export function CalibrationPanel() {
             ))}
           </tbody>
         </table>
+        </div>
       )}
       {status.blockedBy && <p className="message message-warn">{status.blockedBy}</p>}
       {status.canRevert && (!active || status.modelVersion === 'unavailable') && (

@@ -46,8 +46,9 @@ export function DepthBar({ estimateMm, range, legalMinMm, measuredMm = null, uni
       </div>
       <div className="depth-ticks" aria-hidden="true">
         {ticksOf(scaleMax, units).map((t) => (
-          // A label at the very end is right-aligned so that its unit stays inside the card.
-          <span key={t.label} style={{ left: pct(t.mm), transform: t.mm / scaleMax > 0.97 ? 'translateX(-100%)' : undefined }}>
+          // A label at the very end is right-aligned so that its unit stays inside the card (anchored
+          // on the right: a box placed at 100 % and moved back would still widen a narrow page).
+          <span key={t.label} style={t.mm / scaleMax > 0.97 ? { right: 0, transform: 'none' } : { left: pct(t.mm) }}>
             {t.label}
           </span>
         ))}

@@ -88,6 +88,7 @@ export function KeysPage() {
         </div>
       )}
       <ErrorMessage error={error} />
+      <div className="table-scroll">
       <table className="keys" ref={table}>
         <thead>
           <tr>
@@ -123,6 +124,7 @@ export function KeysPage() {
           ))}
         </tbody>
       </table>
+      </div>
       <div className="panel pos">
         <h3>Connect your POS</h3>
         <p>
