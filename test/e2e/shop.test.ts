@@ -276,7 +276,10 @@ describe('shop account in the browser', () => {
     const measured = Number(await panel.getByTestId('calibration-measured').textContent());
     expect([36, 37]).toContain(measured);
     await panel.getByRole('button', { name: 'Calibrate now' }).click();
-    await panel.getByText(new RegExp(`^Calibrated on ${measured} photos: analyses now answer with`)).waitFor({ timeout: 60_000 });
+    const finished = new RegExp(`^Calibrated on ${measured} photos: analyses now answer with`);
+    await panel.locator('p.message').filter({ hasText: finished }).waitFor({ timeout: 60_000 });
+    // a screen reader is told the ending once, in the panel's one live region (not each photo read)
+    await expect(panel.getByTestId('calibration-announcement').textContent()).resolves.toMatch(finished);
     await expect(panel.getByTestId('calibration-model').textContent()).resolves.toMatch(new RegExp(`^${shipped.replace(/\./g, '\\.')}\\+shop\\.`));
     // the shop chose 32nds above: errors in tenths of a 32nd, millimetres beside them
     await expect(panel.getByRole('row', { name: /Mean error against the gauge/ }).textContent()).resolves.toMatch(/\d\.\d\/32″ \(\d\.\d\d mm\).*\d\.\d\/32″ \(\d\.\d\d mm\)/);

@@ -132,6 +132,12 @@ describe('desktop sync with the hub in the browser', () => {
     const problem = panel.getByRole('alert').filter({ hasText: 'Enter the hub API key as well' });
     await problem.waitFor();
     await expect(problem.textContent()).resolves.not.toContain('VALIDATION_ERROR');
+    // the key field says so and has the focus, the message as its description
+    const keyField = panel.getByLabel('Hub API key');
+    await expect.poll(() => keyField.getAttribute('aria-invalid')).toBe('true');
+    await expect.poll(() => keyField.evaluate((el) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
+    await expect(panel.locator(`[id="${await keyField.getAttribute('aria-describedby')}"]`).textContent()).resolves.toContain('Enter the hub API key as well');
+    expect(await panel.getByLabel('Hub address').getAttribute('aria-invalid')).toBeNull();
     await expect(panel.getByTestId('sync-hub').textContent()).resolves.toBe(hubUrl);
     await panel.getByLabel('Hub address').fill(hubUrl);
   });

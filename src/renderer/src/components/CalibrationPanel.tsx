@@ -4,7 +4,7 @@
  * every second while it runs), what cross-validation measured, and the way back to the models
  * as shipped. Applied at once: no restart.
  */
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { CalibrationFigures, CalibrationStatus } from '../../../shared/api';
 import { api } from '../api/client';
 import { useSession } from '../hooks/useSession';
@@ -55,6 +55,23 @@ export function CalibrationPanel() {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState<'start' | 'revert' | null>(null);
   const running = status?.job?.state === 'running';
+
+  /**
+   * What a screen reader is told: the job starting and how it ended, once each, in one region that
+   * is always there; not every photo read (the progress line changes each second) nor a job that
+   * had ended before the panel opened.
+   */
+  const [announced, setAnnounced] = useState('');
+  const lastState = useRef<string | null | undefined>(undefined);
+  useEffect(() => {
+    if (!status) return;
+    const job = status.job;
+    const state = job?.state ?? null;
+    if (lastState.current !== undefined && state !== lastState.current && job) {
+      setAnnounced(job.state === 'running' ? `Calibration started: reading ${job.total} photos.` : job.message);
+    }
+    lastState.current = state;
+  }, [status]);
 
   /** Bumped by "Try again" after the first read failed. */
   const [attempt, setAttempt] = useState(0);
@@ -188,8 +205,11 @@ export function CalibrationPanel() {
           named by modelsDir in the data folder's settings.json.
         </p>
       )}
+      <p className="sr-only" aria-live="polite" data-testid="calibration-announcement">
+        {announced}
+      </p>
       {job?.state === 'running' && (
-        <div role="status">
+        <div>
           <p>
             Reading photo {Math.min(job.done + 1, job.total)} of {job.total}…
           </p>
@@ -197,7 +217,7 @@ export function CalibrationPanel() {
         </div>
       )}
       {job && job.state !== 'running' && (
-        <div role="status">
+        <div>
           <p className={`message ${job.state === 'failed' ? 'message-error' : job.state === 'applied' ? 'message-ok' : 'message-warn'}`}>
             {job.message}
             {Object.keys(job.skipped).length > 0 &&

@@ -27,7 +27,9 @@ export function SyncPanel() {
   const [busy, setBusy] = useState<Busy>(null);
   const [actionError, setActionError] = useState<unknown>(null);
   const [notice, setNotice] = useState<Notice | null>(null);
-  const ids = { url: useId(), key: useId() };
+  const ids = { url: useId(), key: useId(), error: useId() };
+  /** The field a link problem is about: it says so (aria-invalid, the message as its description) and has the focus. */
+  const [invalid, setInvalid] = useState<'url' | 'key' | null>(null);
 
   if (unavailable) return null;
   const shownUrl = hubUrl ?? status?.hubUrl ?? '';
@@ -51,8 +53,12 @@ export function SyncPanel() {
     if (problem) {
       setNotice(null);
       setActionError(new UserError(problem));
+      const field = problem.startsWith("Enter the hub's full address") ? 'url' : 'key';
+      setInvalid(field);
+      document.getElementById(ids[field])?.focus();
       return;
     }
+    setInvalid(null);
     void act('link', () => api.linkHub(shownUrl.trim(), hubApiKey.trim()), (s) => {
       setHubApiKey('');
       setHubUrl(null);
@@ -107,6 +113,8 @@ export function SyncPanel() {
               <label htmlFor={ids.url}>Hub address</label>
               <input
                 id={ids.url}
+                aria-invalid={invalid === 'url' || undefined}
+                aria-describedby={invalid === 'url' ? ids.error : undefined}
                 type="url"
                 value={shownUrl}
                 placeholder="https://hub.example.com"
@@ -119,6 +127,8 @@ export function SyncPanel() {
               <label htmlFor={ids.key}>Hub API key</label>
               <input
                 id={ids.key}
+                aria-invalid={invalid === 'key' || undefined}
+                aria-describedby={invalid === 'key' ? ids.error : undefined}
                 type="password"
                 value={hubApiKey}
                 placeholder={status.linked ? 'Enter the key again to change the link' : 'tw_…'}
@@ -138,7 +148,7 @@ export function SyncPanel() {
           {notice.text}
         </p>
       )}
-      <ErrorMessage error={actionError} />
+      <ErrorMessage error={actionError} id={ids.error} />
     </div>
   );
 }
