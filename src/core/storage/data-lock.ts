@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { sleepSync } from '../sleep-sync.js';
 
 export const LOCK_FILE_NAME = 'tirewear.lock';
 
@@ -86,7 +87,7 @@ function readSettledOwner(file: string): Owner | null {
   for (let tries = 0; ; tries++) {
     const owner = readOwner(file);
     if (owner !== null || tries === 5) return owner;
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20); // 20 ms, synchronously
+    sleepSync(20);
   }
 }
 

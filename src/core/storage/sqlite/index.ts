@@ -3,6 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { type Clock, systemClock } from '../../clock.js';
 import type { Logger } from '../../logger.js';
+import { sleepSync } from '../../sleep-sync.js';
 import type { Store } from '../store.js';
 import { createAccountStore, createApiKeyStore, createSessionStore } from './accounts.js';
 import { run } from './db.js';
@@ -23,8 +24,6 @@ export interface SqliteStoreOptions {
   logger?: Pick<Logger, 'info' | 'warn'>;
 }
 
-const pause = new Int32Array(new SharedArrayBuffer(4));
-
 /**
  * Runs `step` again while it fails with SQLITE_BUSY (any extended code), for up to `timeoutMs`,
  * pausing `pauseMs` between tries (synchronously: this is start-up code); then the last error.
@@ -33,7 +32,7 @@ export function untilNotBusy<T>(
   step: () => T,
   timeoutMs: number,
   pauseMs = 20,
-  sleep: (ms: number) => void = (ms) => void Atomics.wait(pause, 0, 0, ms),
+  sleep: (ms: number) => void = sleepSync,
 ): T {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
