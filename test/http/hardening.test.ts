@@ -18,6 +18,7 @@ import type { BuildServerOptions } from '../../src/core/http/app.js';
 import { admission } from '../../src/core/http/routes/analyze.js';
 import { createLogger } from '../../src/core/logger.js';
 import { startServer, type RunningServer } from '../../src/core/server.js';
+import { openSqliteStore } from '../../src/core/storage/sqlite/index.js';
 import { makeJpeg } from '../fixtures/images/make.js';
 import { FakeAnalyzer } from '../support/fake-analyzer.js';
 import { makeTestLicenseKeys } from '../support/licenses.js';
@@ -466,7 +467,7 @@ describe('a caller with no scans left is told before sending the photo', () => {
     return { payload, head: uploadHead(headers['content-type']!, payload.length, extra) };
   };
 
-  it('with Expect: 100-continue the 429 comes instead of 100 Continue (no photo sent); without, after the body as before', async () => {
+  it('with Expect: 100-continue the 429 comes instead of 100 Continue (no photo sent); without it the 429 comes on the headers too, the body sent anyway', async () => {
     for (let i = 0; i < 3; i++) {
       const { payload, head } = await upload(40 + i * 30);
       const client = connect(server.url);
@@ -501,5 +502,42 @@ describe('a caller with no scans left is told before sending the photo', () => {
     retry.socket.write((await upload(220, 'Expect: 100-continue\r\nIdempotency-Key: RO-17-FL\r\n')).head);
     expect(await retry.until(/^HTTP\/1\.1 100 Continue\r\n\r\n/)).toMatch(/^HTTP\/1\.1 100 Continue/);
     retry.socket.destroy();
+  });
+});
+
+describe('upload slots and a connection that closes while the request is checked', () => {
+  it('a client that hangs up during the allowance check gives its slot back (a slow store: a hub on PostgreSQL)', async () => {
+    const dataDir = await tempDir('tirewear-slots-');
+    const store = openSqliteStore({ file: path.join(dataDir, 'slow.db') });
+    const usage = store.usage.usage.bind(store.usage);
+    // every allowance read takes 50 ms, as a database across the network may
+    store.usage.usage = async (...args) => {
+      await sleep(50);
+      return usage(...args);
+    };
+    const server = await startServer(
+      testConfig(dataDir, licenseKeys.publicKeyPem, { port: 0, analysisConcurrency: 1, analysisQueueLimit: 1 }),
+      { analyzer: new FakeAnalyzer(), clock: new ManualClock(), logger: createLogger({ level: 'silent' }), store },
+      { logger: false },
+    );
+    try {
+      const { payload, headers } = form([{ name: 'image', data: jpeg }]);
+      // more hang-ups than there are slots (2 × (1 + 1)), each while its allowance is being read
+      for (let i = 0; i < 6; i++) {
+        const client = connect(server.url);
+        client.socket.write(uploadHead(headers['content-type']!, payload.length, 'Expect: 100-continue\r\n'));
+        await sleep(10);
+        client.socket.destroy();
+        await client.closed;
+      }
+      await sleep(100);
+      const client = connect(server.url);
+      client.socket.write(uploadHead(headers['content-type']!, payload.length));
+      client.socket.write(payload);
+      expect(await client.until(/\r\n\r\n\{.*\}$/s)).toMatch(/^HTTP\/1\.1 200 /);
+      client.socket.destroy();
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -266,6 +266,12 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       onRequest: async (request, reply) => {
         try {
           screenRequest(request);
+          // The slot first, before anything is awaited: a connection that closes while this hook
+          // waits must still give it back ('close' would be gone by the time a listener came).
+          const release = admit(request.ip);
+          reply.raw.once('close', release);
+          // closed already while the caller was identified (the auth hook reads the store)
+          if (request.raw.socket?.destroyed) release();
           // A caller with nothing left is told before sending the photo (with Expect: 100-continue
           // it never sends it). Not with an Idempotency-Key: a retry of a scan already made gets
           // its stored answer whatever is left. A failed check leaves it to the analysis.
@@ -273,7 +279,6 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
             const refusal = await scans.refusalBeforeUpload(anyCaller(request)).catch(() => null);
             if (refusal) throw refusal;
           }
-          reply.raw.once('close', admit(request.ip));
         } catch (error) {
           throw await withRateLimitHeaders(scans, error, anyCaller(request));
         }
