@@ -156,7 +156,7 @@ describe('SQLite store specifics', () => {
       {
         level: 'info',
         fields: { from: 2, to: MIGRATIONS.length, backup },
-        message: expect.stringMatching(/^upgraded the database from schema 2 to \d+; the database as it was is kept in .*tirewear\.db\.schema-2\.bak .*in place of tirewear\.db/),
+        message: expect.stringMatching(/^upgraded the database from schema 2 to \d+; the database as it was is kept in .*tirewear\.db\.schema-2\.bak .*move tirewear\.db and its -wal and -shm files aside/),
       },
     ]);
     // the copy is the old schema with its data, which the older TireWear opens as it left it

@@ -1,8 +1,10 @@
 /** ImageStore on a directory. Hub instances may share one directory (e.g. a network mount). */
 import { randomBytes } from 'node:crypto';
+import { renameSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../errors.js';
+import { sleepSync } from '../sleep-sync.js';
 import type { ImageStore } from './images.js';
 
 /** Segments of [A-Za-z0-9._-] not starting with a dot: no `..`, no hidden names clashing with temp files. */
@@ -52,11 +54,27 @@ export async function renameRetrying(from: string, to: string, options: RenameRe
     try {
       return await move(from, to);
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException | null)?.code ?? '';
-      if (platform !== 'win32' || !['EPERM', 'EBUSY', 'EACCES'].includes(code) || attempt >= delaysMs.length) throw error;
+      if (!worthRetrying(error, platform, attempt, delaysMs)) throw error;
       await sleep(delaysMs[attempt]!);
     }
   }
+}
+
+/** renameRetrying for start-up code that cannot await (opening the database). */
+export function renameRetryingSync(from: string, to: string, platform: NodeJS.Platform = process.platform): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return renameSync(from, to);
+    } catch (error) {
+      if (!worthRetrying(error, platform, attempt, RENAME_RETRY_DELAYS_MS)) throw error;
+      sleepSync(RENAME_RETRY_DELAYS_MS[attempt]!);
+    }
+  }
+}
+
+function worthRetrying(error: unknown, platform: NodeJS.Platform, attempt: number, delaysMs: readonly number[]): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code ?? '';
+  return platform === 'win32' && ['EPERM', 'EBUSY', 'EACCES'].includes(code) && attempt < delaysMs.length;
 }
 
 /**

@@ -9,7 +9,7 @@ import { createAccountStore, createApiKeyStore, createSessionStore } from './acc
 import { run } from './db.js';
 import { createIdempotencyStore, createMetaStore } from './idempotency.js';
 import { createLicenseStore } from './licenses.js';
-import { migrate, type MigrationReport } from './migrate.js';
+import { backUpBeforeUpgrade, migrate, type MigrationReport } from './migrate.js';
 import { createScanStore } from './scans.js';
 import { createUsageStore } from './usage.js';
 
@@ -73,8 +73,8 @@ function reportUpgrade(upgrade: MigrationReport, options: SqliteStoreOptions): v
     options.logger.info(
       { from, to, backup },
       `upgraded the database from schema ${from} to ${to}; the database as it was is kept in ${backup} ` +
-        '(to go back to the TireWear you had, stop TireWear and put that copy in place of ' +
-        `${path.basename(options.file)}: scans made since are then lost)`,
+        `(to go back to the TireWear you had: stop TireWear, move ${path.basename(options.file)} and its -wal and -shm ` +
+        'files aside, and put that copy in their place; scans made since are then lost)',
     );
   } else {
     options.logger.warn(
@@ -96,8 +96,9 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     untilNotBusy(() => db.pragma('journal_mode = WAL'), busyTimeoutMs);
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
-    const upgrade = untilNotBusy(() => migrate(db, options.file, options.clock ?? systemClock), busyTimeoutMs);
-    reportUpgrade(upgrade, options);
+    const before = untilNotBusy(() => backUpBeforeUpgrade(db, options.file), busyTimeoutMs);
+    const to = untilNotBusy(() => migrate(db, options.file, options.clock ?? systemClock), busyTimeoutMs);
+    reportUpgrade({ ...before, to }, options);
     // A read-only file opens, switches to WAL and reads; only a write fails. Found now, not as
     // every request's 503 from a server that says it is fine.
     untilNotBusy(() => probeWrite(db), busyTimeoutMs);
