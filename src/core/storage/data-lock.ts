@@ -39,11 +39,23 @@ let cachedMachineId: string | null | undefined;
 export function machineId(): string | null {
   if (cachedMachineId !== undefined) return cachedMachineId;
   let id: string | null = null;
+  const read = (file: string) => {
+    try {
+      return readFileSync(file, 'utf8').trim() || null;
+    } catch {
+      return null;
+    }
+  };
   try {
     if (process.platform === 'linux') {
-      id = readFileSync('/etc/machine-id', 'utf8').trim() || readFileSync('/var/lib/dbus/machine-id', 'utf8').trim();
+      id = read('/etc/machine-id') ?? read('/var/lib/dbus/machine-id');
     } else if (process.platform === 'win32') {
-      const out = execFileSync('reg', ['query', 'HKLM\\SOFTWARE\\Microsoft\\Cryptography', '/v', 'MachineGuid'], { encoding: 'utf8', timeout: 3000, windowsHide: true });
+      // the 64-bit view: a 32-bit process would read WOW6432Node, which has no MachineGuid
+      const out = execFileSync('reg', ['query', 'HKLM\\SOFTWARE\\Microsoft\\Cryptography', '/v', 'MachineGuid', '/reg:64'], {
+        encoding: 'utf8',
+        timeout: 3000,
+        windowsHide: true,
+      });
       id = /MachineGuid\s+REG_SZ\s+(\S+)/i.exec(out)?.[1] ?? null;
     } else if (process.platform === 'darwin') {
       const out = execFileSync('ioreg', ['-rd1', '-c', 'IOPlatformExpertDevice'], { encoding: 'utf8', timeout: 3000 });
@@ -62,12 +74,22 @@ function plainHost(host: string): string {
 }
 
 /**
- * Whether a lock was written on this computer: by the computer's id when both have one (a host
- * name change is no other computer), else by the host name, case and `.local` aside.
+ * Whether a lock was written on this computer: by the computer's id when both have one, else by
+ * the host name, case and `.local` aside. The same id under another host name is this computer
+ * renamed (macOS does so with the network) or a clone of it (a disk image without sysprep, a VM
+ * from a template: they share the id): `renamed`, which lockDataDir trusts only for a lock older
+ * than this computer's boot, since a clone's server may be running on a shared folder.
  */
-export function writtenHere(owner: Pick<Owner, 'host' | 'machine'>, here: { host: string; machine: string | null }): boolean {
-  if (owner.machine && here.machine) return owner.machine === here.machine;
-  return plainHost(owner.host) === plainHost(here.host);
+export function writtenHere(owner: Pick<Owner, 'host' | 'machine'>, here: { host: string; machine: string | null }): boolean | 'renamed' {
+  const sameHost = plainHost(owner.host) === plainHost(here.host);
+  if (owner.machine && here.machine) return owner.machine !== here.machine ? false : sameHost ? true : 'renamed';
+  return sameHost;
+}
+
+/** A lock written before this computer last started: no process of that time runs any more. */
+function beforeThisBoot(since: string): boolean {
+  const at = Date.parse(since);
+  return Number.isFinite(at) && at < Date.now() - os.uptime() * 1000;
 }
 
 function readOwner(file: string): Owner | null {
@@ -170,10 +192,14 @@ export function lockDataDir(dataDir: string): () => void {
     for (let attempt = 0; attempt < 4; attempt++) {
       if (place(temp, file, record)) return release;
       const owner = readSettledOwner(file);
-      if (owner && !writtenHere(owner, { host: me.host, machine })) {
+      const here = owner ? writtenHere(owner, { host: me.host, machine }) : true;
+      if (owner && (here === false || (here === 'renamed' && !beforeThisBoot(owner.since)))) {
         throw new DataDirInUseError(
           `The data folder ${dataDir} is in use by TireWear on the computer "${owner.host}" (since ${owner.since}). ` +
-            `One folder serves one TireWear: give this one its own data folder. If that computer no longer runs TireWear, delete ${file}.`,
+            `One folder serves one TireWear: give this one its own data folder. If that computer no longer runs TireWear, delete ${file}.` +
+            (here === 'renamed'
+              ? ` ("${owner.host}" has this computer's id: if it is this computer under an earlier name, TireWear stopped there without closing; delete the file.)`
+              : ''),
         );
       }
       if (owner && owner.pid !== process.pid && alive(owner.pid) && !otherProgram(owner.pid)) {
