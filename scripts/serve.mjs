@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { withServerMallocEnv } from './malloc-env.mjs';
+import { parentGone } from './parent-watch.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const env = withServerMallocEnv(process.env);
@@ -36,15 +37,6 @@ child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 // would keep the port. Once the parent is gone, the server is stopped as by SIGTERM. Windows does
 // not re-parent an orphan (its ppid stays), so there the parent is also asked whether it still runs.
 const parent = process.ppid;
-const parentGone = () => {
-  if (process.ppid !== parent) return true;
-  try {
-    process.kill(parent, 0);
-    return false;
-  } catch (error) {
-    return error?.code === 'ESRCH';
-  }
-};
 setInterval(() => {
-  if (parentGone()) pass('SIGTERM');
+  if (parentGone(parent)) pass('SIGTERM');
 }, 1000).unref();

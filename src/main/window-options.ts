@@ -1,4 +1,5 @@
 /** The main window's options: Electron's secure defaults, spelled out so a refactor cannot drop one. */
+import { isIP } from 'node:net';
 import type { BrowserWindowConstructorOptions } from 'electron';
 import { isLoopbackAddress } from '../core/http/security.js';
 import { APP_VERSION_ARG } from '../preload/channels.js';
@@ -67,12 +68,15 @@ export function localServerUrl(serverUrl: string): string {
  * only, and plain http on a LAN address is not one; the window's traffic to its own address never
  * leaves this computer, so main names this origin in `unsafely-treat-insecure-origin-as-secure`
  * (a switch read before the app is ready, hence from the configured host and port). null for
- * loopback, every-interface binds (the window then loads over loopback) and port 0 (not known yet).
+ * loopback, every-interface binds (the window then loads over loopback), a host name, and port 0
+ * (not known yet).
  */
 export function lanWindowOrigin(host: string, port: number): string | null {
   if (!Number.isInteger(port) || port <= 0 || port > 65_535) return null;
   const bare = host.trim().replace(/^\[(.*)\]$/, '$1');
-  if (bare === '' || /[/@\s]/.test(bare)) return null;
+  // an address only: the window loads the address the server listens on (a name would be resolved
+  // to one), and a name spoofed on the LAN (mDNS) must not be treated as secure
+  if (isIP(bare) === 0) return null;
   let url: URL;
   try {
     url = new URL(localServerUrl(`http://${bare.includes(':') ? `[${bare}]` : bare}:${port}`));

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { flagProblem } from '../../bench/cli.js';
 import { SERVER_MALLOC_ENV, withServerMallocEnv } from '../../scripts/malloc-env.mjs';
+import { parentGone } from '../../scripts/parent-watch.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -109,7 +110,18 @@ describe('npm run serve\'s launcher (scripts/serve.mjs)', () => {
     return { parent, url, launcherPid };
   }
 
-  it('stops the server when its parent (npm) is killed without passing the signal on', async () => {
+  it('counts its parent gone when re-parented (POSIX) or when that process no longer runs (Windows keeps the ppid)', () => {
+    const refuse = (code: string) => () => {
+      throw Object.assign(new Error(code), { code });
+    };
+    expect(parentGone(100, { ppid: () => 1, kill: () => undefined })).toBe(true);
+    expect(parentGone(100, { ppid: () => 100, kill: () => undefined })).toBe(false);
+    expect(parentGone(100, { ppid: () => 100, kill: refuse('ESRCH') })).toBe(true);
+    expect(parentGone(100, { ppid: () => 100, kill: refuse('EPERM') })).toBe(false); // another user's: still there
+    expect(parentGone(process.ppid)).toBe(false);
+  });
+
+  it('stops the server when its parent (npm) is killed without passing the signal on (POSIX: re-parented)', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tirewear-launcher-'));
     const { parent, url, launcherPid } = await startUnderParent(dataDir);
     try {

@@ -85,6 +85,7 @@ describe('GET /scans', () => {
     expect(excel.rawPayload.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
     expect(excel.body).toBe(`\uFEFF${plain.body}`);
     expect((await t.app.inject({ url: '/api/v1/scans/export?format=csv', headers: owner })).body).toBe(plain.body);
+    expect((await t.app.inject({ url: '/api/v1/scans/export?format=Excel', headers: owner })).body).toBe(excel.body);
     const semicolon = await t.app.inject({ url: '/api/v1/scans/export?format=excel-semicolon', headers: owner });
     expect(semicolon.body.slice(1).split('\r\n')[0]).toBe(plain.body.split('\r\n')[0]!.replaceAll(',', ';'));
     const bad = expectError(await t.app.inject({ url: '/api/v1/scans/export?format=xlsx', headers: owner }), 400, 'VALIDATION_ERROR');

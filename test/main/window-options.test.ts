@@ -51,9 +51,10 @@ describe('window URL', () => {
     expect(lanWindowOrigin('192.168.1.20', 8787)).toBe('http://192.168.1.20:8787');
     expect(lanWindowOrigin('fd00::2', 8787)).toBe('http://[fd00::2]:8787');
     expect(lanWindowOrigin('[fd00::2]', 80)).toBe('http://[fd00::2]');
-    expect(lanWindowOrigin('shop-pc.local', 8787)).toBe('http://shop-pc.local:8787');
+    // a name: the window loads the address it resolves to, and a name spoofed on the LAN is not trusted
+    expect(lanWindowOrigin('shop-pc.local', 8787)).toBeNull();
     // loopback, or bound to every interface (loaded over loopback): secure already
-    for (const host of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', '0.0.0.0', '::', '::ffff:127.0.0.1']) {
+    for (const host of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', '0.0.0.0', '::', '::ffff:127.0.0.1', '[::]']) {
       expect(lanWindowOrigin(host, 8787), host).toBeNull();
     }
     // a port not known before the start, or nonsense: nothing is treated as secure

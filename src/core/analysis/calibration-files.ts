@@ -3,10 +3,11 @@
  * correction folded in (shop-calibration.ts, calibratedManifest). Written by `npm run calibrate`
  * and by the Settings screen's calibration (services/calibration.ts).
  */
-import { copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isRecord, loadManifest, readVerifiedModels } from './manifest.js';
 import { calibratedManifest, type ShopFit } from './shop-calibration.js';
+import { renameRetrying } from '../storage/files.js';
 
 type Json = Record<string, unknown>;
 
@@ -48,7 +49,7 @@ export async function writeCalibratedModels(options: {
   for (const entry of Object.values(models)) await copyFile(path.join(baseDir, entry.file), path.join(outDir, entry.file));
   const tmp = path.join(outDir, `.manifest.${process.pid}.tmp`);
   await writeFile(tmp, `${JSON.stringify(out, null, 2)}\n`);
-  await rename(tmp, path.join(outDir, 'manifest.json'));
+  await renameRetrying(tmp, path.join(outDir, 'manifest.json'));
   await readVerifiedModels(outDir, await loadManifest(outDir));
   return out;
 }

@@ -45,6 +45,14 @@ export function viewTitle(state: string, page: string, param: string | null): st
   return `${title} – TireWear`;
 }
 
+/** Focuses the shown view's heading (the first visible h2), or the content itself when it has none yet. */
+function focusViewHeading(root: HTMLElement | null): void {
+  if (!root) return;
+  const target = [...root.querySelectorAll<HTMLElement>('h2')].find((h) => h.offsetParent !== null) ?? root;
+  if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
+  target.focus();
+}
+
 /**
  * A new view takes the focus to its heading (a screen reader says where it is; the next Tab starts
  * there): after a link, a sign-in or a deletion, focus otherwise stays on the link or drops to the
@@ -64,10 +72,7 @@ function useFocusOnViewChange(key: string, main: React.RefObject<HTMLElement | n
       // the view placed it already (the history back on the scan opened)
       const active = document.activeElement;
       if (active instanceof HTMLElement && active !== root && root.contains(active) && active.offsetParent !== null) return;
-      const visible = [...root.querySelectorAll<HTMLElement>('h2')].find((h) => h.offsetParent !== null);
-      const target = visible ?? root;
-      if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
-      target.focus();
+      focusViewHeading(root);
     });
     return () => cancelAnimationFrame(frame);
   }, [key, main]);
@@ -133,11 +138,7 @@ export function App() {
         href="#/scan"
         onClick={(event) => {
           event.preventDefault(); // a hash route: jump to the content without navigating
-          const heading = [...(main.current?.querySelectorAll<HTMLElement>('h2') ?? [])].find((h) => h.offsetParent !== null);
-          const target = heading ?? main.current;
-          if (!target) return;
-          if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
-          target.focus();
+          focusViewHeading(main.current);
         }}
       >
         Skip to content

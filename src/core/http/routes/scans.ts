@@ -139,13 +139,14 @@ export function parseDateParam(name: string, raw: string | undefined, endOfDay: 
 
 /**
  * Before validation: a parameter sent empty (`wear=&limit=`, as a POS builds the query from
- * optional form fields for "show all") is one not sent, and `wear` is read in any case, as
- * `position` is on analyze.
+ * optional form fields for "show all") is one not sent, and `wear` (and the export's `format`)
+ * is read in any case, as `position` is on analyze.
  */
 export async function blankIsAbsent(request: FastifyRequest): Promise<void> {
   const query = request.query as Record<string, unknown>;
   for (const [name, value] of Object.entries(query)) if (value === '') delete query[name];
   if (typeof query.wear === 'string') query.wear = query.wear.toLowerCase();
+  if (typeof query.format === 'string') query.format = query.format.toLowerCase();
 }
 
 function toFilter(query: { vehicle?: string; wear?: ScanQuery['wear']; date?: string; from?: string; to?: string }): ScanQuery {

@@ -7,7 +7,7 @@ import { formatDate } from '../lib/format';
 /** `id`: for a field's `aria-describedby`, when the error is about that field. */
 export function ErrorMessage({ error, id }: { error: unknown; id?: string }) {
   if (error === null || error === undefined) return null;
-  if (error instanceof ApiError && error.code === 'RATE_LIMIT_EXCEEDED') return <LimitMessage error={error} />;
+  if (error instanceof ApiError && error.code === 'RATE_LIMIT_EXCEEDED') return <LimitMessage error={error} id={id} />;
   const { title, detail, code } = describeError(error);
   return (
     <div className="message message-error" role="alert" id={id}>
@@ -39,11 +39,11 @@ function resetDate(error: ApiError): Date | null {
 }
 
 /** 429: what happened, and the ways out for this kind of caller. */
-export function LimitMessage({ error }: { error: ApiError }) {
+export function LimitMessage({ error, id }: { error: ApiError; id?: string }) {
   const { state, account } = useSession();
   const reset = resetDate(error) ?? (account ? new Date(account.allowance.resetAt) : null);
   return (
-    <div className="message message-limit" role="alert">
+    <div className="message message-limit" role="alert" id={id}>
       <strong>Scan limit reached.</strong>
       <p>{error.message}</p>
       <ul>

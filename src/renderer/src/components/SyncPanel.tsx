@@ -52,10 +52,9 @@ export function SyncPanel() {
     const problem = linkFormProblem(shownUrl, hubApiKey, status?.linked === true);
     if (problem) {
       setNotice(null);
-      setActionError(new UserError(problem));
-      const field = problem.startsWith("Enter the hub's full address") ? 'url' : 'key';
-      setInvalid(field);
-      document.getElementById(ids[field])?.focus();
+      setActionError(new UserError(problem.message));
+      setInvalid(problem.field);
+      document.getElementById(ids[problem.field])?.focus();
       return;
     }
     setInvalid(null);

@@ -19,7 +19,8 @@ const HUB_KEY_SHAPE = /^tw_[0-9A-Za-z]{32}$/;
  * names; null when fine. A link always takes the key with the address (the saved key is never
  * shown back), so changing the hub of a linked computer needs the key typed again too.
  */
-export function linkFormProblem(hubUrl: string, hubApiKey: string, linked = false): string | null {
+/** What is wrong with the link form, and which field it is about; null when it can be sent. */
+export function linkFormProblem(hubUrl: string, hubApiKey: string, linked = false): { field: 'url' | 'key'; message: string } | null {
   let url: URL | null = null;
   try {
     url = new URL(hubUrl.trim());
@@ -27,13 +28,16 @@ export function linkFormProblem(hubUrl: string, hubApiKey: string, linked = fals
     url = null;
   }
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    return "Enter the hub's full address, starting with https:// or http://, for example https://hub.example.com.";
+    return { field: 'url', message: "Enter the hub's full address, starting with https:// or http://, for example https://hub.example.com." };
   }
   if (linked && hubApiKey.trim() === '') {
-    return 'Enter the hub API key as well: a change of hub address is saved together with its key, and the saved key is not shown here.';
+    return {
+      field: 'key',
+      message: 'Enter the hub API key as well: a change of hub address is saved together with its key, and the saved key is not shown here.',
+    };
   }
   if (!HUB_KEY_SHAPE.test(hubApiKey.trim())) {
-    return 'A hub API key starts with tw_ followed by 32 letters or digits. Copy it again from the hub.';
+    return { field: 'key', message: 'A hub API key starts with tw_ followed by 32 letters or digits. Copy it again from the hub.' };
   }
   return null;
 }

@@ -1,5 +1,5 @@
 /** One scan from the history: the full card, gauge reading, delete, report for its vehicle. */
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { api } from '../api/client';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { ResultCard } from '../components/ResultCard';
@@ -10,6 +10,7 @@ export function ScanDetailPage({ scanId }: { scanId: string }) {
   const [scan, setScan] = useState<ScanView | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [confirming, setConfirming] = useState(false);
+  const questionId = useId();
   const deleteButton = useRef<HTMLButtonElement>(null);
   /** Set by Cancel: focus returns to "Delete scan" once it is back on the page. */
   const backToDelete = useRef(false);
@@ -65,14 +66,14 @@ export function ScanDetailPage({ scanId }: { scanId: string }) {
                 <div
                   className="row confirm-delete"
                   role="group"
-                  aria-labelledby="confirm-delete-question"
+                  aria-labelledby={questionId}
                   onKeyDown={(event) => {
                     if (event.key !== 'Escape') return;
                     event.preventDefault();
                     cancel();
                   }}
                 >
-                  <span id="confirm-delete-question">Delete this scan for good?</span>
+                  <span id={questionId}>Delete this scan for good?</span>
                   {/* Focus moves to the choice the question asks for. */}
                   <button type="button" className="danger" autoFocus onClick={() => void remove()}>
                     Yes, delete
