@@ -6,6 +6,8 @@ it.each([
   ['Hub unreachable (DEPTH_ZERO_SELF_SIGNED_CERT)', /certificate is not trusted/],
   ['Hub unreachable (CERT_HAS_EXPIRED)', /certificate is not trusted/],
   ['Hub unreachable (ERR_TLS_CERT_ALTNAME_INVALID)', /issued for another name/],
+  // no advice to install an authority in Windows or macOS: TireWear does not read their stores
+  ['Hub unreachable (SELF_SIGNED_CERT_IN_CHAIN)', /public authority for its name \(TireWear does not use the certificates installed in Windows or macOS\)/],
   ['Hub unreachable (ENOTFOUND)', /cannot find the hub’s name/],
   ['Hub unreachable (ECONNREFUSED)', /Nothing answers at the hub address/],
   ['Hub unreachable (UND_ERR_SOCKET)', /try https:\/\//],

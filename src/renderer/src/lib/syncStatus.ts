@@ -48,7 +48,8 @@ export function describeSyncError(raw: string): string {
     if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS/.test(raw)) {
       return (
         'The hub’s HTTPS certificate is not trusted by this computer (self-signed, expired, or issued for another name). ' +
-        'The hub needs a certificate from a public authority for its name, or this computer needs the chain’s own certificate authority installed.' +
+        'The hub needs a certificate from a public authority for its name (TireWear does not use the certificates installed in Windows or macOS); ' +
+        'an antivirus that inspects HTTPS must leave the hub’s address alone.' +
         waiting
       );
     }
