@@ -66,10 +66,26 @@ export interface AnalyzeOutcome {
   verbose?: VerboseExtras;
 }
 
+/**
+ * What the scene reader (the gate) sees in a photo, without reading a depth: a tread to read, a
+ * tire whose tread cannot be read (a side view of a wheel, a whole car, too far, blurred, dark), or
+ * no tire. Probabilities sum to 1; `scene` is the outcome `analyze` would act on.
+ */
+export interface SceneReading {
+  scene: 'tread' | 'tread_not_visible' | 'no_tire';
+  probabilities: { tread: number; treadNotVisible: number; noTire: number };
+}
+
 export interface Analyzer {
   readonly modelVersion: string;
   /**
-   * Throws AppError NO_TIRE_DETECTED when the image shows no tire tread,
+   * The gate alone (cheap: no depth, nothing stored), for the live capture check. Optional so that
+   * older analyzers and test fakes without a scene reader still satisfy the interface.
+   */
+  scene?(request: AnalyzeRequest): Promise<SceneReading>;
+  /**
+   * Throws AppError NO_TIRE_DETECTED when the image shows no tire, TREAD_NOT_VISIBLE when it shows
+   * a tire whose tread cannot be read (side view, whole car, too far, blurred, dark),
    * IMAGE_UNREADABLE when the bytes cannot be decoded, MODEL_UNAVAILABLE
    * when the models could not be loaded.
    */
