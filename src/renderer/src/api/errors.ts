@@ -16,6 +16,7 @@ const FRIENDLY: Record<string, string> = {
   IMAGE_TOO_SMALL: 'The photo is too small. Use at least 256 pixels on the short side.',
   IMAGE_TOO_LARGE: 'The photo has too many pixels (over 40 megapixels). Use a smaller one.',
   NO_TIRE_DETECTED: 'We could not see tire tread in this photo. Photograph the tread face, close and in focus.',
+  TREAD_NOT_VISIBLE: 'A tire is in this photo, but its tread cannot be read. Photograph the tread face-on, close, in good light.',
   LICENSE_INVALID: 'That license code was not accepted.',
   LICENSE_EXPIRED: 'That license has already expired.',
   LICENSE_ALREADY_REDEEMED: 'That license code has already been used.',
@@ -47,9 +48,26 @@ export class UserError extends Error {
   }
 }
 
+/**
+ * The server's messages are written for POS integrators too and may name HTTP headers ("send an
+ * X-API-Key header"); staff at the counter get these words instead, for the codes that can carry them.
+ */
+const STAFF_DETAIL: Record<string, string> = {
+  INVALID_SESSION: 'Sign in with the shop account to see this.',
+  INVALID_API_KEY: 'The shop software is using an API key that no longer works. Create a new key under API keys.',
+  FORBIDDEN: 'From another computer of the shop network, only shop software with an API key can use TireWear. Use the TireWear window on the shop computer itself.',
+};
+
+/** Words only a developer would act on: a header name, a header, a bearer token, a cookie. */
+const DEVELOPER_WORDING = /\bX-[A-Za-z]+(?:-[A-Za-z]+)*\b|\bheaders?\b|\bAuthorization\b|\bBearer\b|\bcookies?\b|\bauth-token\b/i;
+
+function staffDetail(code: string, message: string): string {
+  return DEVELOPER_WORDING.test(message) ? (STAFF_DETAIL[code] ?? '') : message;
+}
+
 export function describeError(error: unknown): FriendlyError {
   if (error instanceof ApiError) {
-    return { title: FRIENDLY[error.code] ?? 'Something went wrong.', detail: error.message, code: error.code };
+    return { title: FRIENDLY[error.code] ?? 'Something went wrong.', detail: staffDetail(error.code, error.message), code: error.code };
   }
   if (error instanceof UserError) return { title: error.message, detail: '', code: '' };
   const detail = error instanceof Error ? error.message : String(error);

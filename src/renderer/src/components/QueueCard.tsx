@@ -1,6 +1,7 @@
 /** One photo in the scan queue: progress while it uploads, then its result or its error. */
 import { ApiError } from '../api/client';
 import { canRetry, type QueueItem } from '../hooks/useScanQueue';
+import { CaptureGuide, GUIDED_CODES } from './CaptureGuide';
 import { ErrorMessage } from './ErrorMessage';
 import { ResultCard } from './ResultCard';
 
@@ -75,6 +76,7 @@ export function QueueCard({ item, signedIn, onRemove, onRetry, onMeasured }: Pro
             ) : (
               <ErrorMessage error={item.error} />
             )}
+            {item.error instanceof ApiError && GUIDED_CODES.has(item.error.code) && <CaptureGuide />}
             <div className="card-actions">
               {canRetry(item) && (
                 <button type="button" onClick={onRetry}>
