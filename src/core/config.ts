@@ -58,6 +58,19 @@ export interface Config {
   registration: 'open' | 'first';
   /** Hub link for sync; null when the desktop is not linked. */
   sync: { hubUrl: string; hubApiKey: string } | null;
+  /**
+   * Where the server settings Settings shows came from, when not the default (loadConfig fills it):
+   * settings.json, a TIREWEAR_* variable or a flag of npm run serve. GET /settings tells the owner
+   * which value is in force and why a saved one does not apply.
+   */
+  origins?: Partial<Record<OriginKey, SettingOrigin>>;
+}
+
+export type OriginKey = 'port' | 'host' | 'lanAccess';
+export interface SettingOrigin {
+  source: 'file' | 'env' | 'flag';
+  /** The variable or the flag (TIREWEAR_PORT, --port); null for settings.json. */
+  setBy: string | null;
 }
 
 /** The embedded database's file in the data dir. */
@@ -345,17 +358,30 @@ function parseFlags(argv: readonly string[]): Env {
  * ConfigError naming where it came from (serve exits 2, the desktop shows its settings dialog).
  */
 export function loadConfig(env: Env, argv: readonly string[] = [], base: Config = defaultConfig()): Config {
-  const vars = { ...env, ...parseFlags(argv) };
+  const flags = parseFlags(argv);
+  const vars = { ...env, ...flags };
   const dataDir = path.resolve(vars.TIREWEAR_DATA_DIR ?? base.dataDir);
   const file = readSettingsFile(dataDir);
+  const fromFile = serverSettings(file, path.join(dataDir, 'settings.json'));
   const config: Config = {
     ...base,
-    ...serverSettings(file, path.join(dataDir, 'settings.json')),
+    ...fromFile,
     dataDir,
     imagesDir: path.join(dataDir, 'images'),
     shippedModelsDir: base.modelsDir,
     modelsDirSource: 'shipped',
   };
+  const origins: NonNullable<Config['origins']> = {};
+  const variables: Record<OriginKey, string> = { port: 'TIREWEAR_PORT', host: 'TIREWEAR_HOST', lanAccess: 'TIREWEAR_LAN_ACCESS' };
+  for (const key of ['port', 'host', 'lanAccess'] as const) {
+    const name = variables[key];
+    if (vars[name]) {
+      origins[key] = flags[name] ? { source: 'flag', setBy: `--${name.slice('TIREWEAR_'.length).toLowerCase().replace(/_/g, '-')}` } : { source: 'env', setBy: name };
+    } else if (fromFile[key] !== undefined) {
+      origins[key] = { source: 'file', setBy: null };
+    }
+  }
+  config.origins = origins;
   if (file.modelsDir !== undefined) {
     if (typeof file.modelsDir !== 'string' || !file.modelsDir.trim()) {
       throw new ConfigError(`${path.join(dataDir, 'settings.json')}: modelsDir must be a folder path`);

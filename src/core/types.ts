@@ -63,7 +63,32 @@ export interface ScanRecord {
   measurementMm: number | null;
   measuredAt: Date | null;
   deletedAt: Date | null;
+  /**
+   * When vehicle or position was last corrected (PATCH /scans/:id); null if never. Sync merges
+   * them last-writer-wins by this time, as the measurement by measuredAt.
+   */
+  editedAt: Date | null;
+  /** The corrections made to the scan, oldest first (at most SCAN_CHANGES_KEPT, the newest). */
+  changes: ScanChange[];
 }
+
+export const SCAN_CHANGE_FIELDS = ['vehicle', 'position', 'measurementMm'] as const;
+export type ScanChangeField = (typeof SCAN_CHANGE_FIELDS)[number];
+/** How a change was made: signed in, through an API key, by an anonymous scan's holder, or merged from a shop. */
+export type ScanChangeVia = 'session' | 'key' | 'anonymous' | 'sync';
+export const SCAN_CHANGE_VIAS: readonly ScanChangeVia[] = ['session', 'key', 'anonymous', 'sync'];
+
+/** One correction of a scan: a field, its value before and after. */
+export interface ScanChange {
+  at: Date;
+  field: ScanChangeField;
+  from: string | number | null;
+  to: string | number | null;
+  via: ScanChangeVia;
+}
+
+/** A scan keeps its newest corrections up to this many (a typo fixed back and forth cannot grow it without end). */
+export const SCAN_CHANGES_KEPT = 50;
 
 /** data.result of POST /api/v1/analyze: the analysis plus what the service adds. */
 export interface ScanResult extends Analysis {

@@ -57,22 +57,100 @@ export interface AnalyzeData {
   result: WireResult;
 }
 
+/** One correction of a scan (PATCH /scans/:id, PUT /scans/:id/measurement), in WireScan.changes. */
+export interface ScanChange {
+  at: string;
+  field: 'vehicle' | 'position' | 'measurementMm';
+  from: string | number | null;
+  to: string | number | null;
+  /** How it was made: signed in, through an API key, by an anonymous scan's holder, or merged from a shop (hub). */
+  via: 'session' | 'key' | 'anonymous' | 'sync';
+}
+
+/**
+ * The depth the scan stands for: the gauge reading where there is one (it was measured), else the
+ * photo's estimate. Colour, advice and 32nds of a report follow this, the estimate is shown beside it.
+ */
+export interface DepthOfRecord {
+  source: 'gauge' | 'estimate';
+  /** wearForDepth(depthOfRecordMm) (src/shared/units.ts). */
+  wear: WireWear;
+  /** whole32nds(depthOfRecordMm). */
+  depth32nds: number;
+  /** SPEC §2's index of depthOfRecordMm. */
+  treadHealthIndex: number;
+}
+
 /** GET /scans/:scanId → data, and items of GET /scans */
 export interface WireScan {
   scanId: string;
   createdAt: string;
   vehicle: string | null;
+  /** The plate key (src/shared/vehicle.ts): one vehicle however its plate was typed; null without a vehicle. */
+  vehicleKey: string | null;
   position: WirePosition | null;
+  /** The analysis of the photo, as made (a gauge reading does not change it). */
   result: WireResult;
   image: { width: number; height: number; mime: string; url: string; thumbnailUrl: string };
   measurementMm: number | null;
   measuredAt: string | null;
+  /** measurementMm when there is a gauge reading, else result.estimatedDepthMm. */
+  depthOfRecordMm: number;
+  /** false once a gauge reading exists; else result.isPreliminary. */
+  isPreliminary: boolean;
+  ofRecord: DepthOfRecord;
+  /** Corrections, oldest first (the newest 50). */
+  changes: ScanChange[];
 }
 
-/** GET /scans?vehicle=&wear=&from=&to=&cursor=&limit= → data */
+/** GET /scans?vehicle=&vehicleKey=&hasVehicle=&wear=&from=&to=&cursor=&limit= → data */
 export interface ScanList {
   items: WireScan[];
   nextCursor: string | null;
+}
+
+/** PATCH /scans/:scanId body: at least one field; null (or "") clears vehicle and position. */
+export interface ScanPatchBody {
+  vehicle?: string | null;
+  position?: WirePosition | Lowercase<WirePosition> | '' | null;
+  measurementMm?: number | null;
+}
+
+/** A vehicle of GET /vehicles: its scans grouped by plate key. */
+export interface VehicleGroup {
+  /** null: the scans without a vehicle (or one with no letter or digit). */
+  vehicleKey: string | null;
+  /** As typed on its newest scan; null for the no-vehicle group. */
+  vehicle: string | null;
+  scanCount: number;
+  lastScanAt: string;
+  firstScanAt: string;
+  /** Its newest scans (at most scansPerVehicle), newest first. */
+  scans: WireScan[];
+}
+
+/** GET /vehicles?vehicle=&wear=&date=&from=&to=&cursor=&limit=&scansPerVehicle= → data */
+export interface VehicleList {
+  items: VehicleGroup[];
+  nextCursor: string | null;
+}
+
+/** POST /analyze/check → data: is this frame worth a scan? Nothing stored, nothing charged, no depth. */
+export interface CaptureCheck {
+  /** The model's scene reader; 'unknown' when the models in use have none (judge by sharpness and light alone). */
+  scene: 'tread' | 'tread_not_visible' | 'no_tire' | 'unknown';
+  probabilities: { tread: number; treadNotVisible: number; noTire: number } | null;
+  /** Variance of the Laplacian of the grey frame (at most 640 px on the long side); ok from `minimum`. */
+  sharpness: { value: number; minimum: number; ok: boolean };
+  /** Mean luma 0-255 of the frame; ok from `minimum` to `maximum`. */
+  brightness: { value: number; minimum: number; maximum: number; ok: boolean };
+  /** Tread in view (or unknown), sharp and lit: offer Capture. */
+  ok: boolean;
+  /** What to fix, most important first; empty when ok. */
+  problems: Array<'no_tire' | 'tread_not_visible' | 'blurred' | 'too_dark' | 'too_bright'>;
+  /** The photo's upright size. */
+  width: number;
+  height: number;
 }
 
 /**
@@ -154,13 +232,49 @@ export interface HealthData {
  * port / lanAccess / host take effect at the next start (restartRequired tells).
  */
 export interface SettingsData {
+  /** Saved (settings.json), else in force: what the form shows. */
   port: number;
   lanAccess: boolean;
   keepApiRunningInTray: boolean;
   units: 'mm' | '32nds';
   legalMinimum: '1.6mm' | '2/32in';
   shopName: string;
+  /** A saved server setting differs from the one in force and a restart will apply it (not one overridden). */
   restartRequired: boolean;
+  /** The server settings in force now, and where each comes from. */
+  server: {
+    port: SettingInForce<number>;
+    lanAccess: SettingInForce<boolean>;
+    host: SettingInForce<string>;
+  };
+}
+
+/** A server setting as the running server has it. */
+export interface SettingInForce<T> {
+  /** What the running server uses now (port: the one it listens on). */
+  inForce: T;
+  /** Where that came from: the built-in default, settings.json, an environment variable, a command-line flag. */
+  source: 'default' | 'file' | 'env' | 'flag';
+  /** The variable or flag when source is env or flag ("TIREWEAR_PORT", "--port"), else null. */
+  setBy: string | null;
+  /** The value saved in settings.json; null when none is. */
+  saved: T | null;
+  /** The saved value differs and cannot apply: the environment or a flag sets this one (a restart will not help). */
+  overridden: boolean;
+  /** The saved value differs and applies at the next start. */
+  restartRequired: boolean;
+}
+
+/** GET /connection → data: where a POS can reach this server. */
+export interface ConnectionInfo {
+  /** The port listened on. */
+  port: number;
+  /** LAN access in force (not as saved). */
+  lanAccess: boolean;
+  /** This computer's name; only with LAN access, else null. */
+  hostname: string | null;
+  /** Loopback first; with LAN access this computer's LAN addresses (IPv4, then IPv6) and its name. */
+  addresses: Array<{ address: string; family: 4 | 6 | null; kind: 'loopback' | 'lan' | 'name'; url: string }>;
 }
 
 /** Cross-validated figures of a shop calibration (each photo read with a correction fitted without it). */

@@ -26,6 +26,11 @@ describe('GET/PUT /api/v1/settings', () => {
       legalMinimum: '1.6mm',
       shopName: '',
       restartRequired: false,
+      server: {
+        port: { inForce: 8787, source: 'default', setBy: null, saved: null, overridden: false, restartRequired: false },
+        lanAccess: { inForce: false, source: 'default', setBy: null, saved: null, overridden: false, restartRequired: false },
+        host: { inForce: '127.0.0.1', source: 'default', setBy: null, saved: null, overridden: false, restartRequired: false },
+      },
     });
   });
 

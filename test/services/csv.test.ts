@@ -43,13 +43,17 @@ describe('export', () => {
     const lines = csv.split('\r\n');
     expect(lines[0]).toBe(CSV_HEADER.join(','));
     expect(lines[0]).toBe(
-      'scanId,createdAt,vehicle,position,wear,estimatedDepthMm,depthMinMm,depthMaxMm,confidence,modelVersion,measurementMm,measuredAt',
+      'scanId,createdAt,vehicle,position,wear,estimatedDepthMm,depthMinMm,depthMaxMm,confidence,modelVersion,measurementMm,depthOfRecordMm,isPreliminary,measuredAt',
     );
     expect(lines).toHaveLength(4);
     expect(lines[3]).toBe('');
     expect(lines[1]).toMatch(new RegExp(`^${first},2026-11-21T12:00:00.000Z,"'=cmd\\|""/c calc""!A1",FL,`));
     expect(lines[2]).toMatch(new RegExp(`^${second},2026-11-21T12:01:00.000Z,"Golf, blue",,`));
-    expect(lines[2]).toMatch(/,3\.4,2026-11-21T12:01:00\.000Z$/);
+    // the gauge reading is the depth of record, and a measured scan is not preliminary
+    expect(lines[2]).toMatch(/,3\.4,3\.4,false,2026-11-21T12:01:00\.000Z$/);
+    // without one: the estimate, preliminary as analysed
+    const estimate = (await t.core.store.scans.get(first))!.result;
+    expect(lines[1]).toMatch(new RegExp(`,${estimate.modelVersion},,${estimate.estimatedDepthMm},${estimate.isPreliminary},$`));
     expect(csv).not.toContain('not mine');
 
     const filtered = await t.core.services.scans.exportCsv(owner, { vehicle: 'golf' });

@@ -88,6 +88,36 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL store', () => {
       }
     });
 
+    it('migration 4 gives the scans of a database of schema 3 their plate keys', async () => {
+      schema ??= await freshSchema();
+      const pool = new pg.Pool({ connectionString: schema.url, max: 1 });
+      try {
+        expect(await migrate(pool, MIGRATIONS.filter((m) => m.version <= 3))).toEqual([1, 2, 3]);
+        const plain = makeScan();
+        const rows: Array<[string, string | null]> = [['s1', 'KA-TW-204'], ['s2', 'ka tw 204'], ['s3', null], ['s4', '---']];
+        for (const [i, [id, vehicle]] of rows.entries()) {
+          await pool.query(
+            `INSERT INTO scans (id, account_id, api_key_id, source, created_at, vehicle, vehicle_folded, position, wear, result, image,
+               measurement_mm, measured_at, deleted_at, change_seq) VALUES ($1, 'a1', NULL, 'session', $2, $3, $4, NULL, 'good', $5, $6, NULL, NULL, NULL, $7)`,
+            [id, new Date(Date.UTC(2026, 10, 1, i)), vehicle, vehicle?.toLowerCase() ?? null, JSON.stringify(plain.result), JSON.stringify(plain.image), i + 1],
+          );
+        }
+        expect(await migrate(pool)).toEqual([4]);
+        const { rows: keyed } = await pool.query('SELECT id, vehicle_key, changes, edited_at FROM scans ORDER BY id');
+        expect(keyed).toEqual([
+          { id: 's1', vehicle_key: 'KATW204', changes: [], edited_at: null },
+          { id: 's2', vehicle_key: 'KATW204', changes: [], edited_at: null },
+          { id: 's3', vehicle_key: null, changes: [], edited_at: null },
+          { id: 's4', vehicle_key: null, changes: [], edited_at: null },
+        ]);
+      } finally {
+        await pool.end();
+      }
+      const [store] = await instances(1);
+      const found = await store!.scans.list({ accountId: 'a1', limit: 10, vehicle: 'KA TW 204' });
+      expect(found.items.map((s) => s.id)).toEqual(['s2', 's1']);
+    });
+
     it('grants exactly the units left when reserves race across instances', async () => {
       const [a, b, c] = await instances(3);
       await a!.accounts.create({ id: 'acct1', email: 'shop@example.com', passwordHash: 'x', createdAt: new Date() });

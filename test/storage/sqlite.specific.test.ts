@@ -138,6 +138,36 @@ describe('SQLite store specifics', () => {
     expect(await store.usage.packBalance('a1')).toEqual({ credit: 1, held: 0 });
   });
 
+  it('a database of schema 3 takes migration 4: existing vehicles get their plate key, scans an empty history', async () => {
+    const file = await dbFile();
+    const old = new Database(file);
+    migrate(old, file, new ManualClock(), MIGRATIONS.filter((m) => m.version <= 3));
+    const insert = old.prepare(
+      `INSERT INTO scans (id, account_id, api_key_id, source, created_at, vehicle, vehicle_folded, position, wear, result, image,
+         measurement_mm, measured_at, deleted_at, change_seq) VALUES (?, 'a1', NULL, 'session', ?, ?, ?, NULL, 'good', ?, ?, NULL, NULL, NULL, ?)`,
+    );
+    const plain = makeScan();
+    const rows: Array<[string, string | null]> = [['s1', 'KA-TW-204'], ['s2', 'ka tw 204'], ['s3', null], ['s4', '---'], ['s5', 'ＫＡ－ＴＷ－２０４']];
+    rows.forEach(([id, vehicle], i) =>
+      insert.run(id, i, vehicle, vehicle?.toLowerCase() ?? null, JSON.stringify(plain.result), JSON.stringify(plain.image), i + 1),
+    );
+    old.close();
+    const store = openSqliteStore({ file });
+    cleanups.push(() => store.close());
+    const raw = new Database(file, { readonly: true });
+    cleanups.push(async () => void raw.close());
+    expect(raw.prepare('SELECT id, vehicle_key, changes, edited_at FROM scans ORDER BY id').all()).toEqual([
+      { id: 's1', vehicle_key: 'KATW204', changes: '[]', edited_at: null },
+      { id: 's2', vehicle_key: 'KATW204', changes: '[]', edited_at: null },
+      { id: 's3', vehicle_key: null, changes: '[]', edited_at: null },
+      { id: 's4', vehicle_key: null, changes: '[]', edited_at: null },
+      { id: 's5', vehicle_key: 'KATW204', changes: '[]', edited_at: null },
+    ]);
+    const found = await store.scans.list({ accountId: 'a1', limit: 10, vehicle: 'Ka Tw-204' });
+    expect(found.items.map((s) => s.id)).toEqual(['s5', 's2', 's1']);
+    expect(await store.scans.get('s1')).toMatchObject({ editedAt: null, changes: [] });
+  });
+
   it('before upgrading a database that holds a schema, keeps a copy of it as it was and says where', async () => {
     const file = await dbFile();
     const old = new Database(file);

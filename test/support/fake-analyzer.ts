@@ -11,6 +11,7 @@ import {
   type AnalyzeOutcome,
   type AnalyzeRequest,
   type Analyzer,
+  type SceneReading,
 } from '../../src/core/analysis/analyzer.js';
 import { AppError } from '../../src/core/errors.js';
 
@@ -28,6 +29,36 @@ export class FakeAnalyzer implements Analyzer {
   active = 0;
   closed = false;
   private failure: (() => Error) | null = null;
+  /** What the scene reader sees in every photo (setScene), as the real gate would. */
+  private sceneSeen: SceneReading['scene'] = 'tread';
+  /** scene() calls made (the live capture check). */
+  sceneCalls = 0;
+
+  /**
+   * The gate alone, as the ONNX analyzer's: the outcome set by setScene, with probabilities that
+   * favour it. Set to undefined (withoutSceneReader) to stand for models that have no scene reader.
+   */
+  scene?: (request: AnalyzeRequest) => Promise<SceneReading> = async () => {
+    this.sceneCalls++;
+    const p = { tread: 0.05, treadNotVisible: 0.05, noTire: 0.05 };
+    if (this.sceneSeen === 'tread') p.tread = 0.9;
+    else if (this.sceneSeen === 'tread_not_visible') p.treadNotVisible = 0.9;
+    else p.noTire = 0.9;
+    return { scene: this.sceneSeen, probabilities: p };
+  };
+
+  /**
+   * Every following photo shows this scene: scene() reports it, and analyze() refuses a photo
+   * without a readable tread as the real analyzer does (NO_TIRE_DETECTED, TREAD_NOT_VISIBLE).
+   */
+  setScene(scene: SceneReading['scene']): void {
+    this.sceneSeen = scene;
+  }
+
+  /** Models without a scene reader (the capture check answers scene "unknown"). */
+  withoutSceneReader(): void {
+    this.scene = undefined;
+  }
   private gate: Promise<void> | null = null;
   private startedWaiters: Array<{ count: number; resolve: () => void }> = [];
 
@@ -64,6 +95,10 @@ export class FakeAnalyzer implements Analyzer {
     try {
       if (this.gate) await this.gate;
       if (this.failure) throw this.failure();
+      if (this.sceneSeen === 'no_tire') throw new AppError('NO_TIRE_DETECTED', 'No tire tread was found in the image.');
+      if (this.sceneSeen === 'tread_not_visible') {
+        throw new AppError('TREAD_NOT_VISIBLE', 'A tire is in the photo but its tread cannot be read: photograph the tread face, close and sharp.');
+      }
       const meta = await sharp(request.image).metadata();
       const swapped = (meta.orientation ?? 1) >= 5;
       const width = (swapped ? meta.height : meta.width) ?? 0;

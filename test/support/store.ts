@@ -82,6 +82,8 @@ export function makeScan(overrides: Partial<ScanRecord> = {}): ScanRecord {
     measurementMm: null,
     measuredAt: null,
     deletedAt: null,
+    editedAt: null,
+    changes: [],
     ...overrides,
   };
 }

@@ -97,7 +97,8 @@ async function resolveCaller(request: FastifyRequest, reply: FastifyReply): Prom
 async function enforce(mode: AuthMode, caller: Caller, request: FastifyRequest): Promise<void> {
   if (mode === 'optional') return;
   if (caller.kind === 'anonymous') {
-    throw new AppError('INVALID_SESSION', 'Sign in, or send an X-API-Key header, to use this endpoint');
+    // shown on a staff screen too (a signed-out window): no HTTP header named; integrators read the code
+    throw new AppError('INVALID_SESSION', 'Sign in to do this (a POS program uses an API key instead).');
   }
   if (mode === 'account') return;
   if (caller.via === 'key') {

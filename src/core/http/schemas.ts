@@ -71,7 +71,7 @@ export const WireResult = Type.Object({
 
 export const AnalyzeData = Type.Object({ scanId: Type.String(), result: WireResult });
 
-export const WireScan = Type.Object({
+const WireScanBase = Type.Object({
   scanId: Type.String(),
   createdAt: IsoDate,
   vehicle: nullable(Type.String()),
@@ -88,11 +88,78 @@ export const WireScan = Type.Object({
   measuredAt: nullable(IsoDate),
 });
 
+export const ScanChange = Type.Object({
+  at: IsoDate,
+  field: Type.String({ enum: ['vehicle', 'position', 'measurementMm'] }),
+  from: nullable(Type.Union([Type.String(), Type.Number()])),
+  to: nullable(Type.Union([Type.String(), Type.Number()])),
+  via: Type.String({
+    enum: ['session', 'key', 'anonymous', 'sync'],
+    description: 'How it was made: signed in, through an API key, by the holder of an anonymous scan, or merged from a shop (hub)',
+  }),
+});
+
+/** What issue 42 added to a scan: computed from the record (the plate key, the depth of record) or its corrections. */
+const ScanAdditions = Type.Object({
+  vehicleKey: nullable(
+    Type.String({ description: 'The plate key: the vehicle in NFKC, letters and digits only, upper case ("KA TW 204" → "KATW204"); null without one' }),
+  ),
+  depthOfRecordMm: Type.Number({ description: 'The gauge reading (measurementMm) where there is one, else result.estimatedDepthMm' }),
+  isPreliminary: Type.Boolean({ description: 'false once a gauge reading exists, else result.isPreliminary' }),
+  ofRecord: Type.Object(
+    {
+      source: Type.String({ enum: ['gauge', 'estimate'] }),
+      wear: Type.String({ enum: ['new', 'good', 'medium', 'worn', 'critical'] }),
+      depth32nds: Type.Number({ description: 'depthOfRecordMm in whole 32nds of an inch, within its wear band' }),
+      treadHealthIndex: Type.Integer(),
+    },
+    { description: 'Wear band, 32nds and index of depthOfRecordMm: what a report colours and advises by' },
+  ),
+  changes: Type.Array(ScanChange, { description: 'Corrections (PATCH, PUT /measurement), oldest first; the newest 50 are kept' }),
+});
+
+export const WireScan = Type.Composite([WireScanBase, ScanAdditions]);
+
 export const ScanList = Type.Object({ items: Type.Array(WireScan), nextCursor: nullable(Type.String()) });
+
+export const VehicleGroup = Type.Object({
+  vehicleKey: nullable(Type.String({ description: 'null: the scans without a vehicle (or with one of no letter or digit)' })),
+  vehicle: nullable(Type.String({ description: 'As typed on its newest scan' })),
+  scanCount: Type.Integer(),
+  lastScanAt: IsoDate,
+  firstScanAt: IsoDate,
+  scans: Type.Array(WireScan, { description: 'Its newest scans (at most scansPerVehicle), newest first' }),
+});
+
+export const VehicleList = Type.Object({ items: Type.Array(VehicleGroup), nextCursor: nullable(Type.String()) });
+
+const Probability = Type.Number({ minimum: 0, maximum: 1 });
+
+export const CaptureCheck = Type.Object({
+  scene: Type.String({
+    enum: ['tread', 'tread_not_visible', 'no_tire', 'unknown'],
+    description: "The models' scene reader; unknown when the models in use have none",
+  }),
+  probabilities: nullable(Type.Object({ tread: Probability, treadNotVisible: Probability, noTire: Probability })),
+  sharpness: Type.Object(
+    { value: Type.Number(), minimum: Type.Number(), ok: Type.Boolean() },
+    { description: 'Variance of the Laplacian of the grey frame (at most 640 px on the long side)' },
+  ),
+  brightness: Type.Object(
+    { value: Type.Number(), minimum: Type.Number(), maximum: Type.Number(), ok: Type.Boolean() },
+    { description: 'Mean luma of the frame, 0-255' },
+  ),
+  ok: Type.Boolean({ description: 'Tread in view (or unknown), sharp and lit' }),
+  problems: Type.Array(Type.String({ enum: ['no_tire', 'tread_not_visible', 'blurred', 'too_dark', 'too_bright'] })),
+  width: Type.Integer(),
+  height: Type.Integer(),
+});
 
 export const WireShop = Type.Object({ apiKeyId: Type.String(), name: nullable(Type.String()), deleted: Type.Boolean() });
 
-export const HubScan = Type.Composite([WireScan, Type.Object({ shop: nullable(WireShop) })]);
+// A desk shows its hub's scans as the hub answers them: a hub of an earlier version sends none of
+// issue 42's fields, so they are optional here (the serializer would refuse the page otherwise).
+export const HubScan = Type.Composite([WireScanBase, Type.Partial(ScanAdditions), Type.Object({ shop: nullable(WireShop) })]);
 
 export const HubScanList = Type.Object({ items: Type.Array(HubScan), nextCursor: nullable(Type.String()) });
 
@@ -146,14 +213,46 @@ export const HealthData = Type.Object({
   ),
 });
 
+const SettingInForce = <T extends TSchema>(value: T) =>
+  Type.Object({
+    inForce: value,
+    source: Type.Union([Type.Literal('default'), Type.Literal('file'), Type.Literal('env'), Type.Literal('flag')], {
+      description: 'Where the value in force comes from: the default, settings.json, an environment variable or a command-line flag',
+    }),
+    setBy: nullable(Type.String({ description: 'The variable or flag (TIREWEAR_PORT, --port) when source is env or flag' })),
+    saved: nullable(value),
+    overridden: Type.Boolean({ description: 'The saved value differs and cannot apply: the environment or a flag sets this one' }),
+    restartRequired: Type.Boolean({ description: 'The saved value differs and applies at the next start' }),
+  });
+
 export const SettingsData = Type.Object({
-  port: Type.Integer(),
-  lanAccess: Type.Boolean(),
+  port: Type.Integer({ description: 'As saved in settings.json, else in force' }),
+  lanAccess: Type.Boolean({ description: 'As saved in settings.json, else in force' }),
   keepApiRunningInTray: Type.Boolean(),
   units: Type.Union([Type.Literal('mm'), Type.Literal('32nds')]),
   legalMinimum: Type.Union([Type.Literal('1.6mm'), Type.Literal('2/32in')]),
   shopName: Type.String(),
-  restartRequired: Type.Boolean(),
+  restartRequired: Type.Boolean({ description: 'A saved server setting applies at the next start (never one the environment or a flag overrides)' }),
+  server: Type.Object({
+    port: SettingInForce(Type.Integer()),
+    lanAccess: SettingInForce(Type.Boolean()),
+    host: SettingInForce(Type.String()),
+  }),
+});
+
+export const ConnectionInfo = Type.Object({
+  port: Type.Integer({ description: 'The port listened on' }),
+  lanAccess: Type.Boolean({ description: 'LAN access in force' }),
+  hostname: nullable(Type.String({ description: "This computer's name, with LAN access only" })),
+  addresses: Type.Array(
+    Type.Object({
+      address: Type.String(),
+      family: nullable(Type.Union([Type.Literal(4), Type.Literal(6)])),
+      kind: Type.String({ enum: ['loopback', 'lan', 'name'] }),
+      url: Type.String({ description: 'The base URL a POS uses, e.g. http://192.168.1.20:8787' }),
+    }),
+    { description: 'Loopback first; with LAN access the LAN addresses (IPv4, then IPv6) and the name' },
+  ),
 });
 
 export const Empty = Type.Object({});

@@ -157,6 +157,8 @@ async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeR
       measurementMm: null,
       measuredAt: null,
       deletedAt: null,
+      editedAt: null,
+      changes: [],
     };
     const response: AnalyzeResponse = {
       status: 200,

@@ -5,6 +5,16 @@
  */
 import type { ScanRecord } from '../types.js';
 
+/**
+ * The depth a scan stands for: the gauge reading where there is one, else the estimate (the
+ * same rule as the wire's depthOfRecordMm, http/wire.ts), and whether it is still preliminary.
+ */
+function ofRecord(scan: ScanRecord): { depthMm: number; isPreliminary: boolean } {
+  return scan.measurementMm === null
+    ? { depthMm: scan.result.estimatedDepthMm, isPreliminary: scan.result.isPreliminary }
+    : { depthMm: scan.measurementMm, isPreliminary: false };
+}
+
 export const CSV_HEADER = [
   'scanId',
   'createdAt',
@@ -17,6 +27,8 @@ export const CSV_HEADER = [
   'confidence',
   'modelVersion',
   'measurementMm',
+  'depthOfRecordMm',
+  'isPreliminary',
   'measuredAt',
 ] as const;
 
@@ -30,7 +42,7 @@ export const CSV_HEADER = [
 export const CSV_FORMATS = ['csv', 'excel', 'excel-semicolon'] as const;
 export type CsvFormat = (typeof CSV_FORMATS)[number];
 
-export function csvCell(value: string | number | null, separator: ',' | ';' = ','): string {
+export function csvCell(value: string | number | boolean | null, separator: ',' | ';' = ','): string {
   if (value === null) return '';
   let text = String(value);
   if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
@@ -40,7 +52,7 @@ export function csvCell(value: string | number | null, separator: ',' | ';' = ',
 
 export function scansToCsv(scans: readonly ScanRecord[], format: CsvFormat = 'csv'): string {
   const separator = format === 'excel-semicolon' ? ';' : ',';
-  const cell = (value: string | number | null) =>
+  const cell = (value: string | number | boolean | null) =>
     csvCell(typeof value === 'number' && separator === ';' ? String(value).replace('.', ',') : value, separator);
   const rows = scans.map((s) =>
     [
@@ -55,6 +67,8 @@ export function scansToCsv(scans: readonly ScanRecord[], format: CsvFormat = 'cs
       s.result.confidence,
       s.result.modelVersion,
       s.measurementMm,
+      ofRecord(s).depthMm,
+      ofRecord(s).isPreliminary,
       s.measuredAt ? s.measuredAt.toISOString() : null,
     ]
       .map(cell)

@@ -8,6 +8,7 @@ import type { Store } from '../storage/store.js';
 import { createAccountService } from './accounts.js';
 import { AnalysisQueue } from './analysis-queue.js';
 import { createApiKeyService } from './api-keys.js';
+import { createCaptureCheckService } from './capture-check.js';
 import { createAuthService } from './auth.js';
 import { createLicenseService } from './licenses.js';
 import { LoginThrottle } from './login-throttle.js';
@@ -39,6 +40,8 @@ export function createServices(deps: ServiceDeps): Services {
   const { store, clock } = deps;
   const throttle = deps.loginThrottle ?? new LoginThrottle();
   const registrationThrottle = deps.registrationThrottle ?? new RegistrationThrottle();
+  // one queue for the scans and the capture check: a live view cannot take slots the counter's scans need
+  const queue = deps.queue ?? new AnalysisQueue(deps.analysisConcurrency, deps.analysisQueueLimit);
   return {
     auth: createAuthService({ store, clock, throttle, registrationThrottle, ...(deps.registration ? { registration: deps.registration } : {}) }),
     apiKeys: createApiKeyService({ store, clock }),
@@ -51,7 +54,8 @@ export function createServices(deps: ServiceDeps): Services {
       clock,
       logger: deps.logger,
       metering: new Metering(store),
-      queue: deps.queue ?? new AnalysisQueue(deps.analysisConcurrency, deps.analysisQueueLimit),
+      queue,
     }),
+    captureCheck: createCaptureCheckService({ analyzer: deps.analyzer, queue, clock }),
   };
 }

@@ -6,6 +6,7 @@ import type { Account, ApiKeyRecord, Caller, RedeemedLicense, ScanRecord, ScanRe
 import type { VerboseExtras, Wear } from '../analysis/analyzer.js';
 import type { AppError } from '../errors.js';
 import type { CsvFormat } from './csv.js';
+import type { VehiclePage } from '../storage/store.js';
 
 /**
  * Values for the X-RateLimit-* headers; limit/remaining null means unlimited (pro).
@@ -83,11 +84,26 @@ export interface AnalyzeResponse {
 
 export interface ScanQuery {
   vehicle?: string;
+  /** Exactly this vehicle: normalised here (vehicleKey), so any spelling of the plate works. */
+  vehicleKey?: string;
+  hasVehicle?: boolean;
   wear?: Wear;
   from?: Date;
   to?: Date;
   cursor?: string;
   limit?: number;
+}
+
+/** GET /vehicles. */
+export interface VehicleQuery extends Omit<ScanQuery, 'vehicleKey' | 'hasVehicle'> {
+  scansPerVehicle?: number;
+}
+
+/** PATCH /scans/:id: the fields to correct, as sent (checked by the service, as on creation). */
+export interface ScanPatch {
+  vehicle?: unknown;
+  position?: unknown;
+  measurementMm?: unknown;
 }
 
 export interface ScanService {
@@ -111,9 +127,18 @@ export interface ScanService {
   image(caller: Caller, scanId: string, variant: 'original' | 'thumbnail'): Promise<{ mime: string; data: Buffer }>;
   delete(caller: Caller, scanId: string): Promise<void>;
   setMeasurement(caller: Caller, scanId: string, measurementMm: number | null): Promise<ScanRecord>;
+  /**
+   * Corrects vehicle, position and gauge reading (the rules of analyze and PUT /measurement),
+   * recorded in the scan's changes; who may is as for delete. Charges nothing.
+   */
+  update(caller: Caller, scanId: string, patch: ScanPatch): Promise<ScanRecord>;
+  /** The account's scans grouped by vehicle, newest visit first. */
+  vehicles(caller: Caller & { kind: 'account' }, query: VehicleQuery): Promise<VehiclePage>;
   /** The scans as CSV (csv.ts): plain RFC 4180 by default, or for Excel (`excel`, `excel-semicolon`). */
   exportCsv(caller: Caller & { kind: 'account' }, query: Omit<ScanQuery, 'cursor' | 'limit'>, format?: CsvFormat): Promise<string>;
 }
+
+export type { CaptureCheckService } from './capture-check.js';
 
 export interface Services {
   auth: AuthService;
@@ -121,4 +146,6 @@ export interface Services {
   accounts: AccountService;
   licenses: LicenseService;
   scans: ScanService;
+  /** POST /analyze/check: the free live capture check. */
+  captureCheck: import('./capture-check.js').CaptureCheckService;
 }

@@ -6,14 +6,23 @@
 import { inDateRange } from '../storage/cursor.js';
 import { MAX_TREAD_DEPTH_MM, WEAR_CLASSES } from '../analysis/analyzer.js';
 import { AppError } from '../errors.js';
+import type { ScanEdit } from '../storage/scan-edit.js';
 import type { ScanFilter, Store } from '../storage/store.js';
-import type { ApiKeyRecord, Caller, ScanRecord } from '../types.js';
-import { analyzeScan, type AnalyzeDeps } from './analyze.js';
+import type { ApiKeyRecord, Caller, ScanChangeVia, ScanRecord } from '../types.js';
+import { vehicleKey } from '../../shared/vehicle.js';
+import { analyzeScan, checkPosition, checkVehicle, type AnalyzeDeps } from './analyze.js';
 import { scansToCsv } from './csv.js';
-import type { ScanQuery, ScanService } from './ports.js';
+import type { ScanPatch, ScanQuery, ScanService } from './ports.js';
 
 export const DEFAULT_PAGE = 20;
 export const MAX_PAGE = 100;
+/** GET /vehicles: groups a page, and the newest scans given with each. */
+export const DEFAULT_VEHICLE_PAGE = 20;
+export const MAX_VEHICLE_PAGE = 50;
+export const DEFAULT_SCANS_PER_VEHICLE = 8;
+export const MAX_SCANS_PER_VEHICLE = 20;
+/** The fields PATCH /scans/:id corrects. */
+export const PATCH_FIELDS = ['vehicle', 'position', 'measurementMm'] as const;
 export const MAX_MEASUREMENT_MM = MAX_TREAD_DEPTH_MM;
 
 function notFound(): AppError {
@@ -45,6 +54,44 @@ export function presentScan(scan: ScanRecord): ScanRecord {
   return scan.measurementMm === null && scan.measuredAt !== null ? { ...scan, measuredAt: null } : scan;
 }
 
+/**
+ * A correction as sent (PATCH /scans/:id), checked field by field as on creation: vehicle as the
+ * analyze form's (trimmed, at most 64 printable characters; empty or null clears), position one of
+ * FL FR RL RR SPARE in any case (empty or null clears), measurementMm as PUT /measurement. Nothing
+ * is coerced: a number for the vehicle or a string for the reading is refused.
+ */
+export function checkPatch(patch: unknown): ScanEdit {
+  const rule = `send a JSON object with at least one of ${PATCH_FIELDS.join(', ')}`;
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
+    throw new AppError('VALIDATION_ERROR', `The body must be a JSON object: ${rule}.`);
+  }
+  const body = patch as Record<string, unknown>;
+  const unknown = Object.keys(body).find((name) => !(PATCH_FIELDS as readonly string[]).includes(name));
+  if (unknown !== undefined) {
+    throw new AppError('VALIDATION_ERROR', `Field ${unknown.slice(0, 40)} cannot be changed; ${rule}.`);
+  }
+  const edit: ScanEdit = {};
+  if ('vehicle' in body) {
+    if (body.vehicle !== null && typeof body.vehicle !== 'string') {
+      throw new AppError('VALIDATION_ERROR', 'vehicle must be text (the plate or the customer\'s name for the car), or null to clear it.');
+    }
+    edit.vehicle = checkVehicle(body.vehicle);
+  }
+  if ('position' in body) {
+    if (body.position !== null && typeof body.position !== 'string') {
+      throw new AppError('VALIDATION_ERROR', 'position must be one of FL, FR, RL, RR, SPARE, or null to clear it.');
+    }
+    edit.position = checkPosition(body.position === null ? null : body.position.trim().toUpperCase());
+  }
+  if ('measurementMm' in body) edit.measurementMm = checkMeasurement(body.measurementMm);
+  if (Object.keys(edit).length === 0) throw new AppError('VALIDATION_ERROR', `Nothing to change: ${rule}.`);
+  return edit;
+}
+
+function viaOf(caller: Caller): ScanChangeVia {
+  return caller.kind === 'account' ? caller.via : 'anonymous';
+}
+
 function checkFilter(query: Omit<ScanQuery, 'cursor' | 'limit'>): Omit<ScanFilter, 'accountId' | 'cursor' | 'limit'> {
   if (query.wear !== undefined && !(WEAR_CLASSES as readonly string[]).includes(query.wear)) {
     throw new AppError('VALIDATION_ERROR', `wear must be one of ${WEAR_CLASSES.join(', ')}.`);
@@ -54,21 +101,31 @@ function checkFilter(query: Omit<ScanQuery, 'cursor' | 'limit'>): Omit<ScanFilte
       throw new AppError('VALIDATION_ERROR', `${name} must be a valid date from year 1 to 9999.`);
     }
   }
-  if (query.vehicle !== undefined && /\p{Cc}/u.test(query.vehicle)) {
-    throw new AppError('VALIDATION_ERROR', 'vehicle must not contain control characters.');
+  for (const [name, value] of [['vehicle', query.vehicle], ['vehicleKey', query.vehicleKey]] as const) {
+    if (value !== undefined && typeof value !== 'string') throw new AppError('VALIDATION_ERROR', `${name} must be text.`);
+    if (value !== undefined && /\p{Cc}/u.test(value)) throw new AppError('VALIDATION_ERROR', `${name} must not contain control characters.`);
+  }
+  if (query.vehicleKey !== undefined && query.vehicle !== undefined) {
+    throw new AppError('VALIDATION_ERROR', 'Send either vehicle (a search) or vehicleKey (one vehicle), not both.');
   }
   const filter: Omit<ScanFilter, 'accountId' | 'cursor' | 'limit'> = {};
   if (query.vehicle !== undefined && query.vehicle.trim()) filter.vehicle = query.vehicle.trim();
+  if (query.vehicleKey !== undefined) {
+    const key = vehicleKey(query.vehicleKey);
+    if (key === null) throw new AppError('VALIDATION_ERROR', 'vehicleKey must hold a letter or a digit (for scans without a vehicle send hasVehicle=false).');
+    filter.vehicleKey = key;
+  }
+  if (query.hasVehicle !== undefined) filter.hasVehicle = query.hasVehicle;
   if (query.wear !== undefined) filter.wear = query.wear;
   if (query.from !== undefined) filter.from = query.from;
   if (query.to !== undefined) filter.to = query.to;
   return filter;
 }
 
-function checkLimit(limit: number | undefined): number {
-  if (limit === undefined) return DEFAULT_PAGE;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
-    throw new AppError('VALIDATION_ERROR', `limit must be an integer from 1 to ${MAX_PAGE}.`);
+function checkLimit(limit: number | undefined, name = 'limit', fallback = DEFAULT_PAGE, max = MAX_PAGE): number {
+  if (limit === undefined) return fallback;
+  if (!Number.isInteger(limit) || limit < 1 || limit > max) {
+    throw new AppError('VALIDATION_ERROR', `${name} must be an integer from 1 to ${max}.`);
   }
   return limit;
 }
@@ -101,7 +158,8 @@ export function createScanService(deps: AnalyzeDeps): ScanService {
     if (scan.accountId === null) return scan;
     if (caller.kind === 'account' && caller.account.id === scan.accountId) return scan;
     // without credentials the caller may well be its owner who forgot the key: say what is missing
-    if (caller.kind === 'anonymous') throw new AppError('INVALID_SESSION', 'This scan belongs to an account: sign in, or send its X-API-Key header, to read it.');
+    // (a staff screen may show this: no HTTP header named; a POS reads the code)
+    if (caller.kind === 'anonymous') throw new AppError('INVALID_SESSION', "This scan belongs to a shop account: sign in (or use the shop's API key) to see it.");
     throw new AppError('FORBIDDEN', 'This scan belongs to another account.');
   }
 
@@ -159,10 +217,32 @@ export function createScanService(deps: AnalyzeDeps): ScanService {
     async setMeasurement(caller, scanId, measurementMm) {
       const value = checkMeasurement(measurementMm);
       const scan = await changeableScan(caller, scanId);
-      if (!(await store.scans.setMeasurement(scan.id, value, clock.now()))) throw notFound();
-      const updated = await store.scans.get(scan.id);
-      if (!updated || updated.deletedAt) throw notFound();
+      // recorded in the scan's changes as a correction is; measuredAt moves even for the same value
+      const updated = await store.scans.edit(scan.id, { measurementMm: value }, { at: clock.now(), via: viaOf(caller) });
+      if (!updated) throw notFound();
       return presentScan(updated);
+    },
+
+    async update(caller, scanId, patch: ScanPatch) {
+      const edit = checkPatch(patch);
+      const scan = await changeableScan(caller, scanId);
+      // a reading sent again unchanged is no correction here (PUT /measurement records a new reading time)
+      if (edit.measurementMm !== undefined && edit.measurementMm === scan.measurementMm) delete edit.measurementMm;
+      const updated = await store.scans.edit(scan.id, edit, { at: clock.now(), via: viaOf(caller) });
+      if (!updated) throw notFound();
+      return presentScan(updated);
+    },
+
+    async vehicles(caller, query) {
+      const { limit, cursor, scansPerVehicle, ...rest } = query;
+      const page = await store.scans.vehicles({
+        accountId: caller.account.id,
+        ...checkFilter(rest),
+        limit: checkLimit(limit, 'limit', DEFAULT_VEHICLE_PAGE, MAX_VEHICLE_PAGE),
+        scansPerVehicle: checkLimit(scansPerVehicle, 'scansPerVehicle', DEFAULT_SCANS_PER_VEHICLE, MAX_SCANS_PER_VEHICLE),
+        ...(cursor === undefined ? {} : { cursor }),
+      });
+      return { ...page, items: page.items.map((group) => ({ ...group, scans: group.scans.map(presentScan) })) };
     },
 
     async exportCsv(caller, query, format = 'csv') {

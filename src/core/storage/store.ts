@@ -16,6 +16,7 @@ import type {
 } from '../types.js';
 import type { Wear } from '../analysis/analyzer.js';
 import type { MergeInto } from './sync-merge.js';
+import type { EditMeta, ScanEdit } from './scan-edit.js';
 
 export interface AccountStore {
   /** Throws AppError CONFLICT when the (case-folded) email exists. */
@@ -113,8 +114,16 @@ export interface UsageStore {
 
 export interface ScanFilter {
   accountId: string;
-  /** Case-insensitive substring of the vehicle field. */
+  /**
+   * A part of the vehicle, whatever its spaces, dashes or case: the plate key of this text
+   * (src/shared/vehicle.ts) is a substring of the scan's plate key. Text with no letter or digit
+   * is matched as a case-insensitive substring of the vehicle as typed.
+   */
   vehicle?: string;
+  /** Exactly this plate key (already normalised by the caller). */
+  vehicleKey?: string;
+  /** true: only scans with a plate key; false: only scans without one (no vehicle, or one with no letter or digit). */
+  hasVehicle?: boolean;
   wear?: Wear;
   /** createdAt >= from (inclusive). */
   from?: Date;
@@ -131,6 +140,32 @@ export interface ScanFilter {
 
 export interface ScanPage {
   items: ScanRecord[];
+  nextCursor: string | null;
+}
+
+/** GET /vehicles: the live scans of an account matching a filter, grouped by plate key. */
+export interface VehicleFilter extends Omit<ScanFilter, 'cursor' | 'limit' | 'vehicleKey' | 'hasVehicle'> {
+  /** Opaque cursor from a previous page; a malformed one is AppError VALIDATION_ERROR. */
+  cursor?: string;
+  /** Groups per page. */
+  limit: number;
+  /** Newest scans given with each group. */
+  scansPerVehicle: number;
+}
+
+export interface VehicleGroupRecord {
+  /** null: the scans without a plate key. */
+  vehicleKey: string | null;
+  scanCount: number;
+  lastScanAt: Date;
+  firstScanAt: Date;
+  /** The group's newest scans (at most scansPerVehicle), newest first. */
+  scans: ScanRecord[];
+}
+
+export interface VehiclePage {
+  /** Newest last scan first (ties: plate key, the no-vehicle group first). */
+  items: VehicleGroupRecord[];
   nextCursor: string | null;
 }
 
@@ -167,6 +202,15 @@ export interface ScanStore {
    * with measuredAt null: presentScan). False when absent or deleted.
    */
   setMeasurement(id: string, measurementMm: number | null, at: Date): Promise<boolean>;
+  /**
+   * A correction (PATCH /scans/:id, PUT /measurement), as applyEdit (scan-edit.ts) says, read and
+   * written in one transaction: recorded in the scan's changes, a new change sequence for sync, the
+   * plate key kept beside the vehicle. Returns the record as stored now (unchanged when nothing
+   * differs), or null when the scan is absent or deleted.
+   */
+  edit(id: string, edit: ScanEdit, meta: EditMeta): Promise<ScanRecord | null>;
+  /** The account's scans grouped by vehicle (plate key), newest visit first. */
+  vehicles(filter: VehicleFilter): Promise<VehiclePage>;
   /**
    * Sync outbox: every commit, measurement and deletion gives the scan a new, strictly
    * increasing change sequence. Returns scans whose latest change is after `afterSeq`,

@@ -86,7 +86,11 @@ export function onHubClock(wire: SyncScan, deskTime: string | undefined, hubNow:
   const skewMs = Math.abs(measured) > MAX_CLOCK_SKEW_MS ? 0 : Math.round(measured / 60_000) * 60_000;
   if (Math.abs(skewMs) <= CLOCK_SKEW_TOLERANCE_MS) return { scan: wire, skewMs };
   const shift = (iso: string | null) => (iso === null ? null : new Date(Date.parse(iso) + skewMs).toISOString());
-  return { scan: { ...wire, measuredAt: shift(wire.measuredAt), deletedAt: shift(wire.deletedAt) }, skewMs };
+  const scan: SyncScan = { ...wire, measuredAt: shift(wire.measuredAt), deletedAt: shift(wire.deletedAt) };
+  // a correction's time is moved as a reading's is (its last-writer-wins merge needs it), and the history with it
+  if (wire.editedAt !== undefined) scan.editedAt = shift(wire.editedAt);
+  if (wire.changes !== undefined) scan.changes = wire.changes.map((change) => ({ ...change, at: shift(change.at)! }));
+  return { scan, skewMs };
 }
 
 /** The pushed photo inspected; one the hub cannot take (unreadable, too small, not an image) is refused as about this scan. */

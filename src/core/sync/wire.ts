@@ -7,8 +7,9 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { AppError, isAppError, type ErrorCode } from '../errors.js';
-import { TIRE_POSITIONS, type ScanRecord, type ScanResult, type StoredImageInfo } from '../types.js';
+import { SCAN_CHANGES_KEPT, SCAN_CHANGE_FIELDS, SCAN_CHANGE_VIAS, TIRE_POSITIONS, type ScanRecord, type ScanResult, type StoredImageInfo } from '../types.js';
 import { WEAR_CLASSES } from '../analysis/analyzer.js';
+import { changesFromJson, changesToJson } from '../storage/scan-edit.js';
 
 /**
  * Response header with which a hub marks a refusal that is about the pushed scan itself (its
@@ -66,6 +67,21 @@ export const SyncScanSchema = Type.Object({
   measurementMm: nullable(Type.Number({ minimum: 0, maximum: 40 })),
   measuredAt: nullable(IsoDate),
   deletedAt: nullable(IsoDate),
+  // Corrections (issue 42). Optional: a desk of an earlier version sends neither, and a hub of an
+  // earlier version ignores both (its vehicle and position stay as first pushed).
+  editedAt: Type.Optional(nullable(IsoDate)),
+  changes: Type.Optional(
+    Type.Array(
+      Type.Object({
+        at: IsoDate,
+        field: Type.Union(SCAN_CHANGE_FIELDS.map((f) => Type.Literal(f))),
+        from: nullable(Type.Union([Type.String({ maxLength: 64 }), Type.Number()])),
+        to: nullable(Type.Union([Type.String({ maxLength: 64 }), Type.Number()])),
+        via: Type.Union(SCAN_CHANGE_VIAS.map((v) => Type.Literal(v))),
+      }),
+      { maxItems: SCAN_CHANGES_KEPT },
+    ),
+  ),
 });
 
 export type SyncScan = Static<typeof SyncScanSchema>;
@@ -84,6 +100,8 @@ export function toSyncScan(scan: ScanRecord): SyncScan {
     measurementMm: scan.measurementMm,
     measuredAt: iso(scan.measuredAt),
     deletedAt: iso(scan.deletedAt),
+    editedAt: iso(scan.editedAt),
+    changes: changesToJson(scan.changes) as NonNullable<SyncScan['changes']>,
   };
 }
 
@@ -113,6 +131,15 @@ export function parseSyncScan(text: string): SyncScan {
   date(scan.createdAt, 'createdAt');
   if (scan.measuredAt !== null) date(scan.measuredAt, 'measuredAt');
   if (scan.deletedAt !== null) date(scan.deletedAt, 'deletedAt');
+  if (scan.editedAt !== undefined && scan.editedAt !== null) date(scan.editedAt, 'editedAt');
+  scan.changes?.forEach((change, i) => {
+    date(change.at, `changes.${i}.at`);
+    for (const value of [change.from, change.to]) {
+      if (typeof value === 'string' && /\p{Cc}/u.test(value)) {
+        throw scanRefusal('VALIDATION_ERROR', `scan.changes.${i} must not contain control characters`);
+      }
+    }
+  });
   return scan;
 }
 
@@ -137,5 +164,7 @@ export function fromSyncScan(
     measurementMm: wire.measurementMm,
     measuredAt: wire.measuredAt === null ? null : date(wire.measuredAt, 'measuredAt'),
     deletedAt: wire.deletedAt === null ? null : date(wire.deletedAt, 'deletedAt'),
+    editedAt: wire.editedAt === undefined || wire.editedAt === null ? null : date(wire.editedAt, 'editedAt'),
+    changes: changesFromJson(wire.changes ?? []).map((change) => ({ ...change, via: 'sync' as const })),
   };
 }

@@ -86,7 +86,10 @@ export function scanListConformance(store: GetStore): void {
       expect(await ids('golf ab')).toEqual([golf.id]);
       expect(await ids('0%')).toEqual([percent.id]);
       expect(await ids('%')).toEqual([percent.id]);
-      expect(await ids('B_1')).toEqual([under.id]);
+      // punctuation is no part of a plate (issue 42): "B_1" is B1, in "AB-123" as in "AB_12"; never a wildcard
+      expect((await ids('B_1')).sort()).toEqual([golf.id, under.id].sort());
+      expect(await ids('ab_123')).toEqual([golf.id]);
+      expect(await ids('_')).toEqual([under.id]);
       expect(await ids('zzz')).toEqual([]);
     });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeScan } from '../../support/store.js';
 import { type GetStore, MONTH, NOW, createAccount, reserveRequest } from './fixtures.js';
+import { correctionsConformance } from './corrections.js';
 import { scanListConformance } from './scan-list.js';
 
 export function scanConformance(store: GetStore): void {
@@ -147,4 +148,5 @@ export function scanConformance(store: GetStore): void {
   });
 
   scanListConformance(store);
+  correctionsConformance(store);
 }

@@ -7,16 +7,31 @@ import { Type, TypeBoxValidatorCompiler, type FastifyPluginAsyncTypebox, type TS
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { ScanQuery } from '../../services/ports.js';
-import { MAX_MEASUREMENT_MM, MAX_PAGE, MEASUREMENT_RULE, checkMeasurement } from '../../services/scans.js';
+import {
+  MAX_MEASUREMENT_MM,
+  MAX_PAGE,
+  MAX_SCANS_PER_VEHICLE,
+  MAX_VEHICLE_PAGE,
+  MEASUREMENT_RULE,
+  checkMeasurement,
+  checkPatch,
+} from '../../services/scans.js';
+import { VEHICLE_MAX } from '../../services/analyze.js';
+import { TIRE_POSITIONS } from '../../types.js';
 import { CSV_FORMATS } from '../../services/csv.js';
 import { accountCaller, anyCaller } from '../auth.js';
-import { Empty, ScanList, WearSchema, WireScan, rawReplies, replies } from '../schemas.js';
-import { toWireScan } from '../wire.js';
+import { Empty, ScanList, VehicleList, WearSchema, WireScan, rawReplies, replies } from '../schemas.js';
+import { toWireScan, toWireVehicleGroup } from '../wire.js';
 
 const DATE_FILTER =
   'Inclusive: YYYY-MM-DD (a whole UTC day) or an ISO 8601 date-time, e.g. 2026-11-24T08:00:00Z; without an offset the time is UTC';
 const Filter = {
-  vehicle: Type.Optional(Type.String({ maxLength: 64, description: 'Case-insensitive part of the vehicle' })),
+  vehicle: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description: 'A part of the vehicle, whatever its spaces, dashes or case ("ka tw 204" finds "KA-TW-204"): matched on the plate key',
+    }),
+  ),
   wear: Type.Optional(WearSchema),
   date: Type.Optional(Type.String({ maxLength: 40, description: 'One whole UTC day, YYYY-MM-DD: the same as from and to both that day (not with from or to)' })),
   from: Type.Optional(Type.String({ maxLength: 40, description: DATE_FILTER })),
@@ -24,19 +39,47 @@ const Filter = {
 };
 /** jQuery's `cache: false` (and many a POS's own cache-buster) adds `_=<time>`: taken and ignored. */
 const CacheBuster = { _: Type.Optional(Type.String({ maxLength: 64, description: 'Ignored: a cache-buster' })) };
+/** One vehicle, or the scans without one: for the list and the export, not the grouped view. */
+const VehicleFilter = {
+  vehicleKey: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description: 'Exactly this vehicle: its plate key, or the plate in any spelling (normalised here); not with vehicle',
+    }),
+  ),
+  hasVehicle: Type.Optional(
+    Type.Union([Type.Literal('true'), Type.Literal('false')], {
+      description: 'false: only scans without a vehicle (or with one of no letter or digit); true: only scans with one',
+    }),
+  ),
+};
 // a parameter not named here is refused by name (see app.ts), so a misspelt filter never widens a list or an export
 const ListQuery = Type.Object(
   {
     ...Filter,
+    ...VehicleFilter,
     ...CacheBuster,
     cursor: Type.Optional(Type.String({ maxLength: 512 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, description: 'Page size, default 20' })),
   },
   { additionalProperties: false },
 );
+const VehiclesQuery = Type.Object(
+  {
+    ...Filter,
+    ...CacheBuster,
+    cursor: Type.Optional(Type.String({ maxLength: 4096 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_VEHICLE_PAGE, description: 'Vehicles per page, default 20' })),
+    scansPerVehicle: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MAX_SCANS_PER_VEHICLE, description: 'Newest scans given with each vehicle, default 8' }),
+    ),
+  },
+  { additionalProperties: false },
+);
 const ExportQuery = Type.Object(
   {
     ...Filter,
+    ...VehicleFilter,
     ...CacheBuster,
     format: Type.Optional(
       Type.Union(CSV_FORMATS.map((f) => Type.Literal(f)), {
@@ -87,6 +130,40 @@ function checkMeasurementBody(body: unknown): { measurementMm: number | null } {
   if (!('measurementMm' in body)) throw new AppError('VALIDATION_ERROR', `body field measurementMm is required: ${MEASUREMENT_RULE}`);
   return { measurementMm: checkMeasurement((body as { measurementMm: unknown }).measurementMm) };
 }
+
+const PatchBody = Type.Object(
+  {
+    vehicle: Type.Optional(
+      Type.Union([Type.String({ maxLength: VEHICLE_MAX }), Type.Null()], {
+        description: `As on analyze: at most ${VEHICLE_MAX} printable characters, trimmed; "" or null clears it`,
+      }),
+    ),
+    position: Type.Optional(
+      Type.Union([Type.String({ enum: [...TIRE_POSITIONS, ''] }), Type.Null()], {
+        description: 'FL, FR, RL, RR or SPARE in any case; "" or null clears it',
+      }),
+    ),
+    measurementMm: Type.Optional(
+      Type.Union([Type.Number({ minimum: 0, maximum: MAX_MEASUREMENT_MM }), Type.Null()], {
+        description: `The gauge reading: a JSON number of mm from 0 to ${MAX_MEASUREMENT_MM} with at most 2 decimals, or null to clear it`,
+      }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+/** PATCH's body is checked by the scan service (checkPatch), without Ajv's coercion, as PUT /measurement's is. */
+const patchValidator: FastifySchemaCompiler<TSchema> = (route) => {
+  if (route.httpPart !== 'body') return TypeBoxValidatorCompiler(route);
+  return (body: unknown) => {
+    try {
+      checkPatch(body);
+      return { value: body };
+    } catch (error) {
+      return { error: error as Error };
+    }
+  };
+};
 
 const DAY_MS = 86_400_000;
 
@@ -147,11 +224,22 @@ export async function blankIsAbsent(request: FastifyRequest): Promise<void> {
   for (const [name, value] of Object.entries(query)) if (value === '') delete query[name];
   if (typeof query.wear === 'string') query.wear = query.wear.toLowerCase();
   if (typeof query.format === 'string') query.format = query.format.toLowerCase();
+  if (typeof query.hasVehicle === 'string') query.hasVehicle = query.hasVehicle.toLowerCase();
 }
 
-function toFilter(query: { vehicle?: string; wear?: ScanQuery['wear']; date?: string; from?: string; to?: string }): ScanQuery {
+function toFilter(query: {
+  vehicle?: string;
+  vehicleKey?: string;
+  hasVehicle?: 'true' | 'false';
+  wear?: ScanQuery['wear'];
+  date?: string;
+  from?: string;
+  to?: string;
+}): ScanQuery {
   const filter: ScanQuery = {};
   if (query.vehicle) filter.vehicle = query.vehicle;
+  if (query.vehicleKey) filter.vehicleKey = query.vehicleKey;
+  if (query.hasVehicle) filter.hasVehicle = query.hasVehicle === 'true';
   if (query.wear) filter.wear = query.wear;
   if (query.date && (query.from || query.to)) throw new AppError('VALIDATION_ERROR', 'Send either date (one day) or from / to (a range), not both');
   if (query.date && !/^\d{4}-\d{2}-\d{2}$/.test(query.date)) {
@@ -183,6 +271,33 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (cursor) query.cursor = cursor;
       const page = await scans.list(accountCaller(request), query);
       return { success: true as const, data: { items: page.items.map(toWireScan), nextCursor: page.nextCursor } };
+    },
+  );
+
+  app.get(
+    '/vehicles',
+    {
+      config: { auth: 'account' },
+      preValidation: blankIsAbsent,
+      schema: {
+        tags,
+        summary: 'Scans of the account grouped by vehicle (plate key), newest visit first',
+        description:
+          'The filters apply to the scans before grouping. Each vehicle comes with its newest scans; all of one vehicle are ' +
+          'GET /scans?vehicleKey=<key> (the group without a vehicle: GET /scans?hasVehicle=false).',
+        querystring: VehiclesQuery,
+        response: replies(VehicleList),
+      },
+    },
+    async (request) => {
+      const { cursor, limit, scansPerVehicle, _: _cacheBuster, ...filter } = request.query;
+      const page = await scans.vehicles(accountCaller(request), {
+        ...toFilter(filter),
+        ...(cursor ? { cursor } : {}),
+        ...(limit === undefined ? {} : { limit }),
+        ...(scansPerVehicle === undefined ? {} : { scansPerVehicle }),
+      });
+      return { success: true as const, data: { items: page.items.map(toWireVehicleGroup), nextCursor: page.nextCursor } };
     },
   );
 
@@ -249,6 +364,28 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       await scans.delete(anyCaller(request), request.params.scanId);
       return { success: true as const, data: {} };
+    },
+  );
+
+  app.patch(
+    '/scans/:scanId',
+    {
+      config: { auth: 'optional' },
+      validatorCompiler: (route) => patchValidator({ ...route, schema: route.schema as unknown as TSchema }),
+      schema: {
+        tags,
+        summary: 'Correct the vehicle, position or gauge reading of a scan (charges nothing)',
+        description:
+          'The same rules as on creation (vehicle and position as analyze takes them, measurementMm as PUT /measurement); ' +
+          'who may is as for DELETE. Each value that changes is recorded in the scan\'s changes. Nothing is charged.',
+        params: ScanParams,
+        body: PatchBody,
+        response: replies(WireScan),
+      },
+    },
+    async (request) => {
+      const scan = await scans.update(anyCaller(request), request.params.scanId, request.body);
+      return { success: true as const, data: toWireScan(scan) };
     },
   );
 

@@ -4,8 +4,8 @@
  * the server). Server settings apply at the next start; `restartRequired` says so.
  */
 import { Type, type FastifyPluginAsyncTypebox, type Static } from '@fastify/type-provider-typebox';
-import type { SettingsData as WireSettings } from '../../../shared/api.js';
-import { isLoopback, type Config, type FileSettings } from '../../config.js';
+import type { SettingInForce, SettingsData as WireSettings } from '../../../shared/api.js';
+import { isLoopback, type Config, type FileSettings, type OriginKey } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { readSettingsForRequest, updateSettingsFile } from '../../settings-file.js';
 import { SettingsData, replies } from '../schemas.js';
@@ -22,18 +22,55 @@ const SettingsPatch = Type.Object(
   { additionalProperties: false },
 );
 
-export function toSettingsData(file: FileSettings, running: Config): WireSettings {
-  const port = file.port ?? running.port;
-  const lanAccess = file.lanAccess ?? running.lanAccess;
+/** One server setting: in force, where from, as saved, and whether the saved one can apply. */
+function inForce<T extends number | boolean | string>(
+  running: Config,
+  key: OriginKey,
+  value: T,
+  saved: T | undefined,
+): SettingInForce<T> {
+  const origin = running.origins?.[key];
+  const differs = saved !== undefined && saved !== running[key];
+  const overridden = differs && (origin?.source === 'env' || origin?.source === 'flag');
   return {
-    port,
-    lanAccess,
+    inForce: value,
+    source: origin?.source ?? 'default',
+    setBy: origin?.setBy ?? null,
+    saved: saved ?? null,
+    overridden,
+    restartRequired: differs && !overridden,
+  };
+}
+
+/**
+ * `listeningPort`: the port the server listens on (a configured 0 picks one), shown as the port in
+ * force. The top-level port and lanAccess stay the saved values (the form's); `server` says what
+ * runs and why, so a value the environment or a flag sets is never "restart required".
+ */
+export function toSettingsData(file: FileSettings, running: Config, listeningPort: number = running.port): WireSettings {
+  const server = {
+    port: inForce(running, 'port', listeningPort, file.port),
+    lanAccess: inForce(running, 'lanAccess', running.lanAccess, file.lanAccess),
+    host: inForce(running, 'host', running.host, file.host),
+  };
+  return {
+    port: file.port ?? running.port,
+    lanAccess: file.lanAccess ?? running.lanAccess,
     keepApiRunningInTray: file.keepApiRunningInTray ?? false,
     units: file.ui?.units ?? 'mm',
     legalMinimum: file.ui?.legalMinimum ?? '1.6mm',
     shopName: file.ui?.shopName ?? '',
-    restartRequired: port !== running.port || lanAccess !== running.lanAccess,
+    restartRequired: server.port.restartRequired || server.lanAccess.restartRequired,
+    server,
   };
+}
+
+/** The port this server listens on, or the configured one before it listens (tests with inject). */
+export function listeningPort(server: { address(): unknown }, configured: number): number {
+  const address = server.address();
+  return typeof address === 'object' && address !== null && typeof (address as { port?: unknown }).port === 'number'
+    ? (address as { port: number }).port
+    : configured;
 }
 
 /**
@@ -71,7 +108,10 @@ export const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'desk' },
       schema: { tags, summary: 'Desk settings (signed in, this computer only)', response: replies(SettingsData) },
     },
-    async () => ({ success: true as const, data: toSettingsData(readSettingsForRequest(config.dataDir), config) }),
+    async () => ({
+      success: true as const,
+      data: toSettingsData(readSettingsForRequest(config.dataDir), config, listeningPort(app.server, config.port)),
+    }),
   );
 
   app.put(
@@ -89,7 +129,7 @@ export const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         );
       }
       const saved = await updateSettingsFile(config.dataDir, (file) => applyPatch(file, request.body));
-      return { success: true as const, data: toSettingsData(saved, config) };
+      return { success: true as const, data: toSettingsData(saved, config, listeningPort(app.server, config.port)) };
     },
   );
 };

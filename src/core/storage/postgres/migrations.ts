@@ -3,12 +3,28 @@
  * behind a load balancer, so the runner takes a session advisory lock: one instance
  * applies what is missing while the others wait, then find nothing left to do.
  */
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
+import { vehicleKey } from '../../../shared/vehicle.js';
 
 export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** A step SQL alone cannot do (a backfill computed in JS), run after `sql` in the same transaction. */
+  run?(client: PoolClient): Promise<void>;
+}
+
+/** Fills vehicle_key of existing scans, a thousand distinct vehicles a statement (the key is JS's, as the stores write it). */
+async function backfillVehicleKeys(client: PoolClient): Promise<void> {
+  const { rows } = await client.query<{ vehicle: string }>('SELECT DISTINCT vehicle FROM scans WHERE vehicle IS NOT NULL');
+  for (let i = 0; i < rows.length; i += 1000) {
+    const batch = rows.slice(i, i + 1000);
+    await client.query(
+      `UPDATE scans SET vehicle_key = v.key
+       FROM unnest($1::text[], $2::text[]) AS v(vehicle, key) WHERE scans.vehicle = v.vehicle`,
+      [batch.map((r) => r.vehicle), batch.map((r) => vehicleKey(r.vehicle))],
+    );
+  }
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -125,6 +141,19 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX pack_refundable_window ON pack_refundable (subject, "window", held_at);
     `,
   },
+  {
+    version: 4,
+    // Issue 42: the plate key beside the plate (search, the vehicle view), and corrections with
+    // their history; as SQLite's 004_vehicle_key_and_corrections. Existing rows are keyed by run().
+    name: 'vehicle key and corrections',
+    sql: `
+      ALTER TABLE scans ADD COLUMN vehicle_key text COLLATE "C";
+      ALTER TABLE scans ADD COLUMN edited_at timestamptz;
+      ALTER TABLE scans ADD COLUMN changes jsonb NOT NULL DEFAULT '[]'::jsonb;
+      CREATE INDEX scans_account_vehicle_key ON scans (account_id, vehicle_key, created_at DESC, id DESC);
+    `,
+    run: backfillVehicleKeys,
+  },
 ];
 
 /** Any 64-bit constant works; this one spells "TIREWEAR" loosely and is only ours. */
@@ -161,6 +190,7 @@ export async function migrate(pool: Pool, migrations: readonly Migration[] = MIG
         await client.query('BEGIN');
         try {
           await client.query(migration.sql);
+          await migration.run?.(client);
           await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
             migration.version,
             migration.name,

@@ -5,10 +5,12 @@
  * sequence numbers become visible in order and a reader of changesSince never
  * skips a change that commits late.
  */
-import { CURSOR_TEXT, inDateRange } from '../cursor.js';
+import { vehicleKey } from '../../../shared/vehicle.js';
+import { CURSOR_TEXT, decodeVehicleCursor, encodeVehicleCursor, inDateRange } from '../cursor.js';
+import { applyEdit, changesFromJson, changesToJson } from '../scan-edit.js';
 import { AppError } from '../../errors.js';
 import type { ScanRecord, ScanResult, ScanSource, StoredImageInfo, TirePosition } from '../../types.js';
-import type { ScanFilter, ScanStore } from '../store.js';
+import type { ScanFilter, ScanStore, VehicleFilter, VehiclePage } from '../store.js';
 import { mergeSynced, sameMutableFields } from '../sync-merge.js';
 import { num, type Db, type Queryable } from './db.js';
 
@@ -28,6 +30,9 @@ interface ScanRow {
   measured_at: Date | null;
   deleted_at: Date | null;
   change_seq: string;
+  vehicle_key: string | null;
+  edited_at: Date | null;
+  changes: unknown;
 }
 
 function toScan(row: ScanRow): ScanRecord {
@@ -44,6 +49,8 @@ function toScan(row: ScanRow): ScanRecord {
     measurementMm: row.measurement_mm,
     measuredAt: row.measured_at,
     deletedAt: row.deleted_at,
+    editedAt: row.edited_at,
+    changes: changesFromJson(row.changes),
   };
 }
 
@@ -63,8 +70,8 @@ async function insertScan(tx: Queryable, scan: ScanRecord, onConflictNothing: bo
   const seq = await nextSeq(tx);
   const rows = await tx.query(
     `INSERT INTO scans (id, account_id, api_key_id, source, created_at, vehicle, vehicle_folded, position, wear,
-                        result, image, measurement_mm, measured_at, deleted_at, change_seq)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                        result, image, measurement_mm, measured_at, deleted_at, change_seq, vehicle_key, edited_at, changes)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
      ${onConflictNothing ? 'ON CONFLICT (id) DO NOTHING' : ''} RETURNING id`,
     [
       scan.id,
@@ -82,9 +89,33 @@ async function insertScan(tx: Queryable, scan: ScanRecord, onConflictNothing: bo
       scan.measuredAt,
       scan.deletedAt,
       seq,
+      vehicleKey(scan.vehicle),
+      scan.editedAt,
+      JSON.stringify(changesToJson(scan.changes)),
     ],
   );
   return rows.length === 1;
+}
+
+/** Writes every field a correction or a sync merge may change, under a new change sequence (the row is locked). */
+async function updateMutable(tx: Queryable, scan: ScanRecord): Promise<void> {
+  await tx.query(
+    `UPDATE scans SET vehicle = $2, vehicle_folded = $3, vehicle_key = $4, position = $5, edited_at = $6, changes = $7,
+       measurement_mm = $8, measured_at = $9, deleted_at = $10, change_seq = $11 WHERE id = $1`,
+    [
+      scan.id,
+      scan.vehicle,
+      scan.vehicle === null ? null : scan.vehicle.toLowerCase(),
+      vehicleKey(scan.vehicle),
+      scan.position,
+      scan.editedAt,
+      JSON.stringify(changesToJson(scan.changes)),
+      scan.measurementMm,
+      scan.measuredAt,
+      scan.deletedAt,
+      await nextSeq(tx),
+    ],
+  );
 }
 
 /**
@@ -141,10 +172,16 @@ function where(filter: Omit<ScanFilter, 'cursor' | 'limit'>, params: unknown[]):
   params.push(filter.accountId);
   const clauses = [`account_id = $${params.length}`, 'deleted_at IS NULL'];
   if (filter.vehicle) {
-    // strpos on JS-folded text, as the SQLite store does: no LIKE escaping, same folding on both stores.
-    params.push(filter.vehicle.toLowerCase());
-    clauses.push(`strpos(vehicle_folded, $${params.length}) > 0`);
+    // strpos on JS-computed keys (or JS-folded text), as the SQLite store does: no LIKE escaping, one rule on both stores.
+    const key = vehicleKey(filter.vehicle);
+    params.push(key ?? filter.vehicle.toLowerCase());
+    clauses.push(key === null ? `strpos(vehicle_folded, $${params.length}) > 0` : `strpos(vehicle_key, $${params.length}) > 0`);
   }
+  if (filter.vehicleKey !== undefined) {
+    params.push(filter.vehicleKey);
+    clauses.push(`vehicle_key = $${params.length}`);
+  }
+  if (filter.hasVehicle !== undefined) clauses.push(filter.hasVehicle ? 'vehicle_key IS NOT NULL' : 'vehicle_key IS NULL');
   if (filter.wear) {
     params.push(filter.wear);
     clauses.push(`wear = $${params.length}`);
@@ -234,6 +271,19 @@ export function scanStore(db: Db): ScanStore {
         return rows.length === 1;
       });
     },
+    edit(id, edit, meta) {
+      return db.transaction(async (tx) => {
+        // the row, then the change lock (markDeleted)
+        const [row] = await tx.query<ScanRow>('SELECT * FROM scans WHERE id = $1 AND deleted_at IS NULL FOR UPDATE', [id]);
+        if (!row) return null;
+        const stored = toScan(row);
+        const next = applyEdit(stored, edit, meta);
+        if (next === null) return stored;
+        await updateMutable(tx, next);
+        return next;
+      });
+    },
+    vehicles: (filter) => vehiclePage(db, filter),
     async countChangesSince(afterSeq, cap) {
       const [row] = await db.query<{ n: string }>(
         'SELECT count(*) AS n FROM (SELECT 1 FROM scans WHERE change_seq > $1 LIMIT $2) AS pending',
@@ -266,12 +316,59 @@ export function scanStore(db: Db): ScanStore {
         const current = toScan(stored);
         const merged = mergeSynced(current, scan, into);
         if (sameMutableFields(current, merged)) return current;
-        await tx.query(
-          `UPDATE scans SET measurement_mm = $2, measured_at = $3, deleted_at = $4, change_seq = $5 WHERE id = $1`,
-          [scan.id, merged.measurementMm, merged.measuredAt, merged.deletedAt, await nextSeq(tx)],
-        );
+        await updateMutable(tx, merged);
         return merged;
       });
     },
+  };
+}
+
+/** As the SQLite store's: groups by plate key ('' for none, in byte order), then each group's newest scans. */
+async function vehiclePage(db: Db, filter: VehicleFilter): Promise<VehiclePage> {
+  const params: unknown[] = [];
+  const sql = where(filter, params);
+  const groupParams = [...params];
+  let having = '';
+  if (filter.cursor !== undefined) {
+    const after = decodeVehicleCursor(filter.cursor);
+    groupParams.push(new Date(after.lastMs), after.key);
+    const [at, key] = [groupParams.length - 1, groupParams.length];
+    having = `HAVING max(created_at) < $${at} OR (max(created_at) = $${at} AND COALESCE(vehicle_key, '') COLLATE "C" > $${key})`;
+  }
+  const limit = Math.max(1, Math.floor(filter.limit));
+  groupParams.push(limit + 1);
+  const groups = await db.query<{ k: string; n: string; last_at: Date; first_at: Date }>(
+    `SELECT COALESCE(vehicle_key, '') COLLATE "C" AS k, count(*) AS n, max(created_at) AS last_at, min(created_at) AS first_at
+     FROM scans WHERE ${sql} GROUP BY COALESCE(vehicle_key, '') COLLATE "C" ${having}
+     ORDER BY last_at DESC, k ASC LIMIT $${groupParams.length}`,
+    groupParams,
+  );
+  const page = groups.slice(0, limit);
+  const rowParams = [...params, page.map((g) => g.k), Math.max(1, Math.floor(filter.scansPerVehicle))];
+  const rows =
+    page.length === 0
+      ? []
+      : await db.query<ScanRow>(
+          `SELECT * FROM (
+             SELECT *, row_number() OVER (PARTITION BY COALESCE(vehicle_key, '') ORDER BY created_at DESC, id DESC) AS rn
+             FROM scans WHERE ${sql} AND COALESCE(vehicle_key, '') = ANY($${rowParams.length - 1}::text[])
+           ) AS ranked WHERE rn <= $${rowParams.length} ORDER BY created_at DESC, id DESC`,
+          rowParams,
+        );
+  const byKey = new Map<string, ScanRow[]>();
+  for (const row of rows) {
+    const k = row.vehicle_key ?? '';
+    byKey.set(k, [...(byKey.get(k) ?? []), row]);
+  }
+  const last = page[page.length - 1];
+  return {
+    items: page.map((g) => ({
+      vehicleKey: g.k === '' ? null : g.k,
+      scanCount: num(g.n),
+      lastScanAt: g.last_at,
+      firstScanAt: g.first_at,
+      scans: (byKey.get(g.k) ?? []).map(toScan),
+    })),
+    nextCursor: groups.length > limit && last ? encodeVehicleCursor({ lastMs: last.last_at.getTime(), key: last.k }) : null,
   };
 }

@@ -105,6 +105,7 @@ export function migrate(
     db.transaction(() => {
       if (schemaVersion(db) >= migration.version) return;
       db.exec(migration.sql);
+      migration.run?.(db);
       record.run(migration.version, migration.name, clock.now().getTime());
     }).immediate();
   }

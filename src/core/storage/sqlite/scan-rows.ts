@@ -2,6 +2,8 @@
 import { CURSOR_TEXT, inDateRange } from '../cursor.js';
 import { AppError } from '../../errors.js';
 import type { ScanRecord } from '../../types.js';
+import { vehicleKey } from '../../../shared/vehicle.js';
+import { changesFromJson, changesToJson } from '../scan-edit.js';
 import { type Db, fromMs, toMs } from './db.js';
 
 export interface ScanRow {
@@ -20,6 +22,9 @@ export interface ScanRow {
   measured_at: number | null;
   deleted_at: number | null;
   change_seq: number;
+  vehicle_key: string | null;
+  edited_at: number | null;
+  changes: string;
 }
 
 export function scanFromRow(row: ScanRow): ScanRecord {
@@ -36,6 +41,8 @@ export function scanFromRow(row: ScanRow): ScanRecord {
     measurementMm: row.measurement_mm,
     measuredAt: fromMs(row.measured_at),
     deletedAt: fromMs(row.deleted_at),
+    editedAt: fromMs(row.edited_at),
+    changes: changesFromJson(JSON.parse(row.changes)),
   };
 }
 
@@ -56,8 +63,8 @@ export function nextSeq(db: Db): number {
 export function insertScan(db: Db, scan: ScanRecord): void {
   db.prepare(
     `INSERT INTO scans (id, account_id, api_key_id, source, created_at, vehicle, vehicle_folded, position, wear,
-       result, image, measurement_mm, measured_at, deleted_at, change_seq)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       result, image, measurement_mm, measured_at, deleted_at, change_seq, vehicle_key, edited_at, changes)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     scan.id,
     scan.accountId,
@@ -74,6 +81,29 @@ export function insertScan(db: Db, scan: ScanRecord): void {
     toMs(scan.measuredAt),
     toMs(scan.deletedAt),
     nextSeq(db),
+    vehicleKey(scan.vehicle),
+    toMs(scan.editedAt),
+    JSON.stringify(changesToJson(scan.changes)),
+  );
+}
+
+/** Writes every field a correction or a sync merge may change, under a new change sequence. */
+export function updateMutable(db: Db, scan: ScanRecord): void {
+  db.prepare(
+    `UPDATE scans SET vehicle = ?, vehicle_folded = ?, vehicle_key = ?, position = ?, edited_at = ?, changes = ?,
+       measurement_mm = ?, measured_at = ?, deleted_at = ?, change_seq = ? WHERE id = ?`,
+  ).run(
+    scan.vehicle,
+    scan.vehicle === null ? null : foldVehicle(scan.vehicle),
+    vehicleKey(scan.vehicle),
+    scan.position,
+    toMs(scan.editedAt),
+    JSON.stringify(changesToJson(scan.changes)),
+    scan.measurementMm,
+    toMs(scan.measuredAt),
+    toMs(scan.deletedAt),
+    nextSeq(db),
+    scan.id,
   );
 }
 

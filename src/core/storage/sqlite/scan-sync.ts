@@ -2,15 +2,12 @@
 import type { ScanRecord } from '../../types.js';
 import type { ScanStore } from '../store.js';
 import { mergeSynced, sameMutableFields } from '../sync-merge.js';
-import { type Db, immediate, run, toMs } from './db.js';
-import { type ScanRow, insertScan, nextSeq, readScan, scanFromRow } from './scan-rows.js';
+import { type Db, immediate, run } from './db.js';
+import { type ScanRow, insertScan, readScan, scanFromRow, updateMutable } from './scan-rows.js';
 
 export function createScanSync(db: Db): Pick<ScanStore, 'changesSince' | 'countChangesSince' | 'upsertSynced'> {
   const changes = db.prepare('SELECT * FROM scans WHERE change_seq > ? ORDER BY change_seq ASC LIMIT ?');
   const count = db.prepare('SELECT COUNT(*) AS n FROM (SELECT 1 FROM scans WHERE change_seq > ? LIMIT ?)');
-  const update = db.prepare(
-    'UPDATE scans SET measurement_mm = ?, measured_at = ?, deleted_at = ?, change_seq = ? WHERE id = ?',
-  );
   return {
     changesSince: (afterSeq, limit) =>
       run(() =>
@@ -29,7 +26,7 @@ export function createScanSync(db: Db): Pick<ScanStore, 'changesSince' | 'countC
         }
         const merged = mergeSynced(stored, scan, into);
         if (sameMutableFields(stored, merged)) return stored;
-        update.run(merged.measurementMm, toMs(merged.measuredAt), toMs(merged.deletedAt), nextSeq(db), scan.id);
+        updateMutable(db, merged);
         return merged;
       }),
   };

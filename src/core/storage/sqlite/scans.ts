@@ -1,6 +1,9 @@
 /** Scan history: the charging commit, lookups, paging and the edits that feed the sync outbox. */
-import type { ScanFilter, ScanStore } from '../store.js';
-import { type Db, immediate, run, toMs } from './db.js';
+import { vehicleKey } from '../../../shared/vehicle.js';
+import { decodeVehicleCursor, encodeVehicleCursor } from '../cursor.js';
+import { applyEdit } from '../scan-edit.js';
+import type { ScanFilter, ScanStore, VehicleFilter, VehiclePage } from '../store.js';
+import { type Db, fromMs, immediate, run, toMs } from './db.js';
 import { createScanSync } from './scan-sync.js';
 import {
   type ScanRow,
@@ -11,20 +14,27 @@ import {
   nextSeq,
   readScan,
   scanFromRow,
+  updateMutable,
 } from './scan-rows.js';
 import { createCharger } from './usage.js';
 
 type Filter = Omit<ScanFilter, 'cursor' | 'limit'>;
 
-/** WHERE clause shared by list and all: live scans of one account, plus the optional filters. */
+/** WHERE clause shared by list, all and vehicles: live scans of one account, plus the optional filters. */
 function whereOf(filter: Filter): { sql: string; params: unknown[] } {
   const clauses = ['account_id = ?', 'deleted_at IS NULL'];
   const params: unknown[] = [filter.accountId];
   if (filter.vehicle !== undefined && filter.vehicle !== '') {
     // instr, not LIKE: a needle containing % or _ matches literally with no escaping to get wrong.
-    clauses.push('instr(vehicle_folded, ?) > 0');
-    params.push(foldVehicle(filter.vehicle));
+    const key = vehicleKey(filter.vehicle);
+    clauses.push(key === null ? 'instr(vehicle_folded, ?) > 0' : 'instr(vehicle_key, ?) > 0');
+    params.push(key ?? foldVehicle(filter.vehicle));
   }
+  if (filter.vehicleKey !== undefined) {
+    clauses.push('vehicle_key = ?');
+    params.push(filter.vehicleKey);
+  }
+  if (filter.hasVehicle !== undefined) clauses.push(filter.hasVehicle ? 'vehicle_key IS NOT NULL' : 'vehicle_key IS NULL');
   if (filter.wear !== undefined) {
     clauses.push('wear = ?');
     params.push(filter.wear);
@@ -103,6 +113,16 @@ export function createScanStore(db: Db): ScanStore {
     markDeleted: (id, at) => immediate(db, () => markDeleted.run(toMs(at), nextSeq(db), id).changes > 0),
     setMeasurement: (id, measurementMm, at) =>
       immediate(db, () => setMeasurement.run(measurementMm, toMs(at), nextSeq(db), id).changes > 0),
+    edit: (id, edit, meta) =>
+      immediate(db, () => {
+        const stored = readScan(db, id);
+        if (!stored || stored.deletedAt) return null;
+        const next = applyEdit(stored, edit, meta);
+        if (next === null) return stored;
+        updateMutable(db, next);
+        return readScan(db, id);
+      }),
+    vehicles: (filter) => run(() => vehiclePage(db, filter)),
     imageKeysOf: (ids) =>
       run(() =>
         (imageKeysOf.all(JSON.stringify(ids)) as Array<{ original: string; thumbnail: string }>).flatMap((row) => [
@@ -111,5 +131,56 @@ export function createScanStore(db: Db): ScanStore {
         ]),
       ),
     ...createScanSync(db),
+  };
+}
+
+/**
+ * Groups by plate key ('' stands for no key in the order and the cursor: no real key is empty),
+ * newest last scan first, then each page's groups' newest scans in one windowed query.
+ */
+function vehiclePage(db: Db, filter: VehicleFilter): VehiclePage {
+  const where = whereOf(filter);
+  const params: unknown[] = [...where.params];
+  let having = '';
+  if (filter.cursor !== undefined) {
+    const after = decodeVehicleCursor(filter.cursor);
+    having = 'HAVING MAX(created_at) < ? OR (MAX(created_at) = ? AND k > ?)';
+    params.push(after.lastMs, after.lastMs, after.key);
+  }
+  const limit = Math.max(1, Math.floor(filter.limit));
+  const groups = db
+    .prepare(
+      `SELECT COALESCE(vehicle_key, '') AS k, COUNT(*) AS n, MAX(created_at) AS last_at, MIN(created_at) AS first_at
+       FROM scans WHERE ${where.sql} GROUP BY k ${having} ORDER BY last_at DESC, k ASC LIMIT ?`,
+    )
+    .all(...params, limit + 1) as Array<{ k: string; n: number; last_at: number; first_at: number }>;
+  const page = groups.slice(0, limit);
+  const perGroup = Math.max(1, Math.floor(filter.scansPerVehicle));
+  const rows =
+    page.length === 0
+      ? []
+      : (db
+          .prepare(
+            `SELECT * FROM (
+               SELECT *, ROW_NUMBER() OVER (PARTITION BY COALESCE(vehicle_key, '') ORDER BY created_at DESC, id DESC) AS rn
+               FROM scans WHERE ${where.sql} AND COALESCE(vehicle_key, '') IN (SELECT value FROM json_each(?))
+             ) WHERE rn <= ? ORDER BY created_at DESC, id DESC`,
+          )
+          .all(...where.params, JSON.stringify(page.map((g) => g.k)), perGroup) as ScanRow[]);
+  const byKey = new Map<string, ScanRow[]>();
+  for (const row of rows) {
+    const k = row.vehicle_key ?? '';
+    byKey.set(k, [...(byKey.get(k) ?? []), row]);
+  }
+  const last = page[page.length - 1];
+  return {
+    items: page.map((g) => ({
+      vehicleKey: g.k === '' ? null : g.k,
+      scanCount: g.n,
+      lastScanAt: fromMs(g.last_at),
+      firstScanAt: fromMs(g.first_at),
+      scans: (byKey.get(g.k) ?? []).map(scanFromRow),
+    })),
+    nextCursor: groups.length > limit && last ? encodeVehicleCursor({ lastMs: last.last_at, key: last.k }) : null,
   };
 }
