@@ -102,6 +102,28 @@ export function photoSizeFeature(longSide: number | null, cal: Calibration): num
   return Math.min(spec.cap, Math.max(0, Math.log2(longSide / spec.reference)));
 }
 
+/**
+ * The synthetic chain's depth before any rounding or clamping: the linear stack of the regressor,
+ * the dense estimate, the classifier's expected depth, the crop reading and the photo-size term.
+ * No gate here: the scene reader (scene.ts) gates where the manifest has one.
+ */
+export function stackedEstimate(
+  tread: TreadOutput,
+  maps: MaskMaps,
+  cal: Calibration,
+  cropMm: number | null = null,
+  photoLongSide: number | null = null,
+): { dense: number | null; probs: number[]; stacked: number } {
+  const dense = denseEstimate(maps, cal);
+  const probs = softmax(tread.wearLogits, cal.wearTemperature);
+  const expectedByVote = probs.reduce((s, p, i) => s + p * (cal.bandCentres[i] ?? 0), 0);
+  const st = dense === null ? cal.stackWithoutDense : cal.stack;
+  const stacked =
+    st.intercept + st.regressor * tread.depthMm + st.dense * (dense ?? 0) + st.classifier * expectedByVote + st.crop * (cropMm ?? tread.depthMm) +
+    st.size * photoSizeFeature(photoLongSide, cal);
+  return { dense, probs, stacked };
+}
+
 export interface Combined {
   analysis: Omit<Analysis, 'modelVersion'>;
   regressorMm: number;
@@ -153,13 +175,7 @@ export function combine(
   if (!(tread.gate >= cal.gateThreshold) || share < cal.minTreadShare) {
     throw new AppError('NO_TIRE_DETECTED', 'No tire tread was found in the image. Photograph the tread face of the tire.');
   }
-  const dense = denseEstimate(maps, cal);
-  const probs = softmax(tread.wearLogits, cal.wearTemperature);
-  const expectedByVote = probs.reduce((s, p, i) => s + p * (cal.bandCentres[i] ?? 0), 0);
-  const st = dense === null ? cal.stackWithoutDense : cal.stack;
-  const stacked =
-    st.intercept + st.regressor * tread.depthMm + st.dense * (dense ?? 0) + st.classifier * expectedByVote + st.crop * (cropMm ?? tread.depthMm) +
-    st.size * photoSizeFeature(photoLongSide, cal);
+  const { dense, probs, stacked } = stackedEstimate(tread, maps, cal, cropMm, photoLongSide);
   // a bald tire may stack a little under 0 and reads 0; far under it no tire is, only a broken model
   const farBelowZero = stacked < -MAX_TREAD_DEPTH_MM;
   const raw = Math.max(0, stacked);

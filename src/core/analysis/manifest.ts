@@ -10,6 +10,7 @@ import path from 'node:path';
 import { AppError } from '../errors.js';
 import { MAX_TREAD_DEPTH_MM } from './analyzer.js';
 import type { CropSpec } from './mask.js';
+import type { SceneCalibration } from './scene.js';
 
 /** The largest model file a manifest may name (the shipped three are 0.6–4.3 MB). */
 export const MAX_MODEL_BYTES = 256 * 1024 * 1024;
@@ -71,6 +72,11 @@ export interface Calibration {
    * stack adds `size · feature` of the upright upload's long side. Absent: no such term.
    */
   photoSize?: PhotoSizeSpec;
+  /**
+   * The scene reader's constants (since tread-2026.11.28; models.scene): its gate thresholds and how
+   * its readings make the result (scene.ts). Absent: the renders-only gate and stack decide.
+   */
+  scene?: SceneCalibration;
 }
 
 /** The crop reader: its side (the crop is stretched to size x size; input.size in manifests before `size`). */
@@ -82,8 +88,10 @@ export interface Manifest {
   version: string;
   input: { size: number; mean: number[]; std: number[] };
   /** `crop`: the regressor trained on tread crops that reads the second look (absent: the tread network reads it). */
-  models: { tread: ModelEntry; seg: ModelEntry; crop?: CropModelEntry };
+  models: { tread: ModelEntry; seg: ModelEntry; crop?: CropModelEntry; scene?: ModelEntry };
   calibration: Calibration;
+  /** The data sets the shipped weights learned from (names as in ../shared/realdata, plus `renders`). */
+  trainedOn: string[];
 }
 
 function unavailable(message: string, cause?: unknown): AppError {
@@ -202,6 +210,27 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
     }
     return spec;
   };
+  const scene = (v: unknown): SceneCalibration => {
+    const o = isRecord(v) ? v : {};
+    const wp = isRecord(o.wornPlatt) ? o.wornPlatt : {};
+    return {
+      noTire: share(o.noTire, 'calibration.scene.noTire'),
+      notVisible: share(o.notVisible, 'calibration.scene.notVisible'),
+      wornPlatt: { a: positive(wp.a, 'calibration.scene.wornPlatt.a'), b: num(wp.b, 'calibration.scene.wornPlatt.b') },
+      syntheticWeight: share(o.syntheticWeight, 'calibration.scene.syntheticWeight'),
+      realSigmaMm: ranged(o.realSigmaMm, 'calibration.scene.realSigmaMm', (n) => n >= 0 && n <= MAX_TREAD_DEPTH_MM, `from 0 to ${MAX_TREAD_DEPTH_MM}`),
+      twiMinTread: share(o.twiMinTread, 'calibration.scene.twiMinTread'),
+      preliminaryBelow: share(o.preliminaryBelow, 'calibration.scene.preliminaryBelow'),
+    };
+  };
+  // a scene model without its constants, or constants without the model, is a broken manifest
+  if ((raw.models.scene === undefined) !== (c.scene === undefined)) {
+    throw unavailable('Model manifest: models.scene and calibration.scene must be given together.');
+  }
+  const trainedOn = raw.trainedOn === undefined ? [] : raw.trainedOn;
+  if (!Array.isArray(trainedOn) || !trainedOn.every((t) => typeof t === 'string' && /^[\w.-]{1,64}$/.test(t))) {
+    throw unavailable('Model manifest: trainedOn must list data set names.');
+  }
   const side = (v: unknown, where: string): number => {
     const n = num(v, where);
     if (!Number.isInteger(n) || n < 32 || n > 512) throw unavailable(`Model manifest: ${where} must be a whole number of pixels from 32 to 512.`);
@@ -220,7 +249,9 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
       tread: entry(raw.models.tread, 'tread'),
       seg: entry(raw.models.seg, 'seg'),
       ...(raw.models.crop === undefined ? {} : { crop: cropModel(raw.models.crop) }),
+      ...(raw.models.scene === undefined ? {} : { scene: entry(raw.models.scene, 'scene') }),
     },
+    trainedOn: trainedOn as string[],
     calibration: {
       gateThreshold: share(c.gateThreshold, 'calibration.gateThreshold'),
       minTreadShare: c.minTreadShare === undefined ? 0 : ranged(c.minTreadShare, 'calibration.minTreadShare', (n) => n >= 0 && n < 1, 'from 0 to under 1'),
@@ -241,6 +272,7 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
       ...(c.treadMirror === undefined ? {} : { treadMirror: flag(c.treadMirror, 'calibration.treadMirror') }),
       ...(sized ? { photoSize: photoSize(c.photoSize) } : {}),
       ...(c.voteMap === undefined ? {} : { voteMap: voteMap(c.voteMap) }),
+      ...(c.scene === undefined ? {} : { scene: scene(c.scene) }),
     },
   };
 }
@@ -250,7 +282,10 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
  * are read once. A file of the wrong size is refused before it is read (a stray multi-gigabyte
  * file in its place is never loaded into memory).
  */
-export async function readVerifiedModels(modelsDir: string, manifest: Manifest): Promise<{ tread: Buffer; seg: Buffer; crop?: Buffer }> {
+export async function readVerifiedModels(
+  modelsDir: string,
+  manifest: Manifest,
+): Promise<{ tread: Buffer; seg: Buffer; crop?: Buffer; scene?: Buffer }> {
   const read = async (e: ModelEntry): Promise<Buffer> => {
     const file = path.join(modelsDir, e.file);
     const info = await stat(file).catch((error: unknown) => {
@@ -272,7 +307,12 @@ export async function readVerifiedModels(modelsDir: string, manifest: Manifest):
     }
     return bytes;
   };
-  const crop = manifest.models.crop;
-  const [tread, seg, cropBytes] = await Promise.all([read(manifest.models.tread), read(manifest.models.seg), crop ? read(crop) : undefined]);
-  return { tread, seg, ...(cropBytes ? { crop: cropBytes } : {}) };
+  const { crop, scene } = manifest.models;
+  const [tread, seg, cropBytes, sceneBytes] = await Promise.all([
+    read(manifest.models.tread),
+    read(manifest.models.seg),
+    crop ? read(crop) : undefined,
+    scene ? read(scene) : undefined,
+  ]);
+  return { tread, seg, ...(cropBytes ? { crop: cropBytes } : {}), ...(sceneBytes ? { scene: sceneBytes } : {}) };
 }

@@ -8,12 +8,13 @@
 import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { AppError } from '../errors.js';
-import type { AnalyzeOutcome, AnalyzeRequest, Analyzer } from './analyzer.js';
-import { combine, treadShare, type TreadOutput } from './combine.js';
+import type { AnalyzeOutcome, AnalyzeRequest, Analyzer, SceneReading } from './analyzer.js';
+import { combine, stackedEstimate, treadShare, type TreadOutput } from './combine.js';
 import { loadManifest, readVerifiedModels, type Manifest } from './manifest.js';
-import { mapsFromSeg, onlyWhere, treadBox, type MaskMaps } from './mask.js';
+import { findTwiBars, mapsFromSeg, onlyWhere, treadBox, type MaskMaps } from './mask.js';
 import { buildVerbose } from './overlays.js';
 import { analysisInput, cellOnPhoto, cropPixels, normalise } from './preprocess.js';
+import { refuseUnlessTread, sceneOf, sceneResult, type SceneOutput } from './scene.js';
 
 export interface OnnxAnalyzerOptions {
   modelsDir: string;
@@ -86,6 +87,8 @@ export class OnnxAnalyzer implements Analyzer {
     private readonly seg: ort.InferenceSession,
     /** The regressor trained on tread crops, when the manifest has one; else `tread` reads the crop. */
     private readonly cropReader: ort.InferenceSession | null = null,
+    /** The scene reader (gate and real-photo wear), when the manifest has one (since tread-2026.11.28). */
+    readonly sceneReader: ort.InferenceSession | null = null,
   ) {}
 
   get modelVersion(): string {
@@ -101,6 +104,7 @@ export class OnnxAnalyzer implements Analyzer {
       createSession(bytes.tread, threads, manifest.models.tread.file),
       createSession(bytes.seg, threads, manifest.models.seg.file),
       bytes.crop && manifest.models.crop ? createSession(bytes.crop, threads, manifest.models.crop.file) : null,
+      bytes.scene && manifest.models.scene ? createSession(bytes.scene, threads, manifest.models.scene.file) : null,
     ]);
     const failed = created.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
@@ -108,12 +112,13 @@ export class OnnxAnalyzer implements Analyzer {
       await Promise.all(created.map((r) => (r.status === 'fulfilled' && r.value ? r.value.release().catch(() => undefined) : undefined)));
       throw failed.reason;
     }
-    const [tread, seg, cropReader] = created.map((r) => (r as PromiseFulfilledResult<ort.InferenceSession | null>).value) as [
+    const [tread, seg, cropReader, sceneReader] = created.map((r) => (r as PromiseFulfilledResult<ort.InferenceSession | null>).value) as [
       ort.InferenceSession,
       ort.InferenceSession,
       ort.InferenceSession | null,
+      ort.InferenceSession | null,
     ];
-    const analyzer = new OnnxAnalyzer(manifest, tread, seg, cropReader);
+    const analyzer = new OnnxAnalyzer(manifest, tread, seg, cropReader, sceneReader);
     const size = manifest.input.size;
     const blank = new Float32Array(3 * size * size);
     const cropBlank = new Float32Array(3 * analyzer.cropSize ** 2);
@@ -121,6 +126,7 @@ export class OnnxAnalyzer implements Analyzer {
     // a network that refuses the manifest's input sizes fails here, not on the first upload
     try {
       await analyzer.infer(blank, manifest.calibration.crop ? () => cropBlank : undefined);
+      if (analyzer.sceneReader) await analyzer.readScene(blank);
     } catch (error) {
       await analyzer.close();
       const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
@@ -200,11 +206,39 @@ export class OnnxAnalyzer implements Analyzer {
     });
   }
 
+  /** The scene reader on one normalised 1 x 3 x S x S frame (through the same queue as the other networks). */
+  readScene(tensor: Float32Array): Promise<SceneOutput> {
+    const session = this.sceneReader;
+    if (!session) return Promise.reject(new AppError('MODEL_UNAVAILABLE', 'These models have no scene reader.'));
+    return this.enqueue(async () => {
+      const size = this.manifest.input.size;
+      const o = await session.run({ input: new ort.Tensor('float32', tensor, [1, 3, size, size]) });
+      const probs = output(o, 'scene');
+      return {
+        probs: [probs[0]!, probs[1]!, probs[2]!],
+        worn: output(o, 'worn')[0]!,
+        depthMm: output(o, 'depth')[0]!,
+        sigmaMm: output(o, 'sigma')[0]!,
+      };
+    });
+  }
+
+  /** The gate alone (the live capture check): what the scene reader sees, no depth read. */
+  async scene(request: AnalyzeRequest): Promise<SceneReading> {
+    const cal = this.manifest.calibration.scene;
+    if (!this.sceneReader || !cal) throw new AppError('MODEL_UNAVAILABLE', 'These models have no scene reader: the photo cannot be checked without reading it.');
+    const { input } = await analysisInput(request, this.manifest.input);
+    return sceneOf(await this.readScene(input.tensor), cal);
+  }
+
   async analyze(request: AnalyzeRequest): Promise<AnalyzeOutcome> {
     const spec = this.manifest.input;
     const cal = this.manifest.calibration;
     // One frame (the scan service's, or one decode to it) feeds both looks.
     const { frame, content, input } = await analysisInput(request, spec);
+    // The scene reader gates first: a photo it refuses costs no other network run.
+    const sceneOut = this.sceneReader && cal.scene ? await this.readScene(input.tensor) : null;
+    if (sceneOut && cal.scene) refuseUnlessTread(sceneOf(sceneOut, cal.scene));
     // The second look: the box around the tread the segmenter found, taken from the frame at its
     // own resolution (more pixels on the tread when it fills little of the photo). Not for a frame
     // with too little tread to count as a tire photo.
@@ -217,7 +251,14 @@ export class OnnxAnalyzer implements Analyzer {
     // wear bars and grooves are looked for on the photo itself, never on a long photo's mirrored extension
     const extended = content.width !== frame.width || content.height !== frame.height;
     const photoMaps = extended ? onlyWhere(raw.maps, (cx, cy) => cellOnPhoto(cx, cy, raw.maps.side, frame, content) !== null) : raw.maps;
-    const { analysis } = combine(raw.tread, raw.maps, cal, raw.cropMm, longSide, photoMaps);
+    let analysis;
+    if (sceneOut && cal.scene) {
+      const { stacked } = stackedEstimate(raw.tread, raw.maps, cal, raw.cropMm, longSide);
+      const confirmedBars = findTwiBars(photoMaps).filter((b) => b.confirmed).length;
+      analysis = sceneResult({ scene: sceneOut, syntheticMm: stacked, confirmedBars }, cal.scene);
+    } else {
+      analysis = combine(raw.tread, raw.maps, cal, raw.cropMm, longSide, photoMaps).analysis;
+    }
     const outcome: AnalyzeOutcome = { analysis: { ...analysis, modelVersion: this.manifest.version } };
     if (request.verbose) outcome.verbose = await buildVerbose(raw.maps, input, frame, content, photoMaps);
     return outcome;
@@ -227,7 +268,7 @@ export class OnnxAnalyzer implements Analyzer {
     if (this.closed) return;
     this.closed = true;
     await this.queue;
-    await Promise.all([this.tread.release(), this.seg.release(), this.cropReader?.release()]);
+    await Promise.all([this.tread.release(), this.seg.release(), this.cropReader?.release(), this.sceneReader?.release()]);
   }
 }
 

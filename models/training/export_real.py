@@ -1,0 +1,76 @@
+"""Export the scene reader (frozen pretrained MobileNetV2 + the trained head of train_real.py) to
+one ONNX file, opset 17, and check onnxruntime against PyTorch.
+
+    python export_real.py --top runs/real_all/top.pt --out ../scene.onnx
+
+Input `input`: N x 3 x 160 x 160, the app's shared tensor ((x/255 - 0.5)/0.5, preprocess.ts);
+the graph maps it back to 0..1, the range the nsfwjs weights were trained on. Outputs: `scene`
+N x 3 probabilities (tread, tread not visible, no tire), `worn` N (probability the tire is not
+usable), `depth` N (mm), `sigma` N (mm).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(__file__))
+from nets import MobileNetV2  # noqa: E402
+from real_cache import SIZE, pooled  # noqa: E402
+from train_real import SceneHead  # noqa: E402
+
+
+class SceneReader(nn.Module):
+    def __init__(self, backbone: MobileNetV2, head: SceneHead):
+        super().__init__()
+        self.backbone = backbone
+        self.head = head
+
+    def forward(self, x):
+        f = pooled(self.backbone, x * 0.5 + 0.5)
+        logits, worn, depth, logsig = self.head(f)
+        return F.softmax(logits, 1), torch.sigmoid(worn), depth, torch.exp(logsig)
+
+
+def build(pretrained: str, top: str) -> SceneReader:
+    bb = MobileNetV2()
+    bb.load_state_dict(torch.load(pretrained, map_location="cpu"))
+    sd = torch.load(top, map_location="cpu")
+    head = SceneHead(sd["mean"].numpy(), sd["std"].numpy(), hidden=sd["fc.weight"].shape[0])
+    head.load_state_dict(sd)
+    return SceneReader(bb, head).eval()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pretrained", default="runs/mbv2_nsfwjs.pt")
+    ap.add_argument("--top", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    torch.set_num_threads(2)
+    net = build(a.pretrained, a.top)
+    x = torch.rand(2, 3, SIZE, SIZE) * 2 - 1
+    torch.onnx.export(net, (x,), a.out, input_names=["input"], output_names=["scene", "worn", "depth", "sigma"],
+                      dynamic_axes={"input": {0: "n"}, "scene": {0: "n"}, "worn": {0: "n"}, "depth": {0: "n"}, "sigma": {0: "n"}},
+                      opset_version=17, dynamo=False)
+    import onnx
+    import onnxruntime as ort
+
+    m = onnx.load(a.out)
+    onnx.checker.check_model(m)
+    sess = ort.InferenceSession(a.out, providers=["CPUExecutionProvider"])
+    got = sess.run(None, {"input": x.numpy()})
+    with torch.no_grad():
+        want = [t.numpy() for t in net(x)]
+    worst = max(float(np.abs(g - w).max()) for g, w in zip(got, want))
+    print(f"wrote {a.out} ({os.path.getsize(a.out)} bytes); onnxruntime vs torch max |diff| {worst:.2e}")
+    assert worst < 1e-3, "onnxruntime disagrees with torch"
+
+
+if __name__ == "__main__":
+    main()

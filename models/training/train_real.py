@@ -1,0 +1,157 @@
+"""Train the scene reader's top on the cached trunk outputs (real_cache.py), and measure it.
+
+    python train_real.py --cache data/cache_real.npz data/cache_renders.npz --out runs/real_all
+    python train_real.py --cache ... --exclude web-good-defective --out runs/real_no_web   # leave one set out
+
+The head reads the frozen pretrained MobileNetV2's pooled features (real_cache.py), through one
+hidden layer, to six outputs: three scene logits (tread, tread not visible, no tire), a
+worn logit (not usable), a depth and a log-sigma. Losses: scene cross-entropy, class-balanced; worn
+binary cross-entropy on photos with a worn label (real ones weigh more than renders); a Gaussian
+depth likelihood on renders; and on real photos with a worn label, a hinge that keeps the depth on
+its side of 3.0 mm (worn below 2.5, usable above 3.5), so the depth follows what real tread looks
+like while renders set its scale. `--exclude` leaves sets out of training (and of the class
+weights); predictions for every view are written beside the checkpoint for real_report.py.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(__file__))
+from real_cache import FEATURES  # noqa: E402
+
+WORN_MM = 3.0  # SPEC §2: worn and critical are under 3.0 mm
+
+
+class SceneHead(nn.Module):
+    """On the frozen network's pooled features (real_cache.FEATURES): standardised, one hidden
+    layer, six outputs (scene logits x 3, worn logit, depth, log-sigma)."""
+
+    def __init__(self, mean: np.ndarray, std: np.ndarray, hidden: int = 256):
+        super().__init__()
+        self.register_buffer("mean", torch.tensor(mean, dtype=torch.float32))
+        self.register_buffer("std", torch.tensor(std, dtype=torch.float32))
+        self.fc = nn.Linear(FEATURES, hidden)
+        self.drop_in = nn.Dropout(0.2)
+        self.drop = nn.Dropout(0.3)
+        self.out = nn.Linear(hidden, 6)
+
+    def forward(self, f):
+        x = self.drop_in((f - self.mean) / self.std)
+        o = self.out(self.drop(F.relu(self.fc(x))))
+        return o[:, 0:3], o[:, 3], o[:, 4], o[:, 5].clamp(-2.5, 1.5)
+
+
+def load_caches(paths: list[str]) -> dict:
+    parts = [dict(np.load(p, allow_pickle=False)) for p in paths]
+    sets = sorted({str(s) for p in parts for s in p["sets"]})
+    out: dict = {}
+    for p in parts:
+        local = [str(s) for s in p["sets"]]
+        p["setname"] = np.array([local[i] for i in p["setid"]])
+        p["sample"] = np.array([f"{k}" for k in p["key"]])
+    for k in ("feats", "view", "degraded", "scene", "worn", "depth", "pct", "group", "kind", "setname", "sample"):
+        out[k] = np.concatenate([p[k] for p in parts])
+    out["sets"] = sets
+    return out
+
+
+def losses(model_out, scene, worn, depth, is_real, scene_w):
+    logits, worn_logit, d, logsig = model_out
+    l_scene = F.cross_entropy(logits, scene, weight=scene_w)
+    has_worn = worn >= 0
+    l_worn = torch.tensor(0.0)
+    l_hinge = torch.tensor(0.0)
+    if has_worn.any():
+        w = torch.where(is_real[has_worn], 1.0, 0.3)
+        l_worn = (F.binary_cross_entropy_with_logits(worn_logit[has_worn], worn[has_worn].float(), reduction="none") * w).mean()
+        rw = has_worn & is_real
+        if rw.any():
+            dd, ww = d[rw], worn[rw].float()
+            l_hinge = (ww * F.relu(dd - (WORN_MM - 0.5)) + (1 - ww) * F.relu((WORN_MM + 0.5) - dd)).mean()
+    has_d = ~torch.isnan(depth)
+    l_depth = torch.tensor(0.0)
+    if has_d.any():
+        z = (d[has_d] - depth[has_d]) / torch.exp(logsig[has_d])
+        l_depth = (0.5 * z**2 + logsig[has_d]).mean()
+    return l_scene + l_worn + 0.3 * l_depth + 0.3 * l_hinge, (l_scene.item(), l_worn.item(), l_depth.item(), l_hinge.item())
+
+
+@torch.no_grad()
+def predict(model, feats, batch=512):
+    model.eval()
+    outs = []
+    for i in range(0, len(feats), batch):
+        f = torch.from_numpy(feats[i : i + batch].astype(np.float32))
+        logits, wl, d, ls = model(f)
+        outs.append(torch.cat([F.softmax(logits, 1), torch.sigmoid(wl)[:, None], d[:, None], torch.exp(ls)[:, None]], 1).numpy())
+    return np.concatenate(outs)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cache", nargs="+", required=True)
+    ap.add_argument("--exclude", default="", help="comma-separated sets left out of training")
+    ap.add_argument("--epochs", type=int, default=30)
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    torch.set_num_threads(2)
+    torch.manual_seed(a.seed)
+    rng = np.random.default_rng(a.seed)
+    os.makedirs(a.out, exist_ok=True)
+    c = load_caches(a.cache)
+    excluded = set(filter(None, a.exclude.split(",")))
+    never = {"michelin-twi"}  # measured only (realdata/README.md)
+    train = ~np.isin(c["setname"], list(excluded | never))
+    idx = np.flatnonzero(train)
+    scene = c["scene"].astype(np.int64)
+    counts = np.bincount(scene[idx], minlength=3).astype(np.float64)
+    scene_w = torch.tensor(counts.sum() / (3 * np.maximum(counts, 1)), dtype=torch.float32)
+    print(f"training on {len(idx)} views; scene counts {counts.tolist()}; left out {sorted(excluded | never)}", flush=True)
+    sub = c["feats"][idx[:: max(1, len(idx) // 8000)]].astype(np.float32)
+    model = SceneHead(sub.mean(0), sub.std(0) + 1e-3)
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=1e-3)
+    steps = a.epochs * math.ceil(len(idx) / a.batch)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=a.lr, total_steps=steps, pct_start=0.15)
+    is_real_all = c["setname"] != "renders"
+    t0 = time.time()
+    for ep in range(a.epochs):
+        model.train()
+        perm = rng.permutation(idx)
+        agg = np.zeros(4)
+        for bi in range(0, len(perm), a.batch):
+            b = np.sort(perm[bi : bi + a.batch])
+            f = torch.from_numpy(c["feats"][b].astype(np.float32))
+            loss, parts = losses(model(f), torch.from_numpy(scene[b]), torch.from_numpy(c["worn"][b].astype(np.int64)),
+                                 torch.from_numpy(c["depth"][b]), torch.from_numpy(is_real_all[b]), scene_w)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            agg += parts
+        print(f"epoch {ep + 1}/{a.epochs}: scene {agg[0] / (len(perm) / a.batch):.3f} worn {agg[1] / (len(perm) / a.batch):.3f} "
+              f"depth {agg[2] / (len(perm) / a.batch):.3f} hinge {agg[3] / (len(perm) / a.batch):.3f} ({time.time() - t0:.0f} s)", flush=True)
+    torch.save(model.state_dict(), os.path.join(a.out, "top.pt"))
+    pred = predict(model, c["feats"])
+    np.savez(os.path.join(a.out, "pred.npz"), pred=pred, setname=c["setname"], view=c["view"], degraded=c["degraded"], scene=c["scene"],
+             worn=c["worn"], depth=c["depth"], pct=c["pct"], kind=c["kind"], sample=c["sample"], group=c["group"])
+    with open(os.path.join(a.out, "train.json"), "w") as f:
+        json.dump({"exclude": sorted(excluded), "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "views": int(len(idx)),
+                   "cache": a.cache, "seconds": round(time.time() - t0)}, f, indent=1)
+    print(f"wrote {a.out} in {time.time() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

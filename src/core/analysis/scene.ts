@@ -1,0 +1,170 @@
+/**
+ * The scene reader (since tread-2026.11.28): a network taught on real photos that decides what the
+ * photo shows — a tread to read, a tire whose tread cannot be read, or no tire — and reads how worn
+ * the tire looks (models/README.md, "The scene reader"). Pure arithmetic here: the network's
+ * outputs and the manifest's constants → the gate's outcome and the result fields.
+ *
+ * The earlier networks (regressor, segmenter, crop reader) were taught on renders only; on real
+ * photos their gate refused what the renderer never drew and their depth was near chance. They
+ * still give the overlays, the TWI geometry, and a second depth reading (the synthetic stack) that
+ * is weighed in by `syntheticWeight` and whose agreement with the scene reader is `modelAlignment`.
+ */
+import { AppError } from '../errors.js';
+import { whole32nds } from '../../shared/units.js';
+import { MAX_TREAD_DEPTH_MM, treadHealthIndex, wearForDepth, type Analysis, type SceneReading, type Wear } from './analyzer.js';
+
+/** What the scene network answers for one photo. */
+export interface SceneOutput {
+  /** Probabilities of tread, tread not visible, no tire (sum 1). */
+  probs: [number, number, number];
+  /** The network's probability that the tire is not usable (worn to under 3 mm). */
+  worn: number;
+  /** Its depth reading, mm (renders set its scale, real photos its side of 3 mm). */
+  depthMm: number;
+  /** Its Gaussian sigma, mm (learned on renders only). */
+  sigmaMm: number;
+}
+
+export interface SceneCalibration {
+  /** Refuse as NO_TIRE_DETECTED at or above this probability of no tire. */
+  noTire: number;
+  /** Else refuse as TREAD_NOT_VISIBLE at or above this probability of an unreadable tread. */
+  notVisible: number;
+  /** Platt map of the worn probability's logit: P(not usable) = σ(a·logit + b), fitted on real photos out of fold. */
+  wornPlatt: { a: number; b: number };
+  /** Share of the synthetic stack in the estimate (0: the scene reader alone). */
+  syntheticWeight: number;
+  /** Uncertainty of a real photo's depth beyond the network's own sigma, mm (added in quadrature). */
+  realSigmaMm: number;
+  /** Wear bars count only on photos the scene reader is at least this sure show a tread. */
+  twiMinTread: number;
+  /** Below this probability of a tread the result is preliminary. */
+  preliminaryBelow: number;
+}
+
+/** SPEC §2: worn and critical are the bands under 3.0 mm; "not usable" in the real labels. */
+export const WORN_BELOW_MM = 3.0;
+const Z80 = 1.2815516;
+const FULL_DISAGREEMENT_MM = 3;
+const BAND_LIMITS: Record<Wear, [number, number]> = {
+  new: [7.0, Infinity],
+  good: [5.0, 7.0],
+  medium: [3.0, 5.0],
+  worn: [1.6, 3.0],
+  critical: [-Infinity, 1.6],
+};
+
+function erf(x: number): number {
+  const t = 1 / (1 + 0.3275911 * Math.abs(x));
+  const y = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
+  return x >= 0 ? y : -y;
+}
+const normalCdf = (x: number): number => 0.5 * (1 + erf(x / Math.SQRT2));
+const clamp01 = (p: number): number => Math.min(1 - 1e-6, Math.max(1e-6, p));
+const logit = (p: number): number => Math.log(clamp01(p) / (1 - clamp01(p)));
+const round1 = (v: number): number => Math.round(v * 10) / 10;
+
+/** The mirrored photo's reading averaged in: probabilities and depths averaged, sigmas in quadrature. */
+export function averageScene(a: SceneOutput, b: SceneOutput): SceneOutput {
+  const probs = a.probs.map((p, i) => (p + b.probs[i]!) / 2) as [number, number, number];
+  return { probs, worn: (a.worn + b.worn) / 2, depthMm: (a.depthMm + b.depthMm) / 2, sigmaMm: Math.sqrt((a.sigmaMm ** 2 + b.sigmaMm ** 2) / 2) };
+}
+
+/** A network answer that no photo can give (NaN, a probability outside 0..1) is a broken model, never a refusal. */
+function checkOutput(out: SceneOutput): void {
+  const probability = (p: number) => Number.isFinite(p) && p >= 0 && p <= 1;
+  if (
+    !out.probs.every(probability) ||
+    Math.abs(out.probs[0] + out.probs[1] + out.probs[2] - 1) > 1e-3 ||
+    !probability(out.worn) ||
+    !Number.isFinite(out.depthMm) ||
+    Math.abs(out.depthMm) > 2 * MAX_TREAD_DEPTH_MM ||
+    !(out.sigmaMm > 0 && out.sigmaMm < 2 * MAX_TREAD_DEPTH_MM)
+  ) {
+    throw new AppError('MODEL_UNAVAILABLE', 'The scene model gave no usable reading for this photo; the model files may be damaged.');
+  }
+}
+
+/** The gate's outcome: what `analyze` does with the photo. */
+export function sceneOf(out: SceneOutput, cal: SceneCalibration): SceneReading {
+  checkOutput(out);
+  const [tread, treadNotVisible, noTire] = out.probs;
+  const scene = noTire >= cal.noTire ? 'no_tire' : treadNotVisible >= cal.notVisible ? 'tread_not_visible' : 'tread';
+  return { scene, probabilities: { tread, treadNotVisible, noTire } };
+}
+
+export const NO_TIRE_MESSAGE = 'No tire was found in the photo. Photograph the tread of the tire: face-on, close (the tread filling the frame) and in good light.';
+export const NOT_VISIBLE_MESSAGE =
+  'A tire is in the photo, but its tread cannot be read (seen from the side, too far away, blurred or too dark). ' +
+  'Photograph the tread face-on, from about 20–30 cm so that it fills the frame, in good light, and hold still.';
+
+/** Throws the refusal the scene calls for; returns when there is a tread to read. */
+export function refuseUnlessTread(reading: SceneReading): void {
+  if (reading.scene === 'no_tire') throw new AppError('NO_TIRE_DETECTED', NO_TIRE_MESSAGE);
+  if (reading.scene === 'tread_not_visible') throw new AppError('TREAD_NOT_VISIBLE', NOT_VISIBLE_MESSAGE);
+}
+
+/** P(not usable), calibrated on real photos. */
+export function wornProbability(out: SceneOutput, cal: SceneCalibration): number {
+  return 1 / (1 + Math.exp(-(cal.wornPlatt.a * logit(out.worn) + cal.wornPlatt.b)));
+}
+
+export interface SceneResultInput {
+  scene: SceneOutput;
+  /** The synthetic stack's estimate (combine.ts), mm, before rounding. */
+  syntheticMm: number;
+  /** Wear bars the TWI geometry confirmed (mask.ts findTwiBars). */
+  confirmedBars: number;
+}
+
+/**
+ * The result fields from the scene reader and the synthetic stack (SPEC §2):
+ * - estimate: (1 − w)·scene depth + w·synthetic stack, w = syntheticWeight;
+ * - 80 % interval: estimate ± 1.2816·σ, σ² = the network's sigma² + realSigmaMm²;
+ * - confidence (the probability that the band is right): the calibrated probability of the band's
+ *   side of 3.0 mm (worn or usable) times the Gaussian's share of that side that lies in the band;
+ * - modelAlignment: 0.7 × the two readings' agreement (0 at 3 mm apart) + 0.3 × the side's probability;
+ * - isPreliminary: alignment under 70, or the scene reader less than `preliminaryBelow` sure of a tread;
+ * - twiConsensusCount: confirmed bars only on a photo that is not preliminary and surely a tread.
+ */
+export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omit<Analysis, 'modelVersion'> {
+  const { scene: out } = input;
+  checkOutput(out);
+  if (!Number.isFinite(input.syntheticMm)) {
+    throw new AppError('MODEL_UNAVAILABLE', 'The tread models gave no usable depth reading for this photo; the model files may be damaged.');
+  }
+  const w = cal.syntheticWeight;
+  const raw = Math.min(MAX_TREAD_DEPTH_MM, Math.max(0, (1 - w) * out.depthMm + w * input.syntheticMm));
+  const estimate = round1(raw);
+  const sd = Math.sqrt(out.sigmaMm ** 2 + cal.realSigmaMm ** 2);
+  const half = Z80 * sd;
+  const min = Math.min(estimate, Math.max(0, Math.floor((raw - half) * 10) / 10));
+  const max = Math.max(estimate, Math.ceil((raw + half) * 10) / 10);
+  const wear = wearForDepth(estimate);
+  const pWorn = wornProbability(out, cal);
+  const wornSide = estimate < WORN_BELOW_MM;
+  const pSide = wornSide ? pWorn : 1 - pWorn;
+  const [lo, hi] = BAND_LIMITS[wear];
+  const mass = (a: number, b: number) => normalCdf((b - raw) / sd) - normalCdf((a - raw) / sd);
+  const sideMass = wornSide ? mass(-Infinity, WORN_BELOW_MM) : mass(WORN_BELOW_MM, Infinity);
+  const inBand = sideMass > 1e-9 ? mass(Math.max(lo, wornSide ? -Infinity : WORN_BELOW_MM), Math.min(hi, wornSide ? WORN_BELOW_MM : Infinity)) / sideMass : 0;
+  const confidence = Math.min(1, Math.max(0, pSide * inBand));
+  const agreement = Math.max(0, 1 - Math.abs(out.depthMm - input.syntheticMm) / FULL_DISAGREEMENT_MM);
+  const modelAlignment = Math.round(100 * (0.7 * agreement + 0.3 * pSide));
+  const isPreliminary = modelAlignment < 70 || out.probs[0] < cal.preliminaryBelow;
+  const surelyTread = !isPreliminary && out.probs[0] >= cal.twiMinTread;
+  if (![raw, half, confidence, modelAlignment].every(Number.isFinite)) {
+    throw new AppError('MODEL_UNAVAILABLE', 'The models gave no usable reading for this photo; the model files or their manifest may be damaged.');
+  }
+  return {
+    wear,
+    confidence: Math.round(confidence * 100) / 100,
+    estimatedDepthMm: estimate,
+    depthRangeMm: { min: round1(min), max: round1(max) },
+    treadHealthIndex: treadHealthIndex(estimate),
+    isPreliminary,
+    modelAlignment,
+    twiConsensusCount: surelyTread ? input.confirmedBars : 0,
+    depth32nds: whole32nds(estimate),
+  };
+}
