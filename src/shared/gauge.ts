@@ -13,9 +13,11 @@ export type GaugeParse = { ok: true; mm: number } | { ok: false; reason: string 
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
 /**
- * 32nds: `4`, `4/32`, `4/32"`, `4/32″`, `4/32in`, `4/32 in.`, `4 / 32 ″`, typographic quotes
- * (″ ” “ '' ＂), and halves (`4.5/32`, `4,5`). mm: `4.2`, `4,2`, `4.2mm`, `4.2 mm`.
- * The result is mm rounded to 2 decimals (4/32″ → 3.18), from 0 to 30.
+ * 32nds: whole 32nds as a gauge shows them: `4`, `4/32`, `4/32"`, `4/32″`, `4/32in`, `4/32 in.`,
+ * `4 / 32 ″`, typographic quotes (″ ” “ '' ＂). They are sent as mm to one decimal, the way the
+ * counter has always stored them, so they come back as typed (whole32nds: 2/32″ → 1.6 mm, on the
+ * legal line, where 1.59 would fall under it; 4/32″ → 3.2 mm). mm: `4.2`, `4,2`, `4.2mm`,
+ * `4.2 mm`, kept to 2 decimals. From 0 to 30 mm.
  */
 export function parseGaugeInput(text: string, units: 'mm' | '32nds'): GaugeParse {
   const raw = text.normalize('NFKC').trim().toLowerCase();
@@ -28,8 +30,8 @@ export function parseGaugeInput(text: string, units: 'mm' | '32nds'): GaugeParse
     const match = new RegExp(`^${number}\\s*(?:/\\s*32\\s*${inch}|${inch})$`).exec(raw);
     if (!match) return { ok: false, reason: 'Type 32nds of an inch, such as 4 or 4/32″.' };
     const n = Number(match[1]!.replace(',', '.'));
-    if (Math.abs(n * 2 - Math.round(n * 2)) > 1e-9) return { ok: false, reason: 'Type whole or half 32nds, such as 4 or 4.5.' };
-    const mm = round2(n * MM_PER_32ND);
+    if (!Number.isInteger(n)) return { ok: false, reason: 'Type whole 32nds, such as 4 or 4/32″.' };
+    const mm = Math.round(n * MM_PER_32ND * 10) / 10;
     if (mm > GAUGE_MAX_MM) return { ok: false, reason: `At most ${Math.floor(GAUGE_MAX_MM / MM_PER_32ND)}/32″.` };
     return { ok: true, mm };
   }

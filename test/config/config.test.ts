@@ -43,6 +43,26 @@ describe('loadConfig', () => {
     expect(loadConfig(env())).not.toHaveProperty('ui');
   });
 
+  it('records where port, host and LAN access came from, for Settings (issue 42)', () => {
+    expect(loadConfig(env()).origins).toEqual({});
+    writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({ port: 9001, lanAccess: true, host: '0.0.0.0' }));
+    expect(loadConfig(env()).origins).toEqual({
+      port: { source: 'file', setBy: null },
+      host: { source: 'file', setBy: null },
+      lanAccess: { source: 'file', setBy: null },
+    });
+    const overridden = loadConfig(env({ TIREWEAR_PORT: '43117', TIREWEAR_LAN_ACCESS: 'false', TIREWEAR_HOST: '127.0.0.1' }), ['--port', '43119']);
+    expect(overridden.port).toBe(43119);
+    expect(overridden.origins).toEqual({
+      port: { source: 'flag', setBy: '--port' },
+      host: { source: 'env', setBy: 'TIREWEAR_HOST' },
+      lanAccess: { source: 'env', setBy: 'TIREWEAR_LAN_ACCESS' },
+    });
+    // an empty variable sets nothing, as loadConfig reads it
+    expect(loadConfig(env({ TIREWEAR_PORT: '' })).origins?.port).toEqual({ source: 'file', setBy: null });
+    expect(loadConfig(env(), ['--lan-access=true']).origins?.lanAccess).toEqual({ source: 'flag', setBy: '--lan-access' });
+  });
+
   it('reads a settings.json saved with a byte-order mark (Windows Notepad, PowerShell 5)', () => {
     writeFileSync(path.join(dir, 'settings.json'), `\uFEFF${JSON.stringify({ port: 9005, keepApiRunningInTray: true }, null, 2).replaceAll('\n', '\r\n')}\r\n`);
     expect(loadConfig(env()).port).toBe(9005);

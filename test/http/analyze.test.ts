@@ -115,6 +115,29 @@ describe('POST /api/v1/analyze refuses hostile or wrong uploads', () => {
     expect(res.headers['x-ratelimit-remaining']).toBe('3');
   });
 
+  it('a tire whose tread cannot be read: 422 TREAD_NOT_VISIBLE, not charged, nothing stored', async () => {
+    // its own core: this test ends with a scan that is charged
+    const shared = t;
+    t = await httpTest();
+    t.analyzer.setScene('tread_not_visible');
+    try {
+      const res = await analyze(imageForm(jpeg));
+      expect(expectError(res, 422, 'TREAD_NOT_VISIBLE')).toMatch(/tread/);
+      expect(res.headers['x-ratelimit-remaining']).toBe('3');
+      // a retry with the same Idempotency-Key once the photo is good runs afresh (the claim was forgotten)
+      const keyed = await analyze(imageForm(jpeg), { 'idempotency-key': 'tnv-1' });
+      expectError(keyed, 422, 'TREAD_NOT_VISIBLE');
+      t.analyzer.setScene('tread');
+      const retry = await analyze(imageForm(jpeg), { 'idempotency-key': 'tnv-1' });
+      expect(retry.statusCode).toBe(200);
+      expect(retry.headers['idempotent-replayed']).toBeUndefined();
+      expect(retry.headers['x-ratelimit-remaining']).toBe('2');
+    } finally {
+      await t.cleanup();
+      t = shared;
+    }
+  });
+
   it('models that failed to load: 503 MODEL_UNAVAILABLE', async () => {
     t.analyzer.fail(() => new AppError('MODEL_UNAVAILABLE', 'The tread models could not be loaded.'));
     expectError(await analyze(imageForm(jpeg)), 503, 'MODEL_UNAVAILABLE');

@@ -250,6 +250,43 @@ describe('the contract checker', () => {
   });
 });
 
+describe('the document for integrators (issue 42)', () => {
+  it('names every operation (operationId, unique) and where the server is (servers)', () => {
+    const doc = contract.doc as OpenApiDoc & { servers?: Array<{ url: string }> };
+    const ids = Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((op) => (op as Operation & { operationId?: string }).operationId));
+    expect(ids.every((id) => typeof id === 'string' && /^[A-Za-z][A-Za-z0-9_]*$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toEqual(expect.arrayContaining(['analyzeTire', 'checkCapture', 'correctScan', 'listVehicles', 'getConnection', 'listScans']));
+    expect(doc.servers?.map((s) => s.url)).toEqual(['/', 'http://{host}:{port}']);
+  });
+
+  it('documents each operation’s errors by status, with their codes', () => {
+    const codes = (method: string, url: string, status: string) => {
+      const response = contract.operation(method, url).op.responses[status];
+      const schema = response?.content?.['application/json']?.schema as
+        | { properties: { error: { properties: { code: { enum: string[] } } } } }
+        | undefined;
+      return schema?.properties.error.properties.code.enum ?? [];
+    };
+    expect(codes('POST', '/api/v1/analyze', '422')).toEqual(
+      expect.arrayContaining(['NO_TIRE_DETECTED', 'TREAD_NOT_VISIBLE', 'IMAGE_TOO_SMALL', 'IMAGE_UNREADABLE', 'IMAGE_TOO_LARGE', 'IDEMPOTENCY_KEY_REUSED']),
+    );
+    expect(codes('POST', '/api/v1/analyze', '429')).toEqual(['RATE_LIMIT_EXCEEDED']);
+    expect(codes('POST', '/api/v1/analyze/check', '429')).toEqual(['TOO_MANY_ATTEMPTS']);
+    expect(codes('POST', '/api/v1/analyze/check', '422')).not.toContain('NO_TIRE_DETECTED');
+    expect(codes('PATCH', '/api/v1/scans/x', '404')).toEqual(['NOT_FOUND']);
+    expect(codes('PATCH', '/api/v1/scans/x', '401')).toEqual(['INVALID_API_KEY', 'INVALID_SESSION']);
+    expect(codes('POST', '/api/v1/auth/login', '401')).toEqual(['INVALID_CREDENTIALS']);
+    expect(contract.operation('POST', '/api/v1/analyze').op.responses['422']!.description).toMatch(/TREAD_NOT_VISIBLE: a tire is in the photo/);
+    // the 429 keeps its headers
+    expect(contract.operation('POST', '/api/v1/analyze').op.responses['429']!.headers).toHaveProperty('Retry-After');
+    // a code the status does not list for the operation is refused by the checker
+    const health = { statusCode: 400, headers: { 'content-type': 'application/json' } } as unknown as LightMyRequestResponse;
+    const body = JSON.stringify({ success: false, error: { code: 'RATE_LIMIT_EXCEEDED', message: 'x' } });
+    expect(refused('GET', '/api/v1/health', { ...health, body, rawPayload: Buffer.from(body) } as LightMyRequestResponse).join()).toMatch(/allowed values/);
+  });
+});
+
 describe('service', () => {
   it('GET /health 200, and 403 for a foreign Host', async () => {
     await send(t, 'GET', '/api/v1/health', { status: 200 });
@@ -402,6 +439,10 @@ describe('analysis', () => {
       await post({ status: 422, form: imageForm(await makeJpeg({ width: 200, height: 150 })) });
       fresh.analyzer.fail();
       await post({ status: 422 });
+      fresh.analyzer.succeed();
+      fresh.analyzer.setScene('tread_not_visible');
+      await post({ status: 422 });
+      fresh.analyzer.setScene('tread');
       fresh.analyzer.fail(() => new AppError('MODEL_UNAVAILABLE', 'The tread models could not be loaded.'));
       await post({ status: 503 });
       fresh.analyzer.succeed();
@@ -413,6 +454,35 @@ describe('analysis', () => {
       expect(limited.headers['retry-after']).toBeDefined();
       // a refusal once the caller is known carries its allowance too (the declared 4XX headers)
       for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) expect(limited.headers[name], name).toBeDefined();
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+});
+
+describe('capture check', () => {
+  it('POST /analyze/check 200 (tread, unknown scene), 400, 401, 403, 413, 415, 422, 429', async () => {
+    const fresh = await httpTest();
+    const check = (call: Upload = {}) => {
+      const { form: upload = imageForm(jpeg), ...rest } = call;
+      return send(fresh, 'POST', '/api/v1/analyze/check', { ...rest, payload: upload.payload, headers: { ...upload.headers, ...rest.headers } });
+    };
+    try {
+      await check({ status: 200 });
+      fresh.analyzer.setScene('tread_not_visible');
+      await check({ status: 200 });
+      fresh.analyzer.withoutSceneReader();
+      await check({ status: 200 });
+      await check({ status: 400, form: imageForm(jpeg, { vehicle: 'x' }) });
+      await check({ status: 400, headers: { 'content-type': 'application/json' } });
+      await check({ status: 401, headers: { 'x-api-key': 'tw_nope' } });
+      await check({ status: 403, headers: { host: 'evil.example' } });
+      await check({ status: 413, headers: { 'content-length': String(20 * 1024 * 1024) } });
+      await check({ status: 415, form: form([{ name: 'image', data: Buffer.from('not a photo'.repeat(80)) }]) });
+      await check({ status: 422, form: imageForm(await makeJpeg({ width: 200, height: 150 })) });
+      for (let i = 0; i < 120; i++) await fresh.app.inject({ method: 'POST', url: '/api/v1/analyze/check', ...imageForm(jpeg) });
+      const limited = await check({ status: 429 });
+      expect(limited.headers['retry-after']).toBeDefined();
     } finally {
       await fresh.cleanup();
     }
@@ -476,6 +546,31 @@ describe('scans', () => {
     await send(t, 'PUT', '/api/v1/scans/no-such-scan/measurement', { status: 404, headers: { cookie }, payload: { measurementMm: 3 } });
   });
 
+  it('PATCH /scans/{scanId} 200 (account, key, anonymous by id), 400, 401, 403, 404, 413, 415', async () => {
+    const set = await send(t, 'PATCH', `/api/v1/scans/${scanId}`, { status: 200, headers: { cookie }, payload: { vehicle: 'VW Golf KA-TW-204', position: 'fl', measurementMm: 3.2 } });
+    expect(set.json().data).toMatchObject({ vehicleKey: 'VWGOLFKATW204', isPreliminary: false, ofRecord: { source: 'gauge' } });
+    await send(t, 'PATCH', `/api/v1/scans/${scanId}`, { status: 200, headers: { 'x-api-key': key }, payload: { position: null } });
+    await send(t, 'PATCH', `/api/v1/scans/${anonymousId}`, { status: 200, payload: { vehicle: 'Walk-in' } });
+    await send(t, 'PATCH', `/api/v1/scans/${scanId}`, { status: 400, headers: { cookie }, payload: { measurementMm: '4.2' } });
+    await send(t, 'PATCH', `/api/v1/scans/${scanId}`, { status: 400, headers: { cookie }, payload: {} });
+    await send(t, 'PATCH', `/api/v1/scans/${scanId}`, { status: 401, payload: { vehicle: 'x' } });
+    const other = await signIn(t.app);
+    await send(t, 'PATCH', `/api/v1/scans/${scanId}`, { status: 403, headers: { cookie: other.cookie }, payload: { vehicle: 'x' } });
+    await send(t, 'PATCH', '/api/v1/scans/no-such-scan', { status: 404, headers: { cookie }, payload: { vehicle: 'x' } });
+    await send(t, 'PATCH', `/api/v1/scans/${scanId}`, { status: 413, headers: json({ cookie }), payload: JSON.stringify({ vehicle: 'x'.repeat(70_000) }) });
+    await send(t, 'PATCH', `/api/v1/scans/${scanId}`, { status: 415, headers: { cookie, 'content-type': 'text/plain' }, payload: 'vehicle=x' });
+  });
+
+  it('GET /vehicles 200 (paged, filtered), 400, 401', async () => {
+    const first = await send(t, 'GET', '/api/v1/vehicles?limit=1&scansPerVehicle=2', { status: 200, headers: { cookie } });
+    expect(first.json().data.nextCursor).toEqual(expect.any(String));
+    await send(t, 'GET', `/api/v1/vehicles?limit=1&cursor=${encodeURIComponent(first.json().data.nextCursor)}`, { status: 200, headers: { cookie } });
+    await send(t, 'GET', '/api/v1/vehicles?vehicle=ka%20tw&wear=&from=2000-01-01', { status: 200, headers: { 'x-api-key': key } });
+    await send(t, 'GET', '/api/v1/scans?vehicleKey=ka-tw-204&hasVehicle=true', { status: 200, headers: { cookie } });
+    await send(t, 'GET', '/api/v1/vehicles?limit=0', { status: 400, headers: { cookie } });
+    await send(t, 'GET', '/api/v1/vehicles', { status: 401 });
+  });
+
   it('DELETE /scans/{scanId} 200 (account, anonymous by id, with an empty JSON body), 404', async () => {
     await send(t, 'DELETE', `/api/v1/scans/${scanId}`, { status: 200, headers: { cookie } });
     await send(t, 'DELETE', `/api/v1/scans/${scanId}`, { status: 404, headers: { cookie } });
@@ -495,6 +590,14 @@ describe('desk: settings and calibration', () => {
     await send(t, 'PUT', '/api/v1/settings', { status: 400, headers: { cookie }, payload: { port: true } });
     await send(t, 'PUT', '/api/v1/settings', { status: 400, headers: { cookie }, payload: { theme: 'dark' } });
     await send(t, 'PUT', '/api/v1/settings', { status: 403, headers: { 'x-api-key': key }, payload: {} });
+  });
+
+  it('GET /connection 200, 401, 403', async () => {
+    const { cookie } = await signIn(t.app);
+    const key = await createKey(t.app, cookie);
+    await send(t, 'GET', '/api/v1/connection', { status: 200, headers: { cookie } });
+    await send(t, 'GET', '/api/v1/connection', { status: 401 });
+    await send(t, 'GET', '/api/v1/connection', { status: 403, headers: { 'x-api-key': key } });
   });
 
   it('GET /calibration 200; POST /calibration 400, 401, 503; DELETE /calibration 200; 403 with a key', async () => {

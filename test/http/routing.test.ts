@@ -22,7 +22,7 @@ describe('unknown routes and methods', () => {
     ['GET', '/api/v1/analyze', 'POST'],
     ['DELETE', '/api/v1/health', 'GET, HEAD'],
     ['PATCH', '/api/v1/scans/abc/measurement', 'PUT'],
-    ['POST', '/api/v1/scans/abc', 'DELETE, GET, HEAD'],
+    ['POST', '/api/v1/scans/abc', 'DELETE, GET, HEAD, PATCH'],
     ['PUT', '/api/v1/keys', 'GET, HEAD, POST'],
     ['GET', '/api/v1/auth/login', 'POST'],
   ])('%s %s is 405 with Allow: %s', async (method, url, allow) => {

@@ -1,4 +1,5 @@
 import { readFile, readdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, expectError, httpTest, signIn, type HttpTest } from './helpers.js';
@@ -76,6 +77,80 @@ describe('GET/PUT /api/v1/settings', () => {
     await Promise.all([put({ shopName: 'A' }), put({ units: 'mm' }), put({ keepApiRunningInTray: false })]);
     const file = JSON.parse(await readFile(settingsFile(), 'utf8'));
     expect(file).toMatchObject({ keepApiRunningInTray: false, ui: { shopName: 'A', units: 'mm' } });
+  });
+});
+
+describe('the value in force and where it comes from (issue 42)', () => {
+  it('a port set by TIREWEAR_PORT: the saved one is overridden, not "restart required"', async () => {
+    const env = await httpTest({ config: { port: 43117, origins: { port: { source: 'env', setBy: 'TIREWEAR_PORT' } } } });
+    try {
+      const { cookie: owner } = await signIn(env.app);
+      const saved = await env.app.inject({ method: 'PUT', url: '/api/v1/settings', headers: { cookie: owner }, payload: { port: 43118 } });
+      expect(saved.json().data).toMatchObject({
+        port: 43118,
+        restartRequired: false,
+        server: { port: { inForce: 43117, source: 'env', setBy: 'TIREWEAR_PORT', saved: 43118, overridden: true, restartRequired: false } },
+      });
+      // the same value as in force: nothing overridden
+      const same = await env.app.inject({ method: 'PUT', url: '/api/v1/settings', headers: { cookie: owner }, payload: { port: 43117 } });
+      expect(same.json().data.server.port).toMatchObject({ overridden: false, restartRequired: false, saved: 43117 });
+    } finally {
+      await env.cleanup();
+    }
+  });
+
+  it('a value from settings.json changed since the start needs a restart; LAN access by a flag is overridden', async () => {
+    const flag = await httpTest({
+      config: { port: 8787, lanAccess: false, origins: { port: { source: 'file', setBy: null }, lanAccess: { source: 'flag', setBy: '--lan-access' } } },
+    });
+    try {
+      const { cookie: owner } = await signIn(flag.app);
+      const data = (await flag.app.inject({ method: 'PUT', url: '/api/v1/settings', headers: { cookie: owner }, payload: { port: 9100, lanAccess: true } })).json().data;
+      expect(data.restartRequired).toBe(true);
+      expect(data.server.port).toEqual({ inForce: 8787, source: 'file', setBy: null, saved: 9100, overridden: false, restartRequired: true });
+      expect(data.server.lanAccess).toEqual({ inForce: false, source: 'flag', setBy: '--lan-access', saved: true, overridden: true, restartRequired: false });
+      expect(data.server.host).toMatchObject({ inForce: '127.0.0.1', saved: '0.0.0.0', restartRequired: true });
+    } finally {
+      await flag.cleanup();
+    }
+  });
+
+  it('PUT /settings takes only the form fields: sending back `server` is refused by name', async () => {
+    expect(expectError(await put({ server: {} }), 400, 'VALIDATION_ERROR')).toMatch(/server/);
+  });
+});
+
+describe('GET /connection: the addresses a POS can use', () => {
+  it('loopback while LAN access is off; signed in only (an API key 403, anonymous 401)', async () => {
+    const res = await t.app.inject({ url: '/api/v1/connection', headers: { cookie } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data).toEqual({
+      port: 8787,
+      lanAccess: false,
+      hostname: null,
+      addresses: [{ address: '127.0.0.1', family: 4, kind: 'loopback', url: 'http://127.0.0.1:8787' }],
+    });
+    expectError(await t.app.inject({ url: '/api/v1/connection' }), 401, 'INVALID_SESSION');
+    const key = await createKey(t.app, cookie);
+    expectError(await t.app.inject({ url: '/api/v1/connection', headers: { 'x-api-key': key } }), 403, 'FORBIDDEN');
+  });
+
+  it('with LAN access in force: this computer’s LAN addresses and its name', async () => {
+    const lan = await httpTest({ config: { port: 8787, host: '0.0.0.0', lanAccess: true } });
+    try {
+      const { cookie: owner } = await signIn(lan.app);
+      const data = (await lan.app.inject({ url: '/api/v1/connection', headers: { cookie: owner } })).json().data;
+      expect(data.lanAccess).toBe(true);
+      expect(data.addresses[0]).toEqual({ address: '127.0.0.1', family: 4, kind: 'loopback', url: 'http://127.0.0.1:8787' });
+      const expected = Object.values(os.networkInterfaces())
+        .flat()
+        .filter((i) => i && !i.internal && i.family === 'IPv4' && !i.address.startsWith('169.254.'))
+        .map((i) => i!.address);
+      expect(data.addresses.filter((a: { kind: string }) => a.kind === 'lan').map((a: { address: string }) => a.address)).toEqual(expected);
+      if (data.hostname !== null) expect(data.addresses.at(-1)).toMatchObject({ kind: 'name', address: data.hostname, family: null });
+    } finally {
+      await lan.cleanup();
+    }
   });
 });
 

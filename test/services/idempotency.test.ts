@@ -79,6 +79,18 @@ describe('Idempotency-Key on analyze', () => {
     expect(await usage()).toEqual({ used: 1, held: 0 });
   });
 
+  test('a first attempt refused as TREAD_NOT_VISIBLE is forgotten too, and charged nothing', async () => {
+    t = await testCore();
+    const image = await freshJpeg();
+    t.analyzer.setScene('tread_not_visible');
+    await expectAppError(t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 't' })), 'TREAD_NOT_VISIBLE');
+    expect(await usage()).toEqual({ used: 0, held: 0 });
+    t.analyzer.setScene('tread');
+    const retry = await t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 't' }));
+    expect(retry.headers).not.toHaveProperty('Idempotent-Replayed');
+    expect(await usage()).toEqual({ used: 1, held: 0 });
+  });
+
   test('a claim left in flight by a crash is taken over after 10 minutes', async () => {
     t = await testCore();
     const createdAt = t.clock.now();

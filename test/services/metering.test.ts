@@ -238,6 +238,13 @@ describe('charging is exact and only for successes', () => {
     t.analyzer.fail();
     const failed = await expectAppError(scan(anon()), 'NO_TIRE_DETECTED');
     expect(failed.headers).toMatchObject({ 'X-RateLimit-Limit': '3', 'X-RateLimit-Remaining': '3' });
+    t.analyzer.succeed();
+    // a tire whose tread cannot be read is refused as freely (issue 42)
+    t.analyzer.setScene('tread_not_visible');
+    const unreadable = await expectAppError(scan(anon()), 'TREAD_NOT_VISIBLE');
+    expect(unreadable.headers).toMatchObject({ 'X-RateLimit-Limit': '3', 'X-RateLimit-Remaining': '3' });
+    t.analyzer.setScene('tread');
+    t.analyzer.fail();
     await expectAppError(
       t.core.services.scans.analyze(await command(anon(), { image: Buffer.from('GIF89a not really') })),
       'UNSUPPORTED_MEDIA_TYPE',

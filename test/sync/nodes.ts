@@ -86,7 +86,7 @@ export async function analyze(node: Node, cookie: string): Promise<{ scanId: str
 export function call(
   node: Node,
   cookie: string,
-  method: 'GET' | 'PUT' | 'POST' | 'DELETE',
+  method: 'GET' | 'PUT' | 'PATCH' | 'POST' | 'DELETE',
   url: string,
   payload?: object,
 ): Promise<LightMyRequestResponse> {

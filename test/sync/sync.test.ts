@@ -109,6 +109,47 @@ describe('linking a desktop to a hub', () => {
 });
 
 describe.each(HUB_STORES)('pushing the outbox to a hub on %s', (_name, postgres) => {
+  it('pushes corrections (PATCH /scans/:id): the hub takes the later vehicle and position, with their history', async () => {
+    const { hub, key, desk, cookie } = await linkedPair({ config: await hubConfig(postgres) });
+    const a = await analyze(desk, cookie);
+    await syncNow(desk, cookie);
+    desk.clock.advance(60_000);
+    const patched = await call(desk, cookie, 'PATCH', `/api/v1/scans/${a.scanId}`, { vehicle: 'KA-TW-204', position: 'FL', measurementMm: 3.2 });
+    expect(patched.statusCode, patched.body).toBe(200);
+    expect((await call(desk, cookie, 'GET', '/api/v1/sync/status')).json().data.pending).toBe(1);
+    expect(await syncNow(desk, cookie)).toMatchObject({ pending: 0, lastError: null });
+
+    const onHub = (await hubScans(hub, key)).find((s) => s.scanId === a.scanId) as unknown as Record<string, unknown>;
+    expect(onHub).toMatchObject({
+      vehicle: 'KA-TW-204',
+      vehicleKey: 'KATW204',
+      position: 'FL',
+      measurementMm: 3.2,
+      isPreliminary: false,
+      changes: [
+        { field: 'vehicle', from: null, to: 'KA-TW-204', via: 'sync' },
+        { field: 'position', from: null, to: 'FL', via: 'sync' },
+        { field: 'measurementMm', from: null, to: 3.2, via: 'sync' },
+      ],
+    });
+    // the chain finds it however the plate is typed
+    const found = await hub.app.inject({ method: 'GET', url: '/api/v1/scans?vehicle=ka%20tw%20204', headers: { 'x-api-key': key } });
+    expect(found.json().data.items.map((s: { scanId: string }) => s.scanId)).toEqual([a.scanId]);
+    // and the desk reads the chain's copy with it
+    const chain = await call(desk, cookie, 'GET', '/api/v1/sync/hub-scans');
+    expect(chain.json().data.items.find((s: { scanId: string }) => s.scanId === a.scanId)).toMatchObject({ vehicle: 'KA-TW-204', position: 'FL' });
+
+    // a later correction wins again; one sent twice changes nothing more
+    desk.clock.advance(60_000);
+    await call(desk, cookie, 'PATCH', `/api/v1/scans/${a.scanId}`, { position: 'FR' });
+    await syncNow(desk, cookie);
+    await call(desk, cookie, 'POST', '/api/v1/sync/resend');
+    await syncNow(desk, cookie);
+    const again = (await hubScans(hub, key)).find((s) => s.scanId === a.scanId) as unknown as { position: string; changes: unknown[] };
+    expect(again.position).toBe('FR');
+    expect(again.changes).toHaveLength(4);
+  });
+
   it('pushes scans, gauge readings and deletions; the hub holds each scan once', async () => {
     const { hub, key, desk, cookie } = await linkedPair({ config: await hubConfig(postgres) });
     // a hub (on PostgreSQL) lets a slow shop line take minutes over a photo; a desk keeps its minute

@@ -4,7 +4,7 @@
  * already running finish on the models they started with; the old analyzer is closed when the
  * last of them is done, never under one.
  */
-import type { AnalyzeOutcome, AnalyzeRequest, Analyzer } from './analyzer.js';
+import type { AnalyzeOutcome, AnalyzeRequest, Analyzer, SceneReading } from './analyzer.js';
 
 export class SwappableAnalyzer implements Analyzer {
   #current: Analyzer;
@@ -27,10 +27,23 @@ export class SwappableAnalyzer implements Analyzer {
   }
 
   async analyze(request: AnalyzeRequest): Promise<AnalyzeOutcome> {
+    return this.#use(this.#current, (analyzer) => analyzer.analyze(request));
+  }
+
+  /**
+   * The current models' scene reader (the live capture check, issue 42), or undefined when they
+   * have none; held like an analysis, so a swap never closes the models under it.
+   */
+  get scene(): ((request: AnalyzeRequest) => Promise<SceneReading>) | undefined {
     const analyzer = this.#current;
+    if (!analyzer.scene) return undefined;
+    return (request) => this.#use(analyzer, (a) => a.scene!(request));
+  }
+
+  async #use<T>(analyzer: Analyzer, work: (analyzer: Analyzer) => Promise<T>): Promise<T> {
     this.#running.set(analyzer, (this.#running.get(analyzer) ?? 0) + 1);
     try {
-      return await analyzer.analyze(request);
+      return await work(analyzer);
     } finally {
       const left = (this.#running.get(analyzer) ?? 1) - 1;
       if (left > 0) this.#running.set(analyzer, left);

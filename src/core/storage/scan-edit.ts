@@ -67,14 +67,16 @@ function keepNewest(changes: ScanChange[]): ScanChange[] {
 const changeId = (c: ScanChange) => `${c.at.getTime()}|${c.field}|${JSON.stringify(c.from)}|${JSON.stringify(c.to)}`;
 
 /**
- * Both histories of one scan as one: every change once (the same time, field and values),
- * oldest first, the newest SCAN_CHANGES_KEPT kept. Order-independent, so a merge repeated changes nothing.
+ * Both histories of one scan as one: every change once (the same time, field and values), oldest
+ * first (changes made at one time keep the order they were recorded in: `a`'s, then what only `b`
+ * has), the newest SCAN_CHANGES_KEPT kept. A merge repeated changes nothing.
  */
 export function mergeChanges(a: readonly ScanChange[], b: readonly ScanChange[]): ScanChange[] {
   const byId = new Map<string, ScanChange>();
   for (const change of [...a, ...b]) if (!byId.has(changeId(change))) byId.set(changeId(change), change);
-  const all = [...byId.entries()].sort(([ia, ca], [ib, cb]) => ca.at.getTime() - cb.at.getTime() || (ia < ib ? -1 : ia > ib ? 1 : 0));
-  return keepNewest(all.map(([, change]) => change));
+  // Array.prototype.sort is stable: equal times keep their recorded order
+  const all = [...byId.values()].sort((x, y) => x.at.getTime() - y.at.getTime());
+  return keepNewest(all);
 }
 
 export function sameChanges(a: readonly ScanChange[], b: readonly ScanChange[]): boolean {
