@@ -3,6 +3,7 @@
  * depth), rate-limited per caller, the image checked as analyze checks it.
  */
 import sharp from 'sharp';
+import { AppError } from '../../src/core/errors.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   BRIGHTNESS_MAX,
@@ -70,6 +71,20 @@ describe('what it answers', () => {
     const data = (await check(imageForm(await tread()))).json().data;
     expect(data).toMatchObject({ scene: 'unknown', probabilities: null, ok: true, problems: [] });
     expect((await check(imageForm(await blurred()))).json().data).toMatchObject({ scene: 'unknown', ok: false, problems: ['blurred'] });
+  });
+
+  it('models whose scene reader answers MODEL_UNAVAILABLE (shipped without one): scene unknown, not a 503', async () => {
+    t.analyzer.scene = async () => {
+      throw new AppError('MODEL_UNAVAILABLE', 'These models have no scene reader.');
+    };
+    const res = await check(imageForm(await tread()));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data).toMatchObject({ scene: 'unknown', probabilities: null, ok: true });
+    // anything else the scene reader throws is an answer of its own
+    t.analyzer.scene = async () => {
+      throw new AppError('SERVER_BUSY', 'busy', { headers: { 'Retry-After': '1' } });
+    };
+    expectError(await check(imageForm(await tread())), 503, 'SERVER_BUSY');
   });
 
   it('stores nothing and charges nothing, whoever asks', async () => {

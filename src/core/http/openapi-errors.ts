@@ -54,7 +54,7 @@ export const ROUTE_ERRORS: Record<string, ErrorCode[]> = {
     'RATE_LIMIT_EXCEEDED',
     'MODEL_UNAVAILABLE',
   ],
-  'POST /api/v1/analyze/check': [...IMAGE_CHECKS, 'TOO_MANY_ATTEMPTS', 'MODEL_UNAVAILABLE'],
+  'POST /api/v1/analyze/check': [...IMAGE_CHECKS, 'TOO_MANY_ATTEMPTS'],
   'GET /api/v1/calibration': [],
   'POST /api/v1/calibration': ['CONFLICT', 'MODEL_UNAVAILABLE'],
   'PUT /api/v1/sync/scans/{scanId}': [...IMAGE_CHECKS, 'CONFLICT'],

@@ -8,7 +8,7 @@ import sharp from 'sharp';
 import type { CaptureCheck } from '../../shared/api.js';
 import type { Analyzer, DecodedFrame } from '../analysis/analyzer.js';
 import type { Clock } from '../clock.js';
-import { AppError } from '../errors.js';
+import { AppError, isAppError } from '../errors.js';
 import { checkImageHeader, decodeFrame } from '../images/inspect.js';
 import type { Caller } from '../types.js';
 import type { AnalysisQueue } from './analysis-queue.js';
@@ -111,6 +111,21 @@ export interface CaptureCheckService {
   check(image: Buffer): Promise<CaptureCheck>;
 }
 
+/**
+ * The scene reading, or null (scene "unknown") when the models in use cannot give one: no scene
+ * method, or one that answers MODEL_UNAVAILABLE (the ONNX analyzer does for models shipped without a
+ * scene reader). The check is guidance: without the scene it still judges sharpness and light.
+ */
+async function readScene(analyzer: Analyzer, request: Parameters<NonNullable<Analyzer['scene']>>[0]) {
+  if (!analyzer.scene) return null;
+  try {
+    return await analyzer.scene(request);
+  } catch (error) {
+    if (isAppError(error) && error.code === 'MODEL_UNAVAILABLE') return null;
+    throw error;
+  }
+}
+
 /** Who is limited: an account (whatever key or session), else the client address as metering groups it. */
 function subject(caller: Caller): string {
   return caller.kind === 'account' ? `acct:${caller.account.id}` : `ip:${meteringAddress(caller.ip)}`;
@@ -137,10 +152,7 @@ export function createCaptureCheckService(deps: CaptureCheckDeps): CaptureCheckS
       // in the analyses' queue: a live view cannot take the processor from the scans being made
       return deps.queue.run(async () => {
         const frame = await decodeFrame(image, header);
-        const [measures, scene] = await Promise.all([
-          measureFrame(frame),
-          deps.analyzer.scene ? deps.analyzer.scene({ image, verbose: false, frame }) : Promise.resolve(null),
-        ]);
+        const [measures, scene] = await Promise.all([measureFrame(frame), readScene(deps.analyzer, { image, verbose: false, frame })]);
         return judge(scene, measures, { width: header.width, height: header.height });
       });
     },
