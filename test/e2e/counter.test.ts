@@ -67,7 +67,11 @@ describe('counter details in the browser', () => {
     await plainError('Enter a port number from 1 to 65535');
     await expect.poll(() => port.getAttribute('aria-invalid')).toBe('true');
     await expect.poll(() => port.evaluate((el) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
-    await expect(page.locator(`[id="${await port.getAttribute('aria-describedby')}"]`).textContent()).resolves.toContain('Enter a port number');
+    // described by the message (and by the port in use now)
+    const described = await Promise.all(
+      ((await port.getAttribute('aria-describedby')) ?? '').split(' ').map((id) => page.locator(`[id="${id}"]`).textContent()),
+    );
+    expect(described.some((text) => text?.includes('Enter a port number'))).toBe(true);
   });
 
   it('gives a PDF dropped with a photo its own card saying it is not a photo, with no "Try again"', async () => {
@@ -102,7 +106,7 @@ describe('counter details in the browser', () => {
     const gauge = card.getByLabel('Gauge reading (32nds of an inch)');
     await gauge.fill('abc');
     await card.getByRole('button', { name: 'Save reading' }).click();
-    await plainError('Enter the gauge reading as a whole number of 32nds, for example 6.');
+    await plainError('Type 32nds of an inch, such as 4 or 4/32″.');
 
     await gauge.fill('6');
     await card.getByRole('button', { name: 'Save reading' }).click();
@@ -115,10 +119,10 @@ describe('counter details in the browser', () => {
     const remove = page.locator('article.queue-failed').getByRole('button', { name: 'Remove' });
     await remove.focus();
     await page.keyboard.press('Enter');
-    await expect.poll(() => focused(page)).toMatchObject({ tag: 'ARTICLE', label: 'Result: AB-1' });
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'ARTICLE', label: 'Result: AB-1 · Front left' });
 
-    // a second photo, for the history and the report
-    await page.getByLabel('Tire position').selectOption('FL');
+    // a second photo, for the history and the report: onto the next corner by itself
+    await expect(page.getByRole('radio', { name: 'Front right' }).isChecked()).resolves.toBe(true);
     await page.getByTestId('file-input').setInputFiles(photos[2]!);
     await page.locator('article.result-card').nth(1).waitFor({ timeout: 90_000 });
     // the status line said the newest result once; hiding its card announces nothing old again
@@ -127,7 +131,7 @@ describe('counter details in the browser', () => {
     const said = await status.textContent();
     await page.getByRole('button', { name: 'Hide card' }).first().focus();
     await page.keyboard.press('Enter');
-    await expect.poll(() => focused(page)).toMatchObject({ tag: 'ARTICLE', label: 'Result: AB-1' });
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'ARTICLE', label: 'Result: AB-1 · Front left' });
     expect(await status.textContent()).toBe(said);
     await page.getByRole('button', { name: 'Hide card' }).focus();
     await page.keyboard.press('Enter');
@@ -211,9 +215,13 @@ describe('counter details in the browser', () => {
     await page.getByRole('link', { name: 'Report for AB-1' }).click();
     const report = page.getByTestId('report');
     await report.locator('.report-tire').nth(1).waitFor();
-    await expect(report.locator('.report-depth').first().textContent()).resolves.toMatch(/^\d+\/32″ \(\d+\.\d mm\)$/);
-    await expect(report.textContent()).resolves.toContain('gauge 6/32″');
-    await expect(report.locator('.report-tire .small').first().textContent()).resolves.toMatch(/^likely \d+\/32″–\d+\/32″/);
+    // the front left tire has the gauge reading typed at the counter: it is the depth of record
+    const measured = report.locator('.report-tire').filter({ hasText: 'Front left' });
+    await expect(measured.locator('.report-depth').textContent()).resolves.toBe('6/32″ (4.8 mm)');
+    await expect(measured.locator('.small').first().textContent()).resolves.toMatch(/^Measured with a gauge · photo estimate \d+\/32″$/);
+    const estimated = report.locator('.report-tire').filter({ hasText: 'Front right' });
+    await expect(estimated.locator('.report-depth').textContent()).resolves.toMatch(/^\d+\/32″ \(\d+\.\d mm\)$/);
+    await expect(estimated.locator('.small').first().textContent()).resolves.toMatch(/^likely \d+\/32″–\d+\/32″/);
     await expect(report.getByTestId('legend').textContent()).resolves.toBe(
       'Green: 7/32″ or more (5.0 mm or more) · yellow: 4/32″–6/32″ (3.0–4.9 mm) · red: 3/32″ or less (under 3.0 mm), replace. Legal minimum 2/32″ (1.6 mm).',
     );
@@ -229,7 +237,7 @@ describe('counter details in the browser', () => {
     // no aria-label replacing the row's words: vehicle, date, depth, gauge and "Wear: <class>" are its name
     expect(await row.getAttribute('aria-label')).toBeNull();
     await expect(page.getByRole('link', { name: /″.*Wear: (New|Good|Medium|Worn|Critical)/ }).first().isVisible()).resolves.toBe(true);
-    await expect.poll(() => page.getByTestId('history-status').textContent()).toMatch(/^\d+ scans? shown/);
+    await expect.poll(() => page.getByTestId('history-status').textContent()).toMatch(/^\d+ scans? of \d+ vehicles? shown/);
     await row.click();
     await expect.poll(() => page.title()).toBe('Scan details – TireWear');
     await page.getByRole('link', { name: 'Scan', exact: true }).click();

@@ -57,12 +57,17 @@ describe('anonymous demo in the browser', () => {
       const { document } = globalThis as unknown as { document: { querySelector(s: string): { videoWidth: number } | null } };
       return document.querySelector('.camera video')?.videoWidth === 640;
     });
-    await camera.getByRole('button', { name: 'Capture' }).click();
+    // Capture is offered once the live check has seen the tread sharp and lit
+    const capture = camera.getByRole('button', { name: 'Capture' });
+    await expect.poll(() => capture.getAttribute('aria-disabled')).toBeNull();
+    await capture.click();
     await camera.getByRole('img', { name: 'Captured photo' }).waitFor();
     await camera.getByRole('button', { name: 'Retake' }).click();
-    await camera.getByRole('button', { name: 'Capture' }).click();
+    await expect.poll(() => capture.getAttribute('aria-disabled')).toBeNull();
+    // the live view: the frame to fill and the check's answer
     await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
     await saveScreenshot(page, 'webcam');
+    await capture.click();
     await camera.getByRole('button', { name: 'Analyze photo' }).click();
     await waitForResults(page, 1);
     const card = page.locator('article.result-card').first();

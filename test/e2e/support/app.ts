@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { testConfig } from '../../support/config.js';
+import type { Config } from '../../../src/core/config.js';
 import type { CoreOverrides } from '../../../src/core/core.js';
 import { startServer } from '../../../src/core/server.js';
 import { issueTestCode, makeTestLicenseKeys, type TestLicense } from '../../support/licenses.js';
@@ -32,6 +33,8 @@ export interface AppOptions {
   port?: number;
   /** e.g. a fake analyzer for a hub, which never analyzes and need not load the models. */
   overrides?: CoreOverrides;
+  /** Config as loadConfig would have made it (e.g. `origins`: a port set by TIREWEAR_PORT). */
+  config?: Partial<Config>;
 }
 
 export async function startApp(options: AppOptions = {}): Promise<RunningApp> {
@@ -40,7 +43,7 @@ export async function startApp(options: AppOptions = {}): Promise<RunningApp> {
   }
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'tirewear-e2e-')));
   const keys = makeTestLicenseKeys();
-  const config = testConfig(dataDir, keys.publicKeyPem, { host: '127.0.0.1', port: options.port ?? 0, rendererDir: RENDERER_DIR }, ROOT);
+  const config = testConfig(dataDir, keys.publicKeyPem, { host: '127.0.0.1', port: options.port ?? 0, rendererDir: RENDERER_DIR, ...options.config }, ROOT);
   const server = await startServer(config, options.overrides);
   return {
     url: server.url.endsWith('/') ? server.url : `${server.url}/`,

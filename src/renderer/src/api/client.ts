@@ -6,6 +6,8 @@ import type {
   AccountData,
   AnalyzeData,
   CalibrationStatus,
+  CaptureCheck,
+  ConnectionInfo,
   CreatedApiKey,
   Envelope,
   HealthData,
@@ -15,6 +17,7 @@ import type {
   ScanList,
   SettingsData,
   SyncStatus,
+  VehicleList,
   WireAccount,
   WireApiKey,
   WirePosition,
@@ -149,8 +152,32 @@ export function analyze(image: Blob, filename: string, options: AnalyzeOptions =
   });
 }
 
+/** PATCH /scans/:id: what a correction changes (at least one field; null clears). */
+export interface ScanCorrection {
+  vehicle?: string | null;
+  position?: WirePosition | null;
+  measurementMm?: number | null;
+}
+
+/** POST /analyze/check: is this webcam frame worth a scan? Free, nothing stored. */
+async function checkFrame(image: Blob): Promise<CaptureCheck> {
+  const form = new FormData();
+  form.append('image', image, 'frame.jpg');
+  let response: Response;
+  try {
+    response = await fetch(`${API_BASE}/analyze/check`, { method: 'POST', credentials: 'same-origin', body: form });
+  } catch {
+    throw new ApiError('NETWORK_ERROR', NETWORK_MESSAGE, 0);
+  }
+  return unwrap<CaptureCheck>(response.status, await response.text(), response.headers);
+}
+
 export interface ScanFilter {
   vehicle?: string;
+  /** One vehicle exactly, by its plate key (src/shared/vehicle.ts). */
+  vehicleKey?: string;
+  /** false: only scans without a vehicle. */
+  hasVehicle?: boolean;
   wear?: WireWear | '';
   /** yyyy-mm-dd, inclusive day bounds. */
   from?: string;
@@ -169,6 +196,8 @@ function query(params: Record<string, string | number | undefined>): string {
 function filterParams(filter: ScanFilter): Record<string, string | undefined> {
   return {
     vehicle: filter.vehicle?.trim(),
+    vehicleKey: filter.vehicleKey,
+    hasVehicle: filter.hasVehicle === undefined ? undefined : String(filter.hasVehicle),
     wear: filter.wear || undefined,
     from: filter.from ? new Date(`${filter.from}T00:00:00`).toISOString() : undefined,
     to: filter.to ? new Date(`${filter.to}T23:59:59.999`).toISOString() : undefined,
@@ -187,8 +216,13 @@ export const api = {
   revokeKey: (id: string) => request<unknown>('DELETE', `/keys/${encodeURIComponent(id)}`),
   listScans: (filter: ScanFilter, cursor?: string, limit = 20) =>
     request<ScanList>('GET', `/scans${query({ ...filterParams(filter), cursor, limit })}`),
+  /** The history by vehicle: groups newest first, each with its newest scans. */
+  listVehicles: (filter: ScanFilter, cursor?: string, limit = 20) =>
+    request<VehicleList>('GET', `/vehicles${query({ ...filterParams(filter), cursor, limit })}`),
   getScan: (id: string) => request<WireScan>('GET', `/scans/${encodeURIComponent(id)}`),
   deleteScan: (id: string) => request<unknown>('DELETE', `/scans/${encodeURIComponent(id)}`),
+  /** A plate, position or gauge reading put right: free, and recorded in the scan's changes. */
+  correctScan: (id: string, patch: ScanCorrection) => request<WireScan>('PATCH', `/scans/${encodeURIComponent(id)}`, patch),
   setMeasurement: (id: string, measurementMm: number | null) =>
     request<WireScan>('PUT', `/scans/${encodeURIComponent(id)}/measurement`, { measurementMm }),
   /** For the shop's spreadsheet: Excel's own dialect for this computer's number format (csv.ts). */
@@ -196,8 +230,11 @@ export const api = {
     `${API_BASE}/scans/export${query({ ...filterParams(filter), format: excelCsvFormat(locale) })}`,
   imageUrl: (id: string, variant: 'original' | 'thumbnail' = 'original') =>
     `${API_BASE}/scans/${encodeURIComponent(id)}/image${variant === 'thumbnail' ? '?variant=thumbnail' : ''}`,
+  checkFrame,
+  /** Where a POS can reach this server: loopback, and with LAN access this PC's addresses and name. */
+  connection: () => request<ConnectionInfo>('GET', '/connection'),
   getSettings: () => request<SettingsData>('GET', '/settings'),
-  putSettings: (patch: Partial<Omit<SettingsData, 'restartRequired'>>) => request<SettingsData>('PUT', '/settings', patch),
+  putSettings: (patch: Partial<Omit<SettingsData, 'restartRequired' | 'server'>>) => request<SettingsData>('PUT', '/settings', patch),
   calibration: () => request<CalibrationStatus>('GET', '/calibration'),
   startCalibration: () => request<CalibrationStatus>('POST', '/calibration', {}),
   revertCalibration: () => request<CalibrationStatus>('DELETE', '/calibration'),

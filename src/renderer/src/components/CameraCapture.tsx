@@ -1,8 +1,66 @@
-/** Webcam capture: pick a camera, live preview, capture a frame as JPEG, retake or analyze. */
+/**
+ * Webcam capture: pick a camera, a live preview with a frame to fill with the tread and a live check
+ * (tread in view, sharp, lit) before Capture is offered, capture a frame as JPEG, retake or analyze.
+ */
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
+import type { CaptureCheck } from '../../../shared/api';
 import { UserError } from '../api/errors';
+import { useCaptureCheck, type CheckState } from '../hooks/useCaptureCheck';
 import { BusyButton } from './BusyButton';
+import { CaptureGuide } from './CaptureGuide';
 import { ErrorMessage } from './ErrorMessage';
+
+/** What to do about each problem the check finds, in the words of the counter. */
+const FIX: Record<CaptureCheck['problems'][number], string> = {
+  no_tire: 'No tire in view: point the camera at the tread.',
+  tread_not_visible: 'A tire, but not its tread: face the tread and come closer, so that it fills the frame.',
+  blurred: 'Not sharp: hold the camera still, about 20 cm from the tread.',
+  too_dark: 'Too dark: put a light on the tread.',
+  too_bright: 'Too bright: move the light or turn away from the glare.',
+};
+
+/** The three things checked, each passed or not; null while no answer has come. */
+function checklist(check: CaptureCheck | null): Array<{ label: string; ok: boolean | null }> {
+  return [
+    { label: check?.scene === 'unknown' ? 'Tread in view (not checked)' : 'Tread in view', ok: check ? check.scene === 'tread' || check.scene === 'unknown' : null },
+    { label: 'Sharp', ok: check ? check.sharpness.ok : null },
+    { label: 'Lit', ok: check ? check.brightness.ok : null },
+  ];
+}
+
+function LiveCheck({ state }: { state: CheckState }) {
+  if (state.kind === 'unavailable') {
+    return (
+      <p className="muted small live-check" data-testid="live-check">
+        The live check is not available here: check the photo yourself before analyzing it.
+      </p>
+    );
+  }
+  const check = state.kind === 'checked' ? state.check : null;
+  const fix = check && !check.ok ? check.problems.map((p) => FIX[p]).filter(Boolean)[0] : null;
+  return (
+    <div className="live-check" data-testid="live-check">
+      <ul aria-label="Live check">
+        {checklist(check).map((item) => (
+          <li key={item.label} className={item.ok === null ? 'check-wait' : item.ok ? 'check-ok' : 'check-no'}>
+            <span aria-hidden="true">{item.ok === null ? '…' : item.ok ? '✓' : '✗'}</span> {item.label}
+            <span className="sr-only">{item.ok === null ? ': checking' : item.ok ? ': yes' : ': no'}</span>
+          </li>
+        ))}
+      </ul>
+      {/* only the one thing to fix now: the list above changes every second and is not read out */}
+      <p className="live-check-fix" role="status">
+        {check === null
+          ? 'Checking the picture…'
+          : !check.ok
+            ? fix
+            : check.scene === 'unknown'
+              ? 'Ready: sharp and lit. Make sure the tread fills the frame, then capture it.'
+              : 'Ready: the tread can be read. Capture it.'}
+      </p>
+    </div>
+  );
+}
 
 /** Why a camera did not open, and what the person at the counter can do about it. */
 export function cameraProblem(error: { name?: string; message?: string }): string {
@@ -21,7 +79,13 @@ export function cameraProblem(error: { name?: string; message?: string }): strin
   }
 }
 
-export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }) {
+interface Props {
+  onCapture: (file: File) => void;
+  /** The corner the photo goes to, shown above the preview; null when none is left. */
+  destination?: string | null;
+}
+
+export function CameraCapture({ onCapture, destination = null }: Props) {
   /** A photo went off for analysis: say where its result appears. */
   const [sent, setSent] = useState(false);
   const video = useRef<HTMLVideoElement>(null);
@@ -38,6 +102,8 @@ export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }
   const [ready, setReady] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const selectId = useId();
+  const check = useCaptureCheck(video, !!stream && ready && !shot);
+  const checked = check.kind === 'unavailable' || (check.kind === 'checked' && check.check.ok);
 
   useEffect(() => {
     if (!navigator.mediaDevices?.getUserMedia) {
@@ -126,9 +192,25 @@ export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }
         </select>
       </div>
       <ErrorMessage error={error} />
+      {destination && (
+        <p className="camera-destination">
+          This photo goes to: <strong>{destination}</strong>
+        </p>
+      )}
       <div className="camera-view">
-        {shot ? <img src={shot.url} alt="Captured photo" /> : <video ref={video} autoPlay playsInline muted aria-label="Live camera preview" onLoadedData={() => setReady(true)} />}
+        {shot ? (
+          <img src={shot.url} alt="Captured photo" />
+        ) : (
+          <>
+            <video ref={video} autoPlay playsInline muted aria-label="Live camera preview" onLoadedData={() => setReady(true)} />
+            {/* the frame to fill: the tread face, edge to edge, as the guide's first picture */}
+            <div className="camera-frame" aria-hidden="true">
+              <span>Fill this frame with the tread</span>
+            </div>
+          </>
+        )}
       </div>
+      {!shot && !error && <LiveCheck state={check} />}
       <p className="muted small" role="status">
         {sent ? 'Photo sent for analysis. Its result appears below the camera.' : ''}
       </p>
@@ -152,11 +234,15 @@ export function CameraCapture({ onCapture }: { onCapture: (file: File) => void }
           </>
         ) : (
           // focusable while the camera starts, so the focus can wait on it
-          <BusyButton type="button" ref={captureButton} onClick={capture} busy={!stream || !ready}>
+          <BusyButton type="button" ref={captureButton} onClick={capture} busy={!stream || !ready || !checked}>
             Capture
           </BusyButton>
         )}
       </div>
+      <details className="camera-help">
+        <summary>How to photograph a tread</summary>
+        <CaptureGuide compact />
+      </details>
     </section>
   );
 }

@@ -70,10 +70,9 @@ function Close() {
   return (
     <svg viewBox="0 0 200 170" role="img" aria-label="Seen from the side: the phone held about 20 centimetres from the tread, pointing straight at it">
       <rect width={200} height={170} rx={10} fill="#eef3f9" />
-      {/* the tire from the side: its tread is the curved edge on the right */}
-      <circle cx={250} cy={85} r={100} fill="#2b2f36" />
-      <circle cx={250} cy={85} r={62} fill="#9aa3ae" />
-      <path d="M150 85 a100 100 0 0 1 1.5 -17 M150 85 a100 100 0 0 0 1.5 17" stroke="#0d0f12" strokeWidth={4} fill="none" />
+      {/* the tire from the side, cut by the picture's edge: its tread is the curve facing the phone */}
+      <path d="M190 0 A110 110 0 0 0 190 170 L200 170 L200 0 Z" fill="#2b2f36" />
+      <path d="M200 49 A70 70 0 0 0 200 121 Z" fill="#9aa3ae" />
       {/* the phone, lens towards the tread */}
       <rect x={22} y={52} width={20} height={66} rx={5} fill="#16181d" />
       <circle cx={42} cy={85} r={4} fill="#26e0ff" />

@@ -3,7 +3,8 @@ import { useId, useRef, useState, type FormEvent } from 'react';
 import type { WireScan } from '../../../shared/api';
 import { api } from '../api/client';
 import { UserError } from '../api/errors';
-import { MM_PER_32ND, formatIn, to32nds } from '../lib/format';
+import { parseGaugeInput } from '../../../shared/gauge';
+import { formatIn, to32nds } from '../lib/format';
 import type { Units } from '../lib/format';
 import { ErrorMessage } from './ErrorMessage';
 import { BusyButton } from './BusyButton';
@@ -32,20 +33,16 @@ export function MeasurementForm({ scanId, measurementMm, units, onSaved }: Props
 
   async function save(event: FormEvent) {
     event.preventDefault();
-    const raw = value.trim().replace(',', '.');
-    const number = raw === '' ? null : Number(raw);
-    // 32nds in whole numbers, as a gauge reads them: a saved reading then comes back exactly as typed.
-    // The server takes 0–30 mm: 37/32″ (29.4 mm) is the deepest whole 32nd within it.
-    const valid =
-      number === null || (number >= 0 && (units === '32nds' ? Number.isInteger(number) && number <= 37 : Number.isFinite(number) && number <= 30));
-    if (!valid) {
-      setError(new UserError(units === '32nds' ? 'Enter the gauge reading as a whole number of 32nds, for example 6.' : 'Enter the gauge reading in mm, for example 4.5.'));
+    const parsed = value.trim() === '' ? null : parseGaugeInput(value, units);
+    if (parsed && !parsed.ok) {
+      setError(new UserError(parsed.reason));
       setInvalid(true);
       input.current?.focus();
       return;
     }
     setInvalid(false);
-    const mm = number === null ? null : Math.round((units === '32nds' ? number * MM_PER_32ND : number) * 10) / 10;
+    // 32nds to one decimal of a mm, as whole32nds expects them (2/32″ → 1.6 mm, on the legal line, not 1.59 under it)
+    const mm = parsed === null ? null : units === '32nds' ? Math.round(parsed.mm * 10) / 10 : parsed.mm;
     setBusy(true);
     setError(null);
     try {
@@ -74,7 +71,7 @@ export function MeasurementForm({ scanId, measurementMm, units, onSaved }: Props
             setValue(e.target.value);
             setSaved(false);
           }}
-          placeholder={units === '32nds' ? 'e.g. 6' : 'e.g. 4.5'}
+          placeholder={units === '32nds' ? 'e.g. 6/32' : 'e.g. 4.5'}
         />
         <BusyButton type="submit" busy={busy}>
           {busy ? 'Saving…' : 'Save reading'}

@@ -1,7 +1,9 @@
 /** One photo in the scan queue: progress while it uploads, then its result or its error. */
+import type { WireScan } from '../../../shared/api';
 import { ApiError } from '../api/client';
 import { canRetry, type QueueItem } from '../hooks/useScanQueue';
 import { CaptureGuide, GUIDED_CODES } from './CaptureGuide';
+import { POSITION_LABEL } from '../lib/format';
 import { ErrorMessage } from './ErrorMessage';
 import { ResultCard } from './ResultCard';
 
@@ -12,6 +14,7 @@ interface Props {
   onRemove: () => void;
   onRetry: () => void;
   onMeasured: (measurementMm: number | null) => void;
+  onCorrected: (scan: WireScan) => void;
 }
 
 const STATUS_TEXT = {
@@ -23,13 +26,14 @@ const STATUS_TEXT = {
   failed: 'Failed',
 };
 
-export function QueueCard({ item, signedIn, onRemove, onRetry, onMeasured }: Props) {
+export function QueueCard({ item, signedIn, onRemove, onRetry, onMeasured, onCorrected }: Props) {
   if (item.status === 'done' && item.view) {
     return (
       <ResultCard
         scan={item.view}
         queueId={item.id}
         onMeasured={onMeasured}
+        onCorrected={onCorrected}
         actions={
           <button type="button" className="secondary" onClick={onRemove}>
             Hide card
@@ -57,7 +61,7 @@ export function QueueCard({ item, signedIn, onRemove, onRetry, onMeasured }: Pro
       )}
       <div className="queue-body">
         <h3>{item.name}</h3>
-        <div className="muted">{[item.vehicle, item.position].filter(Boolean).join(' · ')}</div>
+        <div className="muted">{[item.vehicle, item.position ? POSITION_LABEL[item.position] : ''].filter(Boolean).join(' · ')}</div>
         <p className="queue-status">{STATUS_TEXT[item.status]}</p>
         {busy && (
           <progress

@@ -1,26 +1,61 @@
 /** Everything a counter needs from one scan: colour, depth, range against the legal limit, health. */
 import type { ReactNode } from 'react';
+import type { ScanChange, WirePosition, WireScan } from '../../../shared/api';
 import { useSession } from '../hooks/useSession';
-import { POSITION_LABEL, WEAR_ADVICE, formatDate, formatDepth, legalMinimumMm } from '../lib/format';
+import { POSITION_LABEL, WEAR_ADVICE, WEAR_LABEL, formatDate, formatDepth, formatIn, formatRange, legalMinimumMm } from '../lib/format';
+import { depthOfRecord } from '../lib/record';
 import type { ScanView } from '../lib/scanView';
+import { CorrectionForm } from './CorrectionForm';
 import { DepthBar } from './DepthBar';
 import { HealthGauge } from './HealthGauge';
 import { MeasurementForm } from './MeasurementForm';
 import { TreadImage } from './TreadImage';
 import { WearBadge } from './WearBadge';
 
+const FIELD: Record<ScanChange['field'], string> = { vehicle: 'plate', position: 'position', measurementMm: 'gauge reading' };
+
+/** The scan's corrections, newest first: when, what, from what to what. */
+function ChangeList({ changes }: { changes: ScanChange[] }) {
+  const { prefs } = useSession();
+  const value = (field: ScanChange['field'], v: string | number | null) => {
+    if (v === null || v === '') return 'none';
+    if (field === 'measurementMm' && typeof v === 'number') return formatIn(v, prefs.units);
+    if (field === 'position' && typeof v === 'string' && v in POSITION_LABEL) return POSITION_LABEL[v as WirePosition];
+    return String(v);
+  };
+  return (
+    <details className="changes">
+      <summary>
+        Corrections ({changes.length})
+      </summary>
+      <ul>
+        {[...changes].reverse().map((c, i) => (
+          <li key={i}>
+            {formatDate(c.at)}: {FIELD[c.field]} {value(c.field, c.from)} → {value(c.field, c.to)}
+          </li>
+        ))}
+      </ul>
+    </details>
+  );
+}
+
 interface Props {
   scan: ScanView;
   onMeasured?: (measurementMm: number | null) => void;
+  /** Plate or position put right (PATCH /scans/:id): the scan as the server has it now. */
+  onCorrected?: (scan: WireScan) => void;
   /** Extra actions (delete, report) placed in the card's footer. */
   actions?: ReactNode;
   /** On the Scan page: the queue item, so focus can move to this card after another is hidden. */
   queueId?: number;
 }
 
-export function ResultCard({ scan, onMeasured, actions, queueId }: Props) {
+export function ResultCard({ scan, onMeasured, onCorrected, actions, queueId }: Props) {
   const { prefs } = useSession();
   const r = scan.result;
+  // the gauge wins where there is one: colour, advice, health and no "preliminary"
+  const record = depthOfRecord(scan);
+  const gauged = record.source === 'gauge';
   const title = [scan.vehicle, scan.position ? POSITION_LABEL[scan.position] : null].filter(Boolean).join(' · ') || 'Tire scan';
   return (
     <article
@@ -33,13 +68,13 @@ export function ResultCard({ scan, onMeasured, actions, queueId }: Props) {
       <TreadImage src={scan.imageSrc} alt={`Photo of ${title}`} overlays={r.overlays} points={r.points} />
       <div className="result-body">
         <header className="result-head">
-          <WearBadge wear={r.wear} large />
+          <WearBadge wear={record.wear} large />
           <div>
             <h3>{title}</h3>
             <div className="muted">{formatDate(scan.createdAt)}</div>
           </div>
         </header>
-        {r.isPreliminary && (
+        {record.isPreliminary && (
           // part of the result, read with it (not an alert interrupting every preliminary result and every detail view)
           <p className="message message-warn">
             <strong>Preliminary result.</strong>{' '}
@@ -51,10 +86,16 @@ export function ResultCard({ scan, onMeasured, actions, queueId }: Props) {
           </p>
         )}
         <p className="depth-figure">
-          <span className="depth-main">{formatDepth(r.estimatedDepthMm, prefs.units)}</span>
-          <span className="muted"> estimated tread depth</span>
+          <span className="depth-main">{formatDepth(record.mm, prefs.units)}</span>
+          <span className="muted">{gauged ? ' measured with a tread depth gauge' : ' estimated tread depth'}</span>
         </p>
-        <p className="advice">{WEAR_ADVICE[r.wear]}</p>
+        {gauged && (
+          <p className="estimate-beside" data-testid="photo-estimate">
+            Photo estimate {formatDepth(r.estimatedDepthMm, prefs.units)}, likely {formatRange(r.depthRangeMm.min, r.depthRangeMm.max, prefs.units)} (
+            {WEAR_LABEL[r.wear]})
+          </p>
+        )}
+        <p className="advice">{WEAR_ADVICE[record.wear]}</p>
         <DepthBar
           estimateMm={r.estimatedDepthMm}
           range={r.depthRangeMm}
@@ -63,7 +104,7 @@ export function ResultCard({ scan, onMeasured, actions, queueId }: Props) {
           units={prefs.units}
         />
         <div className="result-stats">
-          <HealthGauge value={r.treadHealthIndex} />
+          <HealthGauge value={record.treadHealthIndex} />
           {/* twiConsensusCount is not shown: on held-out renders it did not follow the bars in the
               photo (correlation -0.08; models/NOTEBOOK.md, Known limits). The API still gives it. */}
           <dl>
@@ -81,6 +122,8 @@ export function ResultCard({ scan, onMeasured, actions, queueId }: Props) {
             onSaved={(_scan, mm) => onMeasured(mm)}
           />
         )}
+        {scan.changes && scan.changes.length > 0 && <ChangeList changes={scan.changes} />}
+        {onCorrected && <CorrectionForm scanId={scan.scanId} vehicle={scan.vehicle} position={scan.position} onCorrected={onCorrected} />}
         <p className="disclaimer">{r.disclaimer}</p>
         <p className="muted small">
           Model {r.modelVersion} · {r.processingTimeMs} ms · scan {scan.scanId}

@@ -6,10 +6,12 @@ import type { ReactNode } from 'react';
 import type { WireScan } from '../../../shared/api';
 import { useSession } from '../hooks/useSession';
 import { POSITION_LABEL, formatDate, formatDepth, formatIn } from '../lib/format';
+import { depthOfRecord } from '../lib/record';
 import { WearBadge } from './WearBadge';
 
 export function ScanSummary({ scan, thumbnailUrl, children }: { scan: WireScan; thumbnailUrl: string; children?: ReactNode }) {
   const { prefs } = useSession();
+  const record = depthOfRecord(scan);
   return (
     <>
       <img src={thumbnailUrl} alt="" loading="lazy" />
@@ -19,13 +21,20 @@ export function ScanSummary({ scan, thumbnailUrl, children }: { scan: WireScan; 
           {scan.position && <span className="muted"> · {POSITION_LABEL[scan.position]}</span>}
         </div>
         <div className="muted">{formatDate(scan.createdAt)}</div>
+        {/* the gauge, where there is one, is the depth of record: first, and its colour on the badge */}
         <div>
-          {formatDepth(scan.result.estimatedDepthMm, prefs.units)}
-          {scan.measurementMm !== null && <span className="muted"> · gauge {formatIn(scan.measurementMm, prefs.units)}</span>}
+          {record.source === 'gauge' ? (
+            <>
+              gauge {formatDepth(record.mm, prefs.units)}
+              <span className="muted"> · photo {formatIn(scan.result.estimatedDepthMm, prefs.units)}</span>
+            </>
+          ) : (
+            formatDepth(record.mm, prefs.units)
+          )}
         </div>
         {children}
       </div>
-      <WearBadge wear={scan.result.wear} />
+      <WearBadge wear={record.wear} />
     </>
   );
 }

@@ -7,10 +7,10 @@
  * queue waits until the shop has signed in again.
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
-import type { WirePosition } from '../../../shared/api';
+import type { WirePosition, WireScan } from '../../../shared/api';
 import { reportPendingWork } from '../lib/pendingWork';
 import { answeredForDeletedScan } from '../lib/retry';
-import { ApiError, MAX_UPLOAD_BYTES, analyze, rateLimitFrom, type RateLimitInfo } from '../api/client';
+import { ApiError, MAX_UPLOAD_BYTES, analyze, api, rateLimitFrom, type RateLimitInfo, type ScanCorrection } from '../api/client';
 import { fromAnalysis, type ScanView } from '../lib/scanView';
 
 /** `held`: waits for the shop to sign in again. */
@@ -26,6 +26,9 @@ export interface QueueItem {
   /** Object URL of the photo; empty for a file that is not an image (nothing to show). */
   localUrl: string;
   vehicle: string;
+  /** The vehicle at the counter it was taken for (the Scan page's visit number). */
+  visit: number;
+  /** The corner it stands for; a done scan whose server position differs is corrected (PATCH) to it. */
   position: WirePosition | '';
   idempotencyKey: string;
   status: QueueStatus;
@@ -34,6 +37,15 @@ export interface QueueItem {
   error: unknown;
   /** The upload that failed was sent signed in (false: as the demo, e.g. at the demo's daily limit). */
   failedSignedIn: boolean;
+  /** A move to another corner (or a new plate) is being saved on the server. */
+  moving: boolean;
+  /** Why the last move or plate change could not be saved (the photo is back as the server has it). */
+  moveError: unknown;
+}
+
+export interface NewPhoto {
+  file: File;
+  position: WirePosition | '';
 }
 
 /** Failures a second upload of the same file cannot mend: the card offers only "Remove". */
@@ -49,7 +61,7 @@ const PERMANENT = new Set([
   'IDEMPOTENCY_KEY_REUSED',
 ]);
 
-export function canRetry(item: QueueItem): boolean {
+export function canRetry(item: Pick<QueueItem, 'error'>): boolean {
   // a 408 (the upload stalled on the network) carries VALIDATION_ERROR but a second try can work
   return !(item.error instanceof ApiError && PERMANENT.has(item.error.code) && item.error.status !== 408);
 }
@@ -66,7 +78,7 @@ function notAnImage(file: File): boolean {
 }
 
 /** What the app can tell before uploading: not a photo at all, or too big. */
-function refusedLocally(file: File): ApiError | null {
+export function refusedLocally(file: File): ApiError | null {
   const name = file.name || 'This file';
   if (notAnImage(file)) return new ApiError('UNSUPPORTED_MEDIA_TYPE', `${name} is not a photo.`, 415);
   if (file.size <= MAX_UPLOAD_BYTES) return null;
@@ -85,6 +97,11 @@ export interface ScanQueueOptions {
   onSessionEnded: () => void;
 }
 
+/** The newest photo of its vehicle on its corner: the one that stands for it (an older one was retaken). */
+function holdsCorner(all: QueueItem[], item: QueueItem): boolean {
+  return !all.some((other) => other.id > item.id && other.visit === item.visit && other.position === item.position && canRetry(other));
+}
+
 export function useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEnded }: ScanQueueOptions) {
   const [items, setItems] = useState<QueueItem[]>([]);
   const [rateLimit, setRateLimit] = useState<RateLimitInfo | null>(null);
@@ -98,8 +115,8 @@ export function useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEn
   }, []);
 
   /** Adds photos (newest first, like the history) and returns their ids, oldest first. */
-  const add = useCallback((files: File[], vehicle: string, position: WirePosition | ''): number[] => {
-    const added = files.map<QueueItem>((file) => {
+  const add = useCallback((photos: NewPhoto[], vehicle: string, visit: number): number[] => {
+    const added = photos.map<QueueItem>(({ file, position }) => {
       const error = refusedLocally(file);
       return {
         id: nextId.current++,
@@ -107,13 +124,16 @@ export function useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEn
         file,
         localUrl: notAnImage(file) ? '' : URL.createObjectURL(file),
         vehicle: vehicle.trim(),
-        position,
+        visit,
+        position: error ? '' : position,
         idempotencyKey: randomKey(),
         status: error ? 'failed' : 'queued',
         progress: 0,
         view: null,
         error,
         failedSignedIn: signedIn,
+        moving: false,
+        moveError: null,
       };
     });
     setItems((all) => [...[...added].reverse(), ...all]);
@@ -172,6 +192,76 @@ export function useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEn
     });
   }, [items, update, onAnalysed, signedIn, confirmSession, onSessionEnded, waitingForSignIn]);
 
+  // A photo moved to another corner, or its vehicle's plate changed, after its upload started: the
+  // scan is corrected on the server (free), one request at a time per photo; a refusal puts it back
+  // as the server has it.
+  useEffect(() => {
+    for (const item of items) {
+      if (item.status !== 'done' || !item.view || item.moving) continue;
+      const { id, view } = item;
+      const patch: ScanCorrection = {};
+      if ((item.position || null) !== view.position) patch.position = item.position || null;
+      if ((item.vehicle || null) !== view.vehicle) patch.vehicle = item.vehicle || null;
+      if (Object.keys(patch).length === 0) continue;
+      update(id, { moving: true, moveError: null });
+      api.correctScan(view.scanId, patch).then(
+        (scan) =>
+          // as the server keeps them (it may trim a plate): nothing left to correct
+          setItems((all) =>
+            all.map((i) =>
+              i.id === id && i.view
+                ? { ...i, moving: false, position: scan.position ?? '', vehicle: scan.vehicle ?? '', view: { ...i.view, position: scan.position, vehicle: scan.vehicle } }
+                : i,
+            ),
+          ),
+        (error: unknown) =>
+          setItems((all) =>
+            all.map((i) => (i.id === id && i.view ? { ...i, moving: false, moveError: error, position: i.view.position ?? '', vehicle: i.view.vehicle ?? '' } : i)),
+          ),
+      );
+    }
+  }, [items, update]);
+
+  /** The plate of a vehicle's photos, all of them: those not sent yet go with it, analysed ones are corrected. */
+  const renameVisit = useCallback((visit: number, vehicle: string) => {
+    const plate = vehicle.trim();
+    setItems((all) => all.map((item) => (item.visit === visit && !(item.status === 'failed' && !canRetry(item)) ? { ...item, vehicle: plate, moveError: null } : item)));
+  }, []);
+
+  /**
+   * Puts a photo on a corner ('' for none). A photo already there, of the same vehicle, takes the
+   * moved photo's old corner: the two swap, before or after analysis.
+   */
+  const assign = useCallback((id: number, position: WirePosition | '') => {
+    setItems((all) => {
+      const moved = all.find((item) => item.id === id);
+      if (!moved || moved.position === position) return all;
+      const holder = position === '' ? undefined : all.find((item) => item.id !== id && item.visit === moved.visit && item.position === position && canRetry(item) && holdsCorner(all, item));
+      return all.map((item) => {
+        if (item.id === id) return { ...item, position, moveError: null };
+        if (holder && item.id === holder.id) return { ...item, position: moved.position, moveError: null };
+        return item;
+      });
+    });
+  }, []);
+
+  /** A card's correction (PATCH answered): the plate and position as the server has them now. */
+  const corrected = useCallback((id: number, scan: WireScan) => {
+    setItems((all) => {
+      const fixed = all.find((item) => item.id === id);
+      if (!fixed?.view) return all;
+      const position = scan.position ?? '';
+      const holder = position === '' ? undefined : all.find((item) => item.id !== id && item.visit === fixed.visit && item.position === position && canRetry(item) && holdsCorner(all, item));
+      return all.map((item) => {
+        if (item.id === id && item.view) {
+          return { ...item, vehicle: scan.vehicle ?? '', position, view: { ...item.view, vehicle: scan.vehicle, position: scan.position, measurementMm: scan.measurementMm } };
+        }
+        if (holder && item.id === holder.id) return { ...item, position: fixed.position };
+        return item;
+      });
+    });
+  }, []);
+
   const remove = useCallback((id: number) => {
     setItems((all) => {
       const gone = all.find((item) => item.id === id);
@@ -207,5 +297,5 @@ export function useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEn
   // the queue goes with the scan page (a sign-out): nothing waits any more
   useEffect(() => () => reportPendingWork(0), []);
 
-  return { items, rateLimit, add, remove, retry, setMeasurement };
+  return { items, rateLimit, add, remove, retry, setMeasurement, assign, corrected, renameVisit };
 }

@@ -4,14 +4,15 @@
  * shows the same list with the same scan in focus, instead of an empty search. Forgotten on
  * the other pages, so History from the menu starts fresh.
  */
-import type { WireScan } from '../../../shared/api';
+import type { VehicleGroup } from '../../../shared/api';
 import type { ScanFilter } from '../api/client';
 
 export interface HistoryMemory {
   accountId: string;
   draft: ScanFilter;
   filter: ScanFilter;
-  items: WireScan[];
+  /** The vehicles loaded, newest visit first, with the scans shown of each. */
+  groups: VehicleGroup[];
   cursor: string | null;
   /** The scan opened from the list: its link takes the focus again on the way back. */
   opened: string | null;

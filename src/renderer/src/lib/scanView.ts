@@ -1,5 +1,5 @@
 /** One scan as the cards and the report show it, whether just analysed or read from history. */
-import type { AnalyzeData, WirePosition, WireResult, WireScan } from '../../../shared/api';
+import type { AnalyzeData, ScanChange, WirePosition, WireResult, WireScan } from '../../../shared/api';
 import { api } from '../api/client';
 
 export interface ScanView {
@@ -10,6 +10,8 @@ export interface ScanView {
   result: WireResult;
   imageSrc: string;
   measurementMm: number | null;
+  /** Corrections of plate, position and gauge reading, oldest first (read from the history). */
+  changes?: ScanChange[];
 }
 
 export function fromWireScan(scan: WireScan): ScanView {
@@ -21,6 +23,7 @@ export function fromWireScan(scan: WireScan): ScanView {
     result: scan.result,
     imageSrc: scan.image.url || api.imageUrl(scan.scanId),
     measurementMm: scan.measurementMm,
+    changes: scan.changes,
   };
 }
 

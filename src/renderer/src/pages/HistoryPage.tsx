@@ -1,16 +1,17 @@
 /**
- * Past scans, newest first: search by vehicle, filter by wear and date, load more, export CSV.
+ * Past scans by vehicle, newest visit first: search by plate (however typed), filter by wear and
+ * date, load more, export CSV.
  * Once this computer is linked to a hub, the chain's scans too ("All shops").
  */
 import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
-import type { WireScan, WireWear } from '../../../shared/api';
+import type { VehicleGroup, WireScan, WireWear } from '../../../shared/api';
 import { api, type ScanFilter } from '../api/client';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { HubScanList } from '../components/HubScanList';
 import { ScanSummary } from '../components/ScanSummary';
 import { useSession } from '../hooks/useSession';
 import { useSyncStatus } from '../hooks/useSyncStatus';
-import { WEARS, WEAR_LABEL } from '../lib/format';
+import { WEARS, WEAR_LABEL, formatDate, formatDay } from '../lib/format';
 import { recallHistory, rememberHistory } from '../lib/historyMemory';
 import { BusyButton } from '../components/BusyButton';
 
@@ -44,27 +45,43 @@ export function HistoryPage() {
   );
 }
 
-/** This computer's own scans, with the filters, detail links and the CSV export. */
+/** A vehicle's scans split into visits: the scans of one local day, newest first. */
+function visitsOf(scans: WireScan[]): Array<{ day: string; scans: WireScan[] }> {
+  const visits: Array<{ day: string; scans: WireScan[] }> = [];
+  for (const scan of scans) {
+    const day = formatDay(scan.createdAt);
+    const last = visits[visits.length - 1];
+    if (last && last.day === day) last.scans.push(scan);
+    else visits.push({ day, scans: [scan] });
+  }
+  return visits;
+}
+
+function countOf(groups: VehicleGroup[]): number {
+  return groups.reduce((n, g) => n + g.scans.length, 0);
+}
+
+/** This computer's own scans by vehicle (newest visit first), with the filters, detail links and the CSV export. */
 function ShopScans() {
   const accountId = useSession().account?.account.id ?? '';
   /** Coming back from a scan opened in this list: the same search, pages and focus. */
   const [back] = useState(() => recallHistory(accountId));
   const [draft, setDraft] = useState<ScanFilter>(back?.draft ?? EMPTY);
   const [filter, setFilter] = useState<ScanFilter>(back?.filter ?? EMPTY);
-  const [items, setItems] = useState<WireScan[]>(back?.items ?? []);
+  const [groups, setGroups] = useState<VehicleGroup[]>(back?.groups ?? []);
   const [cursor, setCursor] = useState<string | null>(back?.cursor ?? null);
   const [loading, setLoading] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const opened = useRef<string | null>(back?.opened ?? null);
-  const list = useRef<HTMLUListElement>(null);
+  const list = useRef<HTMLOListElement>(null);
   const ids = { vehicle: useId(), wear: useId(), from: useId(), to: useId() };
 
   const load = useCallback(async (f: ScanFilter, after: string | null, size = PAGE) => {
     setLoading(true);
     setError(null);
     try {
-      const page = await api.listScans(f, after ?? undefined, size);
-      setItems((old) => (after ? [...old, ...page.items] : page.items));
+      const page = await api.listVehicles(f, after ?? undefined, size);
+      setGroups((old) => (after ? [...old, ...page.items] : page.items));
       setCursor(page.nextCursor);
       return page.items;
     } catch (err) {
@@ -76,8 +93,8 @@ function ShopScans() {
   }, []);
 
   useEffect(() => {
-    // Back from a scan: read again as many as were loaded (one was perhaps deleted), then focus the scan opened.
-    const size = back && filter === back.filter ? Math.min(MAX_PAGE, Math.max(PAGE, back.items.length)) : PAGE;
+    // Back from a scan: read again as many vehicles as were loaded (one was perhaps deleted), then focus the scan opened.
+    const size = back && filter === back.filter ? Math.min(MAX_PAGE, Math.max(PAGE, back.groups.length)) : PAGE;
     void load(filter, null, size).then((loaded) => {
       const id = opened.current;
       opened.current = null;
@@ -89,22 +106,46 @@ function ShopScans() {
   }, [filter, load, back]);
 
   useEffect(() => {
-    rememberHistory({ accountId, draft, filter, items, cursor, opened: opened.current });
-  }, [accountId, draft, filter, items, cursor]);
+    rememberHistory({ accountId, draft, filter, groups, cursor, opened: opened.current });
+  }, [accountId, draft, filter, groups, cursor]);
 
   /** The next page; the first scan of it takes the focus, where reading goes on (the button is gone after the last page). */
   const loadMore = async (after: string) => {
-    const first = items.length;
+    const first = countOf(groups);
     const loaded = await load(filter, after);
     if (!loaded || loaded.length === 0) return;
     requestAnimationFrame(() => list.current?.querySelectorAll<HTMLElement>('a.history-item')[first]?.focus());
+  };
+
+  /** Every scan of one vehicle, not only its newest: the first of those not shown before takes the focus. */
+  const showAll = async (group: VehicleGroup) => {
+    const shown = group.scans.length;
+    setError(null);
+    try {
+      const all: WireScan[] = [];
+      let after: string | undefined;
+      const only: ScanFilter = { ...filter, vehicle: '', ...(group.vehicleKey ? { vehicleKey: group.vehicleKey } : { hasVehicle: false }) };
+      do {
+        const page = await api.listScans(only, after, MAX_PAGE);
+        all.push(...page.items);
+        after = page.nextCursor ?? undefined;
+      } while (after && all.length < 1000);
+      setGroups((old) => old.map((g) => (g === group ? { ...g, scans: all } : g)));
+      requestAnimationFrame(() => {
+        const box = list.current?.querySelector<HTMLElement>(`[data-vehicle-key="${CSS.escape(group.vehicleKey ?? '')}"]`);
+        box?.querySelectorAll<HTMLElement>('a.history-item')[shown]?.focus();
+      });
+    } catch (err) {
+      setError(err);
+    }
   };
 
   const apply = (event: FormEvent) => {
     event.preventDefault();
     setFilter({ ...draft });
   };
-  const vehicle = filter.vehicle?.trim();
+  const shownScans = countOf(groups);
+  const remember = (scanId: string) => rememberHistory({ accountId, draft, filter, groups, cursor, opened: scanId });
 
   return (
     <>
@@ -137,33 +178,55 @@ function ShopScans() {
           <a className="button secondary" href={api.exportUrl(filter)} download>
             Export CSV
           </a>
-          {vehicle && (
-            <a className="button secondary" href={`#/report?vehicle=${encodeURIComponent(vehicle)}`}>
-              Report for {vehicle}
-            </a>
-          )}
         </div>
+        <p className="muted small filters-note">Plates are found however they were typed: spaces, dashes and capitals do not matter.</p>
       </form>
       <ErrorMessage error={error} />
-      {!loading && !error && items.length === 0 && <p className="empty">No scans match. Scans you make while signed in appear here.</p>}
+      {!loading && !error && groups.length === 0 && <p className="empty">No scans match. Scans you make while signed in appear here.</p>}
       {/* always present, so a search's outcome is announced (a region added with its text often is not) */}
       <p className="sr-only" aria-live="polite" data-testid="history-status">
-        {loading || error ? '' : items.length === 0 ? 'No scans match the search.' : `${items.length} ${items.length === 1 ? 'scan' : 'scans'} shown${cursor ? ', more can be loaded' : ''}.`}
+        {loading || error
+          ? ''
+          : groups.length === 0
+            ? 'No scans match the search.'
+            : `${shownScans} ${shownScans === 1 ? 'scan' : 'scans'} of ${groups.length} ${groups.length === 1 ? 'vehicle' : 'vehicles'} shown${cursor ? ', more can be loaded' : ''}.`}
       </p>
-      <ul className="history-list" ref={list}>
-        {items.map((scan) => (
-          <li key={scan.scanId}>
-            <a
-              href={`#/history/${encodeURIComponent(scan.scanId)}`}
-              className="history-item"
-              data-scan-id={scan.scanId}
-              onClick={() => rememberHistory({ accountId, draft, filter, items, cursor, opened: scan.scanId })}
-            >
-              <ScanSummary scan={scan} thumbnailUrl={scan.image.thumbnailUrl || api.imageUrl(scan.scanId, 'thumbnail')} />
-            </a>
+      <ol className="vehicle-groups" ref={list}>
+        {groups.map((group) => (
+          <li key={group.vehicleKey ?? ''} className="vehicle-group" data-vehicle-key={group.vehicleKey ?? ''}>
+            <div className="vehicle-group-head">
+              <h3>{group.vehicle ?? 'No vehicle'}</h3>
+              <span className="muted">
+                {group.scanCount} {group.scanCount === 1 ? 'scan' : 'scans'} · last {formatDate(group.lastScanAt)}
+              </span>
+              {group.vehicle && (
+                <a className="button secondary" href={`#/report?vehicle=${encodeURIComponent(group.vehicle)}`}>
+                  Report for {group.vehicle}
+                </a>
+              )}
+            </div>
+            {visitsOf(group.scans).map((visit) => (
+              <section key={visit.day} className="visit" aria-label={`${group.vehicle ?? 'No vehicle'}, ${visit.day}`}>
+                <h4 className="visit-day">{visit.day}</h4>
+                <ul className="history-list">
+                  {visit.scans.map((scan) => (
+                    <li key={scan.scanId}>
+                      <a href={`#/history/${encodeURIComponent(scan.scanId)}`} className="history-item" data-scan-id={scan.scanId} onClick={() => remember(scan.scanId)}>
+                        <ScanSummary scan={scan} thumbnailUrl={scan.image.thumbnailUrl || api.imageUrl(scan.scanId, 'thumbnail')} />
+                      </a>
+                    </li>
+                  ))}
+                </ul>
+              </section>
+            ))}
+            {group.scanCount > group.scans.length && (
+              <button type="button" className="link" onClick={() => void showAll(group)}>
+                Show all {group.scanCount} scans of {group.vehicle ?? 'no vehicle'}
+              </button>
+            )}
           </li>
         ))}
-      </ul>
+      </ol>
       {cursor && (
         <BusyButton type="button" className="secondary load-more" busy={loading} onClick={() => void loadMore(cursor)}>
           {loading ? 'Loading…' : 'Load more'}

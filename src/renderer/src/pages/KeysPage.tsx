@@ -1,11 +1,41 @@
 /** API keys for the shop's POS: create (secret shown once), list, revoke; a ready curl example. */
 import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
-import type { CreatedApiKey, WireApiKey } from '../../../shared/api';
+import type { ConnectionInfo, CreatedApiKey, WireApiKey } from '../../../shared/api';
 import { api } from '../api/client';
 import { CopyButton } from '../components/CopyButton';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { formatDate } from '../lib/format';
 import { BusyButton } from '../components/BusyButton';
+
+const KIND: Record<ConnectionInfo['addresses'][number]['kind'], string> = {
+  loopback: 'software on this computer',
+  lan: 'other computers of the shop network',
+  name: 'the shop network, by this computer’s name',
+};
+
+/** The addresses a POS can use: loopback always, and with LAN access this computer's own. */
+function Addresses({ info, error }: { info: ConnectionInfo | null; error: unknown }) {
+  if (error) return <ErrorMessage error={error} />;
+  if (!info) return <p className="muted">Finding this computer’s addresses…</p>;
+  return (
+    <div className="addresses" data-testid="pos-addresses">
+      <h4>Addresses for the POS</h4>
+      <ul>
+        {info.addresses.map((a) => (
+          <li key={a.url}>
+            <code>{a.url}</code> <span className="muted">for {KIND[a.kind]}</span> <CopyButton text={a.url} name={`Copy ${a.url}`} />
+          </li>
+        ))}
+      </ul>
+      {!info.lanAccess && (
+        <p className="muted small">
+          LAN access is off, so only software on this computer can connect. To let a POS on another computer connect, turn on LAN access
+          on the Settings page (Local API) and restart TireWear; this computer’s network addresses then appear here.
+        </p>
+      )}
+    </div>
+  );
+}
 
 export function KeysPage() {
   const [keys, setKeys] = useState<WireApiKey[]>([]);
@@ -29,6 +59,11 @@ export function KeysPage() {
 
   const load = useCallback(() => api.listKeys().then(setKeys, setError), []);
   useEffect(() => void load(), [load]);
+  const [connection, setConnection] = useState<ConnectionInfo | null>(null);
+  const [connectionError, setConnectionError] = useState<unknown>(null);
+  useEffect(() => {
+    api.connection().then(setConnection, setConnectionError);
+  }, []);
 
   async function create(event: FormEvent) {
     event.preventDefault();
@@ -127,8 +162,9 @@ export function KeysPage() {
       </div>
       <div className="panel pos">
         <h3>Connect your POS</h3>
+        <Addresses info={connection} error={connectionError} />
         <p>
-          Send a multipart POST to <code>{window.location.origin}/api/v1/analyze</code> with the photo in <code>image</code> and the key in
+          Send a multipart POST to <code>/api/v1/analyze</code> at one of these addresses with the photo in <code>image</code> and the key in
           the <code>X-API-Key</code> header. Add <code>verbose=1</code> for overlays, and an <code>Idempotency-Key</code> header so a
           retried request is charged once. The full description is at <a href="/api/v1/openapi.json" target="_blank" rel="noreferrer">/api/v1/openapi.json</a>.
         </p>

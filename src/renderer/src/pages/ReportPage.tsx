@@ -4,12 +4,14 @@
  */
 import { useEffect, useState } from 'react';
 import type { WireScan } from '../../../shared/api';
+import { vehicleKey } from '../../../shared/vehicle';
 import { api } from '../api/client';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { WearBadge } from '../components/WearBadge';
 import { useSession } from '../hooks/useSession';
 import { bridge } from '../lib/bridge';
 import { POSITIONS, POSITION_LABEL, WEAR_ADVICE, colourLegend, formatDay, formatDepth, formatIn, formatRange, legalMinimumMm } from '../lib/format';
+import { depthOfRecord } from '../lib/record';
 import { fromWireScan, type ScanView } from '../lib/scanView';
 
 /** Newest scan per position, in FL FR RL RR SPARE order, then unpositioned ones. */
@@ -20,14 +22,14 @@ export function pickTires(scans: ScanView[]): ScanView[] {
 }
 
 /**
- * The server matches part of the plate; the report is for one car: the newest matching
- * scan's exact plate, ignoring case.
+ * The server matches part of the plate (however typed); the report is for one car: the newest
+ * matching scan's vehicle, by its plate key ("KA TW 204" and "ka-tw-204" are one car).
  */
 function oneVehicle(items: WireScan[], query: string): WireScan[] {
-  const q = query.trim().toLowerCase();
-  const newest = items.find((s) => s.vehicle?.toLowerCase().includes(q));
-  const plate = newest?.vehicle?.toLowerCase();
-  return plate ? items.filter((s) => s.vehicle?.toLowerCase() === plate) : [];
+  const q = vehicleKey(query);
+  const newest = items.find((s) => (q ? s.vehicleKey?.includes(q) : s.vehicle?.toLowerCase().includes(query.trim().toLowerCase())));
+  const key = newest?.vehicleKey;
+  return key ? items.filter((s) => s.vehicleKey === key) : [];
 }
 
 export function ReportPage({ vehicle, sessionScans }: { vehicle: string | null; sessionScans: ScanView[] }) {
@@ -89,22 +91,28 @@ export function ReportPage({ vehicle, sessionScans }: { vehicle: string | null; 
         {scans === null && !error && <p>Loading…</p>}
         {scans !== null && tires.length === 0 && <p>No scans for this vehicle yet.</p>}
         <div className="report-grid">
-          {tires.map((t) => (
-            <div className="report-tire" key={t.scanId}>
-              <img src={t.imageSrc} alt={`Photo of ${t.position ? POSITION_LABEL[t.position] : 'tire'}`} />
-              <div className="report-tire-body">
-                <div className="report-position">{t.position ? POSITION_LABEL[t.position] : 'Tire'}</div>
-                <WearBadge wear={t.result.wear} />
-                <div className="report-depth">{formatDepth(t.result.estimatedDepthMm, prefs.units)}</div>
-                <div className="small">
-                  likely {formatRange(t.result.depthRangeMm.min, t.result.depthRangeMm.max, prefs.units)}
-                  {t.measurementMm !== null && <> · gauge {formatIn(t.measurementMm, prefs.units)}</>}
+          {tires.map((t) => {
+            const record = depthOfRecord(t);
+            return (
+              <div className="report-tire" key={t.scanId}>
+                <img src={t.imageSrc} alt={`Photo of ${t.position ? POSITION_LABEL[t.position] : 'tire'}`} />
+                <div className="report-tire-body">
+                  <div className="report-position">{t.position ? POSITION_LABEL[t.position] : 'Tire'}</div>
+                  <WearBadge wear={record.wear} />
+                  <div className="report-depth">{formatDepth(record.mm, prefs.units)}</div>
+                  <div className="small">
+                    {record.source === 'gauge' ? (
+                      <>Measured with a gauge · photo estimate {formatIn(t.result.estimatedDepthMm, prefs.units)}</>
+                    ) : (
+                      <>likely {formatRange(t.result.depthRangeMm.min, t.result.depthRangeMm.max, prefs.units)}</>
+                    )}
+                  </div>
+                  <div className="small">{WEAR_ADVICE[record.wear]}</div>
+                  {record.isPreliminary && <div className="small warn-text">Preliminary: confirm with a gauge.</div>}
                 </div>
-                <div className="small">{WEAR_ADVICE[t.result.wear]}</div>
-                {t.result.isPreliminary && <div className="small warn-text">Preliminary: confirm with a gauge.</div>}
               </div>
-            </div>
-          ))}
+            );
+          })}
         </div>
         <footer className="report-foot">
           <p data-testid="legend">{colourLegend(prefs.units, legal)}</p>

@@ -53,7 +53,12 @@ export function ScanDetailPage({ scanId }: { scanId: string }) {
       {scan && (
         <ResultCard
           scan={scan}
-          onMeasured={(mm) => setScan({ ...scan, measurementMm: mm })}
+          onMeasured={(mm) => {
+            setScan({ ...scan, measurementMm: mm });
+            // the reading is in the scan's corrections now: read them again
+            api.getScan(scanId).then((fresh) => setScan(fromWireScan(fresh)), () => undefined);
+          }}
+          onCorrected={(fresh) => setScan(fromWireScan(fresh))}
           actions={
             <>
               {scan.vehicle && (

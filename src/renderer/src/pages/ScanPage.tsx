@@ -1,14 +1,31 @@
-/** The counter screen: vehicle and position, then photos by drop, picker, paste or webcam. */
+/**
+ * The counter screen: the plate once, then the vehicle's corners filled by drop, picker, paste or
+ * webcam, each photo to the chosen corner and the choice moving on, ending in the customer report.
+ */
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { AccountData, WirePosition } from '../../../shared/api';
 import type { RateLimitInfo } from '../api/client';
 import { CameraCapture } from '../components/CameraCapture';
 import { DropZone } from '../components/DropZone';
 import { QueueCard } from '../components/QueueCard';
-import { useScanQueue, type QueueItem } from '../hooks/useScanQueue';
+import { VehicleView, isRefused } from '../components/VehicleView';
+import { refusedLocally, useScanQueue, type QueueItem } from '../hooks/useScanQueue';
 import { useSession } from '../hooks/useSession';
-import { POSITIONS, POSITION_LABEL, WEAR_LABEL, formatDate, formatIn, type Units } from '../lib/format';
+import { vehicleKey } from '../../../shared/vehicle';
+import { cornerPhotos, placePhotos } from '../lib/corners';
+import { POSITION_LABEL, WEAR_LABEL, formatDate, formatIn, type Units } from '../lib/format';
+import { depthOfRecord } from '../lib/record';
 import type { ScanView } from '../lib/scanView';
+
+/** The road wheels: the vehicle is done when these four are. */
+const ROAD: readonly WirePosition[] = ['FL', 'FR', 'RL', 'RR'];
+
+function cornersOf(items: QueueItem[], visit: number) {
+  return cornerPhotos(
+    items.map((item) => ({ ...item, refused: isRefused(item) })),
+    visit,
+  );
+}
 
 /**
  * The allowance line. Signed in: the account as the Account page shows it (read again after
@@ -30,8 +47,16 @@ function allowanceText(account: AccountData | null, demo: RateLimitInfo | null, 
 /** One short line for screen readers about a photo that has just finished, instead of re-reading whole cards. */
 function finishedLine(item: QueueItem, units: Units): string {
   if (item.status === 'failed') return `${item.name} failed.`;
-  const r = item.view?.result;
-  return r ? `${item.name}: ${WEAR_LABEL[r.wear]}, ${formatIn(r.estimatedDepthMm, units)}.` : '';
+  if (!item.view) return '';
+  const record = depthOfRecord(item.view);
+  return `${item.name}: ${WEAR_LABEL[record.wear]}, ${formatIn(record.mm, units)}.`;
+}
+
+function addedLine(added: QueueItem[]): string {
+  const where = (item: QueueItem) => (item.position ? ` to ${POSITION_LABEL[item.position].toLowerCase()}` : '');
+  if (added.length === 1) return `${added[0]!.name} added${where(added[0]!)}, analyzing.`;
+  const corners = added.flatMap((item) => (item.position ? [POSITION_LABEL[item.position].toLowerCase()] : []));
+  return `${added.length} photos added${corners.length ? ` to ${corners.join(', ')}` : ''}, analyzing.`;
 }
 
 /**
@@ -48,7 +73,7 @@ function useQueueAnnouncement(items: QueueItem[], units: Units): string {
     const done = items.filter((item) => (item.status === 'done' || item.status === 'failed') && !finished.current.has(item.id));
     done.forEach((item) => finished.current.add(item.id));
     const news = [
-      ...(added.length > 0 && done.length < added.length ? [added.length === 1 ? `${added[0]!.name} added, analyzing.` : `${added.length} photos added, analyzing.`] : []),
+      ...(added.length > 0 && done.length < added.length ? [addedLine(added)] : []),
       ...done.map((item) => finishedLine(item, units)).filter(Boolean),
     ];
     if (news.length > 0) setLine(news.join(' '));
@@ -74,10 +99,13 @@ export function ScanPage({ active, onReport }: Props) {
   }, [signedIn, refresh]);
   const queue = useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEnded: sessionEnded });
   const [vehicle, setVehicle] = useState('');
-  const [position, setPosition] = useState<WirePosition | ''>('');
+  /** The vehicle at the counter: "Next vehicle" starts another with empty corners. */
+  const [visit, setVisit] = useState(1);
+  /** The corner the next photo goes to; null once every corner has one. */
+  const [target, setTarget] = useState<WirePosition | null>('FL');
   const [camera, setCamera] = useState(false);
   const vehicleId = useId();
-  const positionId = useId();
+  const plateInput = useRef<HTMLInputElement>(null);
   /** A webcam photo whose result is scrolled into view when it is ready (the camera pushes it below the fold). */
   const follow = useRef<number | null>(null);
   /** Where keyboard focus goes once a hidden or removed card has left the page. */
@@ -85,13 +113,61 @@ export function ScanPage({ active, onReport }: Props) {
 
   const { add, items } = queue;
   const announced = useQueueAnnouncement(items, prefs.units);
-  const addFiles = useCallback((files: File[]) => add(files, vehicle, position), [add, vehicle, position]);
+  const corners = cornersOf(items, visit);
+
+  // The plate belongs to the vehicle: another plate typed while the corners hold photos is another
+  // car, whose first photo starts with empty corners; or the same car's plate put right for them all.
+  const visitItems = items.filter((item) => item.visit === visit && !isRefused(item));
+  const visitPlate = visitItems[0]?.vehicle ?? '';
+  const otherCar = visitItems.length > 0 && vehicleKey(vehicle) !== vehicleKey(visitPlate);
+
+  /**
+   * New photos onto the corners: the first to `at`, the rest to the empty corners after it; the choice
+   * moves on. A new vehicle starts at the front left unless the photos were dropped on a corner (`onCorner`).
+   */
+  const place = useCallback(
+    (files: File[], at: WirePosition | null, onCorner = false): number[] => {
+      const now = otherCar ? visit + 1 : visit;
+      if (now !== visit) setVisit(now);
+      const start = now === visit || onCorner ? at : 'FL';
+      const accepted = files.filter((file) => !refusedLocally(file));
+      const occupied = new Set(now === visit ? (Object.keys(cornersOf(items, visit)) as WirePosition[]) : []);
+      const { positions, next } = placePhotos(accepted.length, start, occupied);
+      let k = 0;
+      const photos = files.map((file) => ({ file, position: refusedLocally(file) ? ('' as const) : (positions[k++] ?? '') }));
+      if (accepted.length > 0) setTarget(next);
+      return add(photos, vehicle, now);
+    },
+    [add, items, vehicle, visit, otherCar],
+  );
+  const addFiles = useCallback((files: File[]) => place(files, target), [place, target]);
   const fromCamera = useCallback((file: File) => {
     follow.current = addFiles([file])[0] ?? null;
   }, [addFiles]);
-  // Newest first: the report is for the car scanned last.
-  const done = items.flatMap((item) => (item.status === 'done' && item.view ? [item.view] : []));
+
+  // A photo refused for good leaves its corner empty: the next photo goes there (a better one of that tire).
+  const seenRefused = useRef(new Set<number>());
+  useEffect(() => {
+    for (const item of items) {
+      if (seenRefused.current.has(item.id) || !isRefused(item)) continue;
+      seenRefused.current.add(item.id);
+      if (item.visit === visit && item.position && !cornersOf(items, visit)[item.position]) setTarget(item.position);
+    }
+  }, [items, visit]);
+
+  // This vehicle's results for the report, on the corners they stand for now.
+  const visitViews = items.flatMap((item) =>
+    item.visit === visit && item.status === 'done' && item.view ? [{ ...item.view, position: item.position || null }] : [],
+  );
+  const roadDone = ROAD.every((p) => corners[p]?.status === 'done');
   const allowance = allowanceText(account, queue.rateLimit, signedIn);
+
+  const nextVehicle = () => {
+    setVisit((v) => v + 1);
+    setVehicle('');
+    setTarget('FL');
+    plateInput.current?.focus();
+  };
 
   useEffect(() => {
     const id = follow.current;
@@ -124,30 +200,62 @@ export function ScanPage({ active, onReport }: Props) {
       <div className="scan-fields">
         <div className="field">
           <label htmlFor={vehicleId}>Vehicle / plate</label>
-          <input id={vehicleId} value={vehicle} maxLength={64} onChange={(e) => setVehicle(e.target.value)} placeholder="e.g. AB-123-CD" autoComplete="off" />
-        </div>
-        <div className="field">
-          <label htmlFor={positionId}>Tire position</label>
-          <select id={positionId} value={position} onChange={(e) => setPosition(e.target.value as WirePosition | '')}>
-            <option value="">Not set</option>
-            {POSITIONS.map((p) => (
-              <option key={p} value={p}>
-                {POSITION_LABEL[p]} ({p})
-              </option>
-            ))}
-          </select>
+          <input
+            id={vehicleId}
+            ref={plateInput}
+            value={vehicle}
+            maxLength={64}
+            onChange={(e) => setVehicle(e.target.value)}
+            placeholder="e.g. AB-123-CD"
+            autoComplete="off"
+            aria-describedby={otherCar ? `${vehicleId}-other` : undefined}
+          />
+          {otherCar && (
+            <div id={`${vehicleId}-other`} className="plate-change" data-testid="plate-change">
+              <p className="small">
+                The corners hold photos of <strong>{visitPlate || 'a vehicle without a plate'}</strong>: the next photo starts a new vehicle
+                {vehicle.trim() ? <> for <strong>{vehicle.trim()}</strong></> : null}.
+              </p>
+              <button type="button" className="link" onClick={() => queue.renameVisit(visit, vehicle)}>
+                {vehicle.trim() ? `Same vehicle: use ${vehicle.trim()} for its photos` : 'Same vehicle: remove the plate from its photos'}
+              </button>
+            </div>
+          )}
         </div>
         <div className="field field-actions">
           <button type="button" className="secondary" onClick={() => setCamera((c) => !c)} aria-pressed={camera}>
             {camera ? 'Hide camera' : 'Use webcam'}
           </button>
-          <button type="button" className="secondary" disabled={done.length === 0} onClick={() => onReport(done.filter((view) => view.vehicle === done[0]?.vehicle))}>
-            Customer report
-          </button>
         </div>
       </div>
       {/* Unmounted while another page shows, so the camera (and its light) turns off. */}
-      {camera && active && <CameraCapture onCapture={fromCamera} />}
+      {camera && active && <CameraCapture onCapture={fromCamera} destination={target ? POSITION_LABEL[target] : null} />}
+      <VehicleView
+        items={items}
+        visit={visit}
+        target={target}
+        onTarget={setTarget}
+        onAssign={queue.assign}
+        onFiles={(files, at) => place(files, at, true)}
+        onShowCard={(id) => cardOf(id)?.focus()}
+      >
+        <div className="vehicle-actions">
+          <p className="vehicle-progress" role="status">
+            {roadDone ? `All four tires${vehicle.trim() ? ` of ${vehicle.trim()}` : ''} are done: the customer report is ready.` : ''}
+          </p>
+          <button
+            type="button"
+            className={roadDone ? undefined : 'secondary'}
+            disabled={visitViews.length === 0}
+            onClick={() => onReport(visitViews)}
+          >
+            Customer report
+          </button>
+          <button type="button" className="secondary" onClick={nextVehicle} disabled={!items.some((item) => item.visit === visit) && vehicle === ''}>
+            Next vehicle
+          </button>
+        </div>
+      </VehicleView>
       <DropZone onFiles={addFiles} listenToPaste={active} compact={items.length > 0} />
       {allowance && (
         <p className="allowance" role="status">
@@ -166,6 +274,7 @@ export function ScanPage({ active, onReport }: Props) {
             onRemove={() => removeCard(index)}
             onRetry={() => queue.retry(item.id)}
             onMeasured={(mm) => queue.setMeasurement(item.id, mm)}
+            onCorrected={(scan) => queue.corrected(item.id, scan)}
           />
         ))}
       </div>

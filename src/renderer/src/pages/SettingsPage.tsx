@@ -1,6 +1,9 @@
-/** Shop settings (GET/PUT /settings); port and LAN access apply after a restart. */
+/**
+ * Shop settings (GET/PUT /settings); port and LAN access apply after a restart, unless the
+ * environment or a command-line option sets them: the page says which value is in force and why.
+ */
 import { useEffect, useId, useState, type FormEvent } from 'react';
-import type { SettingsData } from '../../../shared/api';
+import type { SettingInForce, SettingsData } from '../../../shared/api';
 import { api } from '../api/client';
 import { UserError } from '../api/errors';
 import { AboutPanel } from '../components/AboutPanel';
@@ -11,7 +14,47 @@ import { useSession } from '../hooks/useSession';
 import { bridge, BridgeError } from '../lib/bridge';
 import { BusyButton } from '../components/BusyButton';
 
-type Editable = Omit<SettingsData, 'restartRequired'>;
+type Editable = Omit<SettingsData, 'restartRequired' | 'server'>;
+type Server = SettingsData['server'];
+
+/** Where a value in force comes from, in the owner's words. */
+function origin(setting: SettingInForce<unknown>): string {
+  switch (setting.source) {
+    case 'env':
+      return `the environment variable ${setting.setBy ?? ''}`.trim();
+    case 'flag':
+      return `the command-line option ${setting.setBy ?? ''}`.trim();
+    case 'file':
+      return 'these settings (settings.json)';
+    default:
+      return 'TireWear’s default';
+  }
+}
+
+/**
+ * The value the running server uses, where it comes from, and what a saved value different from
+ * it will do: apply at the next start, or never while the environment or an option sets it.
+ */
+function InForce<T>({ setting, show, id }: { setting: SettingInForce<T>; show: (value: T) => string; id: string }) {
+  const where = origin(setting);
+  return (
+    <div id={id} className="in-force" data-testid={id}>
+      <p className="muted small">
+        In use now: <strong>{show(setting.inForce)}</strong>, from {where}.
+      </p>
+      {setting.overridden && setting.saved !== null && (
+        <p className="message message-warn small">
+          The value saved here ({show(setting.saved)}) does not apply, even after a restart: {where} sets {show(setting.inForce)} and wins over
+          these settings. Remove {setting.setBy ?? 'it'} {setting.source === 'env' ? 'from the environment' : 'from the command that starts TireWear'} to use
+          this setting.
+        </p>
+      )}
+      {setting.restartRequired && setting.saved !== null && (
+        <p className="muted small">{show(setting.saved)} applies at the next start of TireWear.</p>
+      )}
+    </div>
+  );
+}
 
 export function SettingsPage() {
   const { setPrefs } = useSession();
@@ -19,6 +62,7 @@ export function SettingsPage() {
   /** As last read from the server: only changed fields are sent back. */
   const [saved, setSavedValues] = useState<Editable | null>(null);
   const [restart, setRestart] = useState(false);
+  const [server, setServer] = useState<Server | null>(null);
   const [done, setDone] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -28,11 +72,12 @@ export function SettingsPage() {
   const [portText, setPortText] = useState('');
   /** The port typed cannot be saved: the field says so (aria-invalid, the message as its description) and has the focus. */
   const [portInvalid, setPortInvalid] = useState(false);
-  const id = { shop: useId(), port: useId(), units: useId(), legal: useId(), lan: useId(), tray: useId() };
+  const id = { shop: useId(), port: useId(), units: useId(), legal: useId(), lan: useId(), tray: useId(), portNow: useId(), lanNow: useId() };
   const desktop = bridge();
 
   useEffect(() => {
-    api.getSettings().then(({ restartRequired, ...rest }) => {
+    api.getSettings().then(({ restartRequired, server: inForce, ...rest }) => {
+      setServer(inForce ?? null);
       setForm(rest);
       setPortText(String(rest.port));
       setSavedValues(rest);
@@ -62,7 +107,8 @@ export function SettingsPage() {
     setBusy(true);
     setError(null);
     try {
-      const { restartRequired, ...rest } = await api.putSettings(patch);
+      const { restartRequired, server: inForce, ...rest } = await api.putSettings(patch);
+      setServer(inForce ?? null);
       setForm(rest);
       setPortText(String(rest.port));
       setSavedValues(rest);
@@ -119,7 +165,7 @@ export function SettingsPage() {
               <input
                 id={id.port}
                 aria-invalid={portInvalid || undefined}
-                aria-describedby={portInvalid ? `${id.port}-error` : undefined}
+                aria-describedby={[portInvalid ? `${id.port}-error` : '', server ? id.portNow : ''].filter(Boolean).join(' ') || undefined}
                 type="number"
                 inputMode="numeric"
                 value={portText}
@@ -128,15 +174,28 @@ export function SettingsPage() {
                   set('port', e.target.value.trim() === '' ? Number.NaN : Number(e.target.value));
                 }}
               />
+              {server && <InForce setting={server.port} show={String} id={id.portNow} />}
             </div>
             <div className="field checkbox">
-              <input id={id.lan} type="checkbox" checked={form.lanAccess} onChange={(e) => set('lanAccess', e.target.checked)} aria-describedby={`${id.lan}-note`} />
+              <input
+                id={id.lan}
+                type="checkbox"
+                checked={form.lanAccess}
+                onChange={(e) => set('lanAccess', e.target.checked)}
+                aria-describedby={`${id.lan}-note${server ? ` ${id.lanNow}` : ''}`}
+              />
               <label htmlFor={id.lan}>Allow POS software on other computers of the shop network (LAN access)</label>
               <p id={`${id.lan}-note`} className="muted">
                 Off by default. When on, calls from the network must carry an API key (create one under API keys); this computer keeps working
                 as before.
               </p>
+              {server && <InForce setting={server.lanAccess} show={(on) => (on ? 'on' : 'off')} id={id.lanNow} />}
             </div>
+            {server && (
+              <p className="muted small">
+                Listening on <strong>{server.host.inForce}</strong>, from {origin(server.host)}.
+              </p>
+            )}
             <div className="field checkbox">
               <input id={id.tray} type="checkbox" checked={form.keepApiRunningInTray} onChange={(e) => set('keepApiRunningInTray', e.target.checked)} />
               <label htmlFor={id.tray}>Keep the API running in the tray when the window closes</label>
