@@ -113,3 +113,22 @@ it('onHubClock: within two minutes, or without the desk time, the times are kept
     expect(onHubClock(wire, broken, hubNow).scan, broken).toBe(wire);
   }
 });
+
+it('onHubClock: a correction’s time and its history are moved onto the hub’s clock too', () => {
+  const wire = {
+    measuredAt: null,
+    deletedAt: null,
+    editedAt: '2026-11-21T12:30:00.000Z',
+    changes: [{ at: '2026-11-21T12:30:00.000Z', field: 'vehicle', from: null, to: 'KA-TW-204', via: 'session' }],
+  } as Parameters<typeof onHubClock>[0];
+  const hubNow = new Date('2026-11-21T12:00:00Z');
+  expect(onHubClock(wire, '2026-11-21T13:00:00Z', hubNow).scan).toEqual({
+    measuredAt: null,
+    deletedAt: null,
+    editedAt: '2026-11-21T11:30:00.000Z',
+    changes: [{ at: '2026-11-21T11:30:00.000Z', field: 'vehicle', from: null, to: 'KA-TW-204', via: 'session' }],
+  });
+  // a desk of an earlier version sends neither: none is added
+  const old = { measuredAt: null, deletedAt: null } as Parameters<typeof onHubClock>[0];
+  expect(onHubClock(old, '2026-11-21T13:00:00Z', hubNow).scan).toEqual({ measuredAt: null, deletedAt: null });
+});

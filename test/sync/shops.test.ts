@@ -136,6 +136,11 @@ describe.each(HUB_STORES)('shop names on a hub (%s)', (_name, postgres) => {
       hub.app.inject({ method: 'PUT', url: `/api/v1/scans/${scanId}/measurement`, payload: { measurementMm }, headers });
     expect(expectError(await edit(elm, 2.5), 403, 'FORBIDDEN')).toMatch(/another shop of this hub account \("Main St"\)/);
     expectError(await hub.app.inject({ method: 'DELETE', url: `/api/v1/scans/${scanId}`, headers: elm }), 403, 'FORBIDDEN');
+    // a correction (issue 42) is a change like any other: the other shop may not, the office may
+    const correct = (headers: Record<string, string>, vehicle: string) =>
+      hub.app.inject({ method: 'PATCH', url: `/api/v1/scans/${scanId}`, payload: { vehicle }, headers });
+    expect(expectError(await correct(elm, 'ELM 1'), 403, 'FORBIDDEN')).toMatch(/another shop of this hub account \("Main St"\)/);
+    expect((await correct({ cookie: office }, 'OFFICE 1')).json().data).toMatchObject({ vehicle: 'OFFICE 1', changes: [{ field: 'vehicle', via: 'session' }] });
     expect((await edit({ 'x-api-key': shops.main.key }, 3.5)).json().data.measurementMm).toBe(3.5);
     expect((await edit({ cookie: office }, 3.25)).json().data.measurementMm).toBe(3.25);
     expect((await hub.app.inject({ url: `/api/v1/scans/${scanId}`, headers: elm })).json().data.measurementMm).toBe(3.25);
