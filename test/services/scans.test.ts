@@ -130,8 +130,11 @@ describe('gauge readings', () => {
     expect(await t.core.services.scans.get(owner, scanId)).toMatchObject({ measurementMm: null, measuredAt: null });
     expect((await t.core.services.scans.list(owner, {})).items[0]).toMatchObject({ measurementMm: null, measuredAt: null });
     const [header, row] = (await t.core.services.scans.exportCsv(owner, {})).split('\r\n');
-    expect(row!.split(',').slice(-2)).toEqual(['', '']);
-    expect(header!.split(',').slice(-2)).toEqual(['measurementMm', 'measuredAt']);
+    const cells = Object.fromEntries(header!.split(',').map((name, i) => [name, row!.split(',')[i]]));
+    expect(cells).toMatchObject({ measurementMm: '', measuredAt: '' });
+    // without a reading the estimate is the depth of record again (issue 42)
+    const scan = await t.core.services.scans.get(owner, scanId);
+    expect(cells).toMatchObject({ depthOfRecordMm: String(scan.result.estimatedDepthMm), isPreliminary: String(scan.result.isPreliminary) });
     // The clear must win the hub's last-writer-wins merge over the reading it removed.
     const [change] = (await t.core.store.scans.changesSince(0, 10)).slice(-1);
     expect(change!.scan).toMatchObject({ id: scanId, measurementMm: null, measuredAt: t.clock.now() });
