@@ -141,9 +141,15 @@ def debian_photos(folder: str, rng: random.Random) -> list[Sample]:
     """Wallpapers and backgrounds that Debian packages ship (landscapes, buildings, textures):
     each whole and in three crops. See train_real.sh for the packages."""
     out = []
-    for p in sorted(glob.glob(os.path.join(folder, "**", "*"), recursive=True)):
+    seen = set()
+    for p in sorted(glob.glob(os.path.join(folder, "**", "*"), recursive=True), key=lambda q: -os.path.getsize(q)):
         if not p.lower().endswith(IMAGE_EXT) or os.path.getsize(p) < 20_000:
             continue
+        # Plasma ships each wallpaper at several sizes (wallpapers/NAME/contents/images/WxH.png): the largest only
+        key = p.split("/wallpapers/")[1].split("/")[0] if "/wallpapers/" in p else p
+        if key in seen:
+            continue
+        seen.add(key)
         g = f"deb{_fold_of(p)}"
         out.append(Sample(p, "debian-photos", NO_TIRE, group=g))
         for _ in range(3):

@@ -101,6 +101,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cache", nargs="+", required=True)
     ap.add_argument("--exclude", default="", help="comma-separated sets left out of training")
+    ap.add_argument("--fold", type=int, default=-1, help="leave out fold K (0-4) of every set (real_data groups end in the fold)")
     ap.add_argument("--epochs", type=int, default=30)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--lr", type=float, default=2e-3)
@@ -115,6 +116,8 @@ def main():
     excluded = set(filter(None, a.exclude.split(",")))
     never = {"michelin-twi"}  # measured only (realdata/README.md)
     train = ~np.isin(c["setname"], list(excluded | never))
+    if a.fold >= 0:
+        train &= np.array([not g.endswith(str(a.fold)) for g in c["group"]])
     idx = np.flatnonzero(train)
     scene = c["scene"].astype(np.int64)
     counts = np.bincount(scene[idx], minlength=3).astype(np.float64)
@@ -148,7 +151,7 @@ def main():
     np.savez(os.path.join(a.out, "pred.npz"), pred=pred, setname=c["setname"], view=c["view"], degraded=c["degraded"], scene=c["scene"],
              worn=c["worn"], depth=c["depth"], pct=c["pct"], kind=c["kind"], sample=c["sample"], group=c["group"])
     with open(os.path.join(a.out, "train.json"), "w") as f:
-        json.dump({"exclude": sorted(excluded), "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "views": int(len(idx)),
+        json.dump({"exclude": sorted(excluded), "fold": a.fold, "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "views": int(len(idx)),
                    "cache": a.cache, "seconds": round(time.time() - t0)}, f, indent=1)
     print(f"wrote {a.out} in {time.time() - t0:.0f} s")
 

@@ -210,6 +210,14 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
     }
     return spec;
   };
+  const shopLine = (v: unknown): { intercept: number; slope: number; intervalScale: number } => {
+    const o = isRecord(v) ? v : {};
+    return {
+      intercept: num(o.intercept, 'calibration.scene.shopLine.intercept'),
+      slope: positive(o.slope, 'calibration.scene.shopLine.slope'),
+      intervalScale: positive(o.intervalScale, 'calibration.scene.shopLine.intervalScale'),
+    };
+  };
   const scene = (v: unknown): SceneCalibration => {
     const o = isRecord(v) ? v : {};
     const wp = isRecord(o.wornPlatt) ? o.wornPlatt : {};
@@ -221,6 +229,7 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
       realSigmaMm: ranged(o.realSigmaMm, 'calibration.scene.realSigmaMm', (n) => n >= 0 && n <= MAX_TREAD_DEPTH_MM, `from 0 to ${MAX_TREAD_DEPTH_MM}`),
       twiMinTread: share(o.twiMinTread, 'calibration.scene.twiMinTread'),
       preliminaryBelow: share(o.preliminaryBelow, 'calibration.scene.preliminaryBelow'),
+      ...(o.shopLine === undefined ? {} : { shopLine: shopLine(o.shopLine) }),
     };
   };
   // a scene model without its constants, or constants without the model, is a broken manifest

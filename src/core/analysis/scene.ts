@@ -40,6 +40,11 @@ export interface SceneCalibration {
   twiMinTread: number;
   /** Below this probability of a tread the result is preliminary. */
   preliminaryBelow: number;
+  /**
+   * A shop's own calibration (shop-calibration.ts): gauge ≈ intercept + slope × estimate, the
+   * interval's half-width times slope × intervalScale. Absent: the estimate as the models give it.
+   */
+  shopLine?: { intercept: number; slope: number; intervalScale: number };
 }
 
 /** SPEC §2: worn and critical are the bands under 3.0 mm; "not usable" in the real labels. */
@@ -134,9 +139,11 @@ export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omi
     throw new AppError('MODEL_UNAVAILABLE', 'The tread models gave no usable depth reading for this photo; the model files may be damaged.');
   }
   const w = cal.syntheticWeight;
-  const raw = Math.min(MAX_TREAD_DEPTH_MM, Math.max(0, (1 - w) * out.depthMm + w * input.syntheticMm));
+  const line = cal.shopLine ?? { intercept: 0, slope: 1, intervalScale: 1 };
+  const blended = (1 - w) * out.depthMm + w * input.syntheticMm;
+  const raw = Math.min(MAX_TREAD_DEPTH_MM, Math.max(0, line.intercept + line.slope * blended));
   const estimate = round1(raw);
-  const sd = Math.sqrt(out.sigmaMm ** 2 + cal.realSigmaMm ** 2);
+  const sd = Math.sqrt(out.sigmaMm ** 2 + cal.realSigmaMm ** 2) * line.slope * line.intervalScale;
   const half = Z80 * sd;
   const min = Math.min(estimate, Math.max(0, Math.floor((raw - half) * 10) / 10));
   const max = Math.max(estimate, Math.ceil((raw + half) * 10) / 10);

@@ -257,6 +257,8 @@ export function calibratedManifest(base: Json, fitResult: ShopFit, meta: { creat
       intervalK: Number(cal.intervalK) * c.slope * c.intervalScale,
       // the classifier's vote, read on the same corrected depths (combine.ts, voteFor)
       ...(fitResult.depthApplied ? { voteMap: { intercept: c.intercept, slope: c.slope } } : {}),
+      // the scene reader's estimate (scene.ts) takes the same line and interval factor
+      ...(cal.scene === undefined ? {} : { scene: { ...(cal.scene as Json), shopLine: { intercept: c.intercept, slope: c.slope, intervalScale: c.intervalScale } } }),
     },
     shopCalibration: record,
   };

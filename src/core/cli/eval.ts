@@ -12,7 +12,7 @@
  * depthMm when absent) or class folders: new/ good/ medium/ worn/ critical/, notire/, or the
  * binary pair usable/ (alias good/ when no five-class folders exist) and bad/ (= worn or critical).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createOnnxAnalyzer } from '../analysis/index.js';
@@ -25,7 +25,7 @@ import { loadManifest } from '../analysis/manifest.js';
 import { analyzeReal, formatRealTable, loadRealSets, realFigures, type RealFigures } from '../analysis/eval-real.js';
 
 const DEFAULT_MODELS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../models');
-const USAGE = 'usage: npm run eval -- DIR [--models DIR] [--bootstrap N] [--json]\n       npm run eval -- --real REALDATA [--models DIR] [--loso DIR] [--negatives DIR] [--limit N] [--bootstrap N] [--json]';
+const USAGE = 'usage: npm run eval -- DIR [--models DIR] [--bootstrap N] [--json]\n       npm run eval -- --real REALDATA [--models DIR] [--loso DIR] [--negatives DIR] [--limit N] [--per-photo FILE] [--bootstrap N] [--json]';
 const DEFAULT_BOOTSTRAP = 1000;
 
 function usage(problem: string): never {
@@ -43,13 +43,17 @@ async function loadAnalyzer(modelsDir: string) {
 /** The set a model must not have learned from to score `set` (the vehicles' outside crops are that set's photos). */
 const sourceOf = (set: string): string => (set === 'vehicles-wheels-outside' ? 'vehicles-wheels' : set);
 
-async function real(root: string, opts: { modelsDir: string; loso?: string; negatives?: string; limit: number; bootstrap: number; json: boolean }): Promise<void> {
+async function real(
+  root: string,
+  opts: { modelsDir: string; loso?: string; negatives?: string; limit: number; bootstrap: number; json: boolean; perPhoto?: string },
+): Promise<void> {
   const sets = await loadRealSets(root, opts.negatives);
   if (!sets.length) {
     process.stderr.write(`eval: no real photo set found in ${root} (expected web-good-defective/, michelin-twi/, tyre-defect-ccby/ or vehicles-wheels/)\n`);
     process.exit(2);
   }
   const rows: RealFigures[] = [];
+  const photos: string[] = ['set,file,box,truth,pct,error,estimatedDepthMm,confidence,isPreliminary,modelAlignment'];
   for (const set of sets) {
     const own = opts.loso ? path.join(opts.loso, sourceOf(set.name)) : null;
     const modelsDir = own && existsSync(path.join(own, 'manifest.json')) ? own : opts.modelsDir;
@@ -62,9 +66,15 @@ async function real(root: string, opts: { modelsDir: string; loso?: string; nega
       if (done % 200 === 0) process.stderr.write(`eval:   ${done}/${samples.length}\n`);
     });
     await analyzer.close();
+    for (const o of outcomes) {
+      const a = o.analysis;
+      const cells = [set.name, o.sample.file, o.sample.box?.join(' ') ?? '', o.sample.truth, o.sample.pct ?? '', o.error ?? '', a?.estimatedDepthMm ?? '', a?.confidence ?? '', a?.isPreliminary ?? '', a?.modelAlignment ?? ''];
+      photos.push(cells.map((c) => (/[",\n]/.test(String(c)) ? `"${String(c).replace(/"/g, '""')}"` : String(c))).join(','));
+    }
     const scoredBy = manifest.trainedOn.includes(sourceOf(set.name)) ? 'trained on' : 'held out';
     rows.push(realFigures(set.name, outcomes, { scoredBy, modelVersion: manifest.version, bootstrap: opts.bootstrap }));
   }
+  if (opts.perPhoto) writeFileSync(opts.perPhoto, `${photos.join('\n')}\n`);
   process.stdout.write(opts.json ? `${JSON.stringify(rows, null, 2)}\n` : formatRealTable(rows));
 }
 
@@ -77,6 +87,7 @@ async function main(): Promise<void> {
     loso: { type: 'string' },
     negatives: { type: 'string' },
     limit: { type: 'string' },
+    'per-photo': { type: 'string' },
   });
   const bootstrap = values.bootstrap === undefined ? DEFAULT_BOOTSTRAP : Number(values.bootstrap);
   if (!/^\d+$/.test(values.bootstrap ?? '0') || bootstrap > 100_000) usage('--bootstrap takes a whole number of resamples, 0 to 100000.');
@@ -85,9 +96,9 @@ async function main(): Promise<void> {
     if (positionals.length) usage('--real takes the realdata folder; no other folder is expected.');
     if (values.limit !== undefined && !/^\d+$/.test(values.limit)) usage('--limit takes a whole number of photos per set.');
     const limit = Number(values.limit ?? 0);
-    return real(values.real, { modelsDir, ...(values.loso ? { loso: values.loso } : {}), ...(values.negatives ? { negatives: values.negatives } : {}), limit, bootstrap, json: values.json ?? false });
+    return real(values.real, { modelsDir, ...(values.loso ? { loso: values.loso } : {}), ...(values.negatives ? { negatives: values.negatives } : {}), limit, bootstrap, json: values.json ?? false, ...(values['per-photo'] ? { perPhoto: values['per-photo'] } : {}) });
   }
-  for (const flag of ['loso', 'negatives', 'limit'] as const) if (values[flag] !== undefined) usage(`--${flag} goes with --real.`);
+  for (const flag of ['loso', 'negatives', 'limit', 'per-photo'] as const) if (values[flag] !== undefined) usage(`--${flag} goes with --real.`);
   if (positionals.length !== 1) usage(positionals.length ? `one folder expected, got ${positionals.length}.` : 'which folder?');
   const dir = positionals[0]!;
   let loaded: LoadedSamples;

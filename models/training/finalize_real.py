@@ -1,0 +1,174 @@
+"""The scene reader's constants, from out-of-fold predictions, and the manifest that ships it.
+
+    python finalize_real.py --cv runs/cv --scene ../scene.onnx --manifest ../manifest.json \
+        --version tread-2026.11.28 [--loso-out runs/loso-models --loso runs/loso]
+
+Out of fold: `--cv` holds five runs of train_real.py --fold K; each photo's reading is the one from
+the run that did not learn from its fold (same kinds of photo, other photos: what the shipped model
+meets in a shop). From those:
+- the worn probability's Platt map (wornPlatt), fitted on the real photos with a worn label;
+- the gate's thresholds: the lowest no-tire threshold that refuses at most NO_TIRE_BUDGET of the
+  tread photos as "no tire", then the lowest not-visible threshold that keeps all refusals of tread
+  photos within REFUSAL_BUDGET (issue 40: tires refused <= 5 %).
+The manifest keeps every field of the base (tread, seg, crop and their calibration) and adds
+models.scene, calibration.scene and trainedOn. With --loso-out it also writes, for each run in
+--loso (train_real.py --exclude SET), a models folder named after SET that `npm run eval -- --real
+--loso` scores that set with (the base networks copied, that run's scene reader, the same constants).
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+NO_TIRE_BUDGET = 0.015
+REFUSAL_BUDGET = 0.04
+TRAINED_ON = ["web-good-defective", "tyre-defect-ccby", "vehicles-wheels", "debian-photos", "renders"]
+
+
+def out_of_fold(cv: str) -> dict:
+    runs = sorted(glob.glob(os.path.join(cv, "fold*")))
+    assert len(runs) == 5, f"expected five folds in {cv}, found {len(runs)}"
+    merged = None
+    for r in runs:
+        k = json.load(open(os.path.join(r, "train.json")))["fold"]
+        z = dict(np.load(os.path.join(r, "pred.npz")))
+        mine = np.array([g.endswith(str(k)) for g in z["group"]])
+        if merged is None:
+            merged = {key: v.copy() for key, v in z.items()}
+            merged["pred"][:] = np.nan
+        merged["pred"][mine] = z["pred"][mine]
+    return merged
+
+
+def platt(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Logistic regression of y on x (Newton's method)."""
+    a, b = 1.0, 0.0
+    for _ in range(100):
+        p = 1 / (1 + np.exp(-(a * x + b)))
+        g = np.array([np.sum((p - y) * x), np.sum(p - y)])
+        w = p * (1 - p)
+        h = np.array([[np.sum(w * x * x), np.sum(w * x)], [np.sum(w * x), np.sum(w)]]) + 1e-6 * np.eye(2)
+        step = np.linalg.solve(h, g)
+        a, b = a - step[0], b - step[1]
+        if np.abs(step).max() < 1e-9:
+            break
+    return float(a), float(b)
+
+
+def sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        h.update(f.read())
+    return h.hexdigest()
+
+
+def constants(z: dict) -> tuple[dict, dict]:
+    plain = (z["view"] == 0) & ~z["degraded"] & ~np.isnan(z["pred"][:, 0])
+    real = plain & (z["setname"] != "renders") & (z["setname"] != "michelin-twi")
+    p = z["pred"]
+    worn = real & (z["worn"] >= 0)
+    pw = np.clip(p[worn, 3], 1e-6, 1 - 1e-6)
+    a, b = platt(np.log(pw / (1 - pw)), z["worn"][worn].astype(float))
+    tread = real & (z["scene"] == 0)
+    negatives = real & (z["scene"] == 2)
+    unreadable = real & (z["scene"] == 1)
+    grid = np.round(np.arange(0.30, 0.951, 0.01), 2)
+    t_no = next((t for t in grid if (p[tread, 2] >= t).mean() <= NO_TIRE_BUDGET), 0.95)
+    ok_nv = [t for t in grid if ((p[tread, 2] >= t_no) | (p[tread, 1] >= t)).mean() <= REFUSAL_BUDGET]
+    t_nv = ok_nv[0] if ok_nv else 0.95
+    said = np.where(p[:, 2] >= t_no, 2, np.where(p[:, 1] >= t_nv, 1, 0))
+    figures = {
+        "outOfFoldPhotos": int(real.sum()),
+        "treadRefused": float((said[tread] != 0).mean()),
+        "treadRefusedNoTire": float((said[tread] == 2).mean()),
+        "negativesRefused": float((said[negatives] != 0).mean()),
+        "negativesNoTire": float((said[negatives] == 2).mean()),
+        "unreadableRefused": float((said[unreadable] != 0).mean()),
+        "unreadableNotVisible": float((said[unreadable] == 1).mean()),
+    }
+    cal = {
+        "noTire": float(t_no),
+        "notVisible": float(t_nv),
+        "wornPlatt": {"a": round(a, 4), "b": round(b, 4)},
+        "syntheticWeight": 0.0,
+        "realSigmaMm": 1.5,
+        "twiMinTread": 0.9,
+        "preliminaryBelow": 0.6,
+    }
+    return cal, figures
+
+
+def write_models(folder: str, base_dir: str, base: dict, scene_onnx: str, cal: dict, version: str, trained_on: list[str]) -> None:
+    os.makedirs(folder, exist_ok=True)
+    for key in ("tread", "seg", "crop"):
+        if key in base["models"]:
+            src = os.path.join(base_dir, base["models"][key]["file"])
+            dst = os.path.join(folder, base["models"][key]["file"])
+            if os.path.abspath(src) != os.path.abspath(dst):
+                shutil.copyfile(src, dst)
+    if os.path.abspath(scene_onnx) != os.path.abspath(os.path.join(folder, "scene.onnx")):
+        shutil.copyfile(scene_onnx, os.path.join(folder, "scene.onnx"))
+    m = json.loads(json.dumps(base))
+    m["version"] = version
+    m["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    m["models"]["scene"] = {
+        "file": "scene.onnx",
+        "sha256": sha256(os.path.join(folder, "scene.onnx")),
+        "bytes": os.path.getsize(os.path.join(folder, "scene.onnx")),
+        "inputs": {"input": [None, 3, 160, 160]},
+        "outputs": {"scene": [None, 3], "worn": [None], "depth": [None], "sigma": [None]},
+    }
+    m["calibration"]["scene"] = cal
+    m["trainedOn"] = trained_on
+    with open(os.path.join(folder, "manifest.json"), "w") as f:
+        json.dump(m, f, indent=2)
+        f.write("\n")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cv", required=True)
+    ap.add_argument("--scene", required=True, help="the exported scene reader (already in the models folder)")
+    ap.add_argument("--manifest", required=True)
+    ap.add_argument("--version", required=True)
+    ap.add_argument("--loso", default="", help="folder of train_real.py --exclude runs, one per set")
+    ap.add_argument("--loso-out", default="")
+    ap.add_argument("--pretrained", default="runs/mbv2_nsfwjs.pt")
+    a = ap.parse_args()
+    z = out_of_fold(a.cv)
+    cal, figures = constants(z)
+    print(json.dumps({"calibration.scene": cal, "outOfFold": figures}, indent=1))
+    base_dir = os.path.dirname(os.path.abspath(a.manifest))
+    base = json.load(open(a.manifest))
+    for k in ("scene",):
+        base["models"].pop(k, None)
+        base["calibration"].pop(k, None)
+    write_models(base_dir, base_dir, base, a.scene, cal, a.version, TRAINED_ON)
+    with open(os.path.join(os.path.dirname(os.path.abspath(a.cv)), "finalize_real.json"), "w") as f:
+        json.dump({"calibration.scene": cal, "outOfFold": figures}, f, indent=1)
+    if a.loso and a.loso_out:
+        for run in sorted(glob.glob(os.path.join(a.loso, "*"))):
+            t = json.load(open(os.path.join(run, "train.json")))
+            left_out = t["exclude"]
+            name = left_out[0]
+            onnx = os.path.join(run, "scene.onnx")
+            subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "export_real.py"), "--pretrained", a.pretrained,
+                            "--top", os.path.join(run, "top.pt"), "--out", onnx], check=True)
+            write_models(os.path.join(a.loso_out, name), base_dir, base, onnx, cal, f"{a.version}-without-{name}",
+                         [s for s in TRAINED_ON if s not in left_out])
+            print(f"wrote {os.path.join(a.loso_out, name)}")
+
+
+if __name__ == "__main__":
+    main()

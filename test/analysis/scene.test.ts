@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { wearForDepth } from '../../src/core/analysis/analyzer.js';
+import {
+  averageScene,
+  NOT_VISIBLE_MESSAGE,
+  refuseUnlessTread,
+  sceneOf,
+  sceneResult,
+  wornProbability,
+  type SceneCalibration,
+  type SceneOutput,
+} from '../../src/core/analysis/scene.js';
+
+const cal: SceneCalibration = {
+  noTire: 0.5,
+  notVisible: 0.6,
+  wornPlatt: { a: 1, b: 0 },
+  syntheticWeight: 0,
+  realSigmaMm: 1.5,
+  twiMinTread: 0.9,
+  preliminaryBelow: 0.6,
+};
+
+const out = (over: Partial<SceneOutput> = {}): SceneOutput => ({ probs: [0.95, 0.03, 0.02], worn: 0.1, depthMm: 6, sigmaMm: 0.8, ...over });
+
+describe('the scene reader’s gate: three outcomes', () => {
+  it('reads a tread, refuses no tire, and refuses a tire whose tread cannot be read', () => {
+    expect(sceneOf(out(), cal).scene).toBe('tread');
+    expect(sceneOf(out({ probs: [0.2, 0.1, 0.7] }), cal).scene).toBe('no_tire');
+    expect(sceneOf(out({ probs: [0.2, 0.7, 0.1] }), cal).scene).toBe('tread_not_visible');
+    // the thresholds are the manifest's, not an argmax: 0.55 unreadable is under 0.6 and is read
+    expect(sceneOf(out({ probs: [0.4, 0.55, 0.05] }), cal).scene).toBe('tread');
+    // no tire is checked first: at or above its threshold it wins over an unreadable tread
+    expect(sceneOf(out({ probs: [0, 0.5, 0.5] }), { ...cal, notVisible: 0.5 }).scene).toBe('no_tire');
+    expect(sceneOf(out({ probs: [0.2, 0.7, 0.1] }), cal).probabilities).toEqual({ tread: 0.2, treadNotVisible: 0.7, noTire: 0.1 });
+  });
+
+  it('throws the matching errors, each telling how to photograph the tread', () => {
+    expect(() => refuseUnlessTread(sceneOf(out({ probs: [0.2, 0.1, 0.7] }), cal))).toThrow(expect.objectContaining({ code: 'NO_TIRE_DETECTED', status: 422 }));
+    expect(() => refuseUnlessTread(sceneOf(out({ probs: [0.2, 0.7, 0.1] }), cal))).toThrow(
+      expect.objectContaining({ code: 'TREAD_NOT_VISIBLE', status: 422, message: NOT_VISIBLE_MESSAGE }),
+    );
+    expect(NOT_VISIBLE_MESSAGE).toMatch(/face-on/);
+    expect(NOT_VISIBLE_MESSAGE).toMatch(/light/);
+    expect(() => refuseUnlessTread(sceneOf(out(), cal))).not.toThrow();
+  });
+
+  it('treats a reading no photo can give as a broken model, never as a refusal or an answer', () => {
+    for (const bad of [
+      out({ probs: [Number.NaN, 0, 0] }),
+      out({ probs: [0.5, 0.5, 0.5] }),
+      out({ probs: [1.2, -0.1, -0.1] }),
+      out({ worn: Number.NaN }),
+      out({ depthMm: Number.POSITIVE_INFINITY }),
+      out({ depthMm: 500 }),
+      out({ sigmaMm: 0 }),
+    ]) {
+      expect(() => sceneOf(bad, cal)).toThrow(expect.objectContaining({ code: 'MODEL_UNAVAILABLE' }));
+    }
+  });
+
+  it('averages a photo and its mirror image', () => {
+    const a = averageScene(out({ probs: [1, 0, 0], worn: 0.2, depthMm: 4, sigmaMm: 1 }), out({ probs: [0, 1, 0], worn: 0.4, depthMm: 6, sigmaMm: 1 }));
+    expect(a.probs).toEqual([0.5, 0.5, 0]);
+    expect(a.worn).toBeCloseTo(0.3);
+    expect(a.depthMm).toBe(5);
+    expect(a.sigmaMm).toBeCloseTo(1);
+  });
+});
+
+describe('the result from the scene reader', () => {
+  const result = (o: Partial<SceneOutput> = {}, syntheticMm = 6, c: SceneCalibration = cal, confirmedBars = 2) =>
+    sceneResult({ scene: out(o), syntheticMm, confirmedBars }, c);
+
+  it('answers every field consistently: the band of the rounded depth, an interval around it, 0..1 confidence', () => {
+    const r = result({ depthMm: 4.26 });
+    expect(r.estimatedDepthMm).toBe(4.3);
+    expect(r.wear).toBe(wearForDepth(4.3));
+    expect(r.depthRangeMm.min).toBeLessThanOrEqual(4.3);
+    expect(r.depthRangeMm.max).toBeGreaterThanOrEqual(4.3);
+    // 1.2816 × sqrt(0.8² + 1.5²) = 2.18 mm either side
+    expect(r.depthRangeMm.min).toBeCloseTo(2.0, 1);
+    expect(r.depthRangeMm.max).toBeCloseTo(6.5, 1);
+    expect(r.confidence).toBeGreaterThanOrEqual(0);
+    expect(r.confidence).toBeLessThanOrEqual(1);
+  });
+
+  it('weighs in the synthetic stack by syntheticWeight', () => {
+    expect(result({ depthMm: 4 }, 8, { ...cal, syntheticWeight: 0 }).estimatedDepthMm).toBe(4);
+    expect(result({ depthMm: 4 }, 8, { ...cal, syntheticWeight: 0.25 }).estimatedDepthMm).toBe(5);
+  });
+
+  it('is not sure where the worn probability disagrees with the depth’s side of 3 mm', () => {
+    const agreeing = result({ depthMm: 6, worn: 0.05 });
+    const disagreeing = result({ depthMm: 6, worn: 0.9 });
+    expect(disagreeing.confidence).toBeLessThan(0.15);
+    expect(agreeing.confidence).toBeGreaterThan(disagreeing.confidence);
+    // a worn reading the worn head agrees with
+    const worn = result({ depthMm: 1.0, worn: 0.97 });
+    expect(worn.wear).toBe('critical');
+    expect(worn.confidence).toBeGreaterThan(0.4);
+  });
+
+  it('calibrates the worn probability with the manifest’s Platt map', () => {
+    expect(wornProbability(out({ worn: 0.5 }), cal)).toBeCloseTo(0.5);
+    expect(wornProbability(out({ worn: 0.9 }), { ...cal, wornPlatt: { a: 0.5, b: 0 } })).toBeCloseTo(0.75, 2);
+    expect(wornProbability(out({ worn: 0.5 }), { ...cal, wornPlatt: { a: 1, b: -1 } })).toBeCloseTo(0.269, 2);
+  });
+
+  it('is preliminary when the readings disagree or the reader is unsure of a tread, and counts wear bars only on a sure tread', () => {
+    const sure = result({ depthMm: 6, worn: 0.05 }, 6);
+    expect(sure.modelAlignment).toBeGreaterThanOrEqual(70);
+    expect(sure.isPreliminary).toBe(false);
+    expect(sure.twiConsensusCount).toBe(2);
+    const apart = result({ depthMm: 6, worn: 0.05 }, 2);
+    expect(apart.modelAlignment).toBeLessThan(70);
+    expect(apart.isPreliminary).toBe(true);
+    expect(apart.twiConsensusCount).toBe(0);
+    const unsure = result({ probs: [0.55, 0.4, 0.05], depthMm: 6, worn: 0.05 }, 6);
+    expect(unsure.isPreliminary).toBe(true);
+    expect(unsure.twiConsensusCount).toBe(0);
+    const readButNotSure = result({ probs: [0.8, 0.15, 0.05], depthMm: 6, worn: 0.05 }, 6);
+    expect(readButNotSure.isPreliminary).toBe(false);
+    expect(readButNotSure.twiConsensusCount).toBe(0); // under twiMinTread
+  });
+
+  it('applies a shop’s line to the estimate and its interval', () => {
+    const plain = result({ depthMm: 4 });
+    const shop = result({ depthMm: 4 }, 6, { ...cal, shopLine: { intercept: 0.5, slope: 1.5, intervalScale: 2 } });
+    expect(shop.estimatedDepthMm).toBe(6.5);
+    const width = (r: typeof plain) => r.depthRangeMm.max - r.depthRangeMm.min;
+    expect(width(shop)).toBeGreaterThan(2.5 * width(plain));
+  });
+
+  it('never reports a depth under 0 or beyond any tread, and refuses a synthetic reading that is not a number', () => {
+    expect(result({ depthMm: -2 }).estimatedDepthMm).toBe(0);
+    expect(result({ depthMm: -2 }).depthRangeMm.min).toBe(0);
+    expect(result({ depthMm: 45 }).estimatedDepthMm).toBe(30);
+    expect(() => result({}, Number.NaN)).toThrow(expect.objectContaining({ code: 'MODEL_UNAVAILABLE' }));
+  });
+});
