@@ -385,12 +385,13 @@ describe('one vehicle at a time in the browser', () => {
     await page.getByRole('link', { name: 'History', exact: true }).click();
     await page.locator('main').getByRole('alert').or(page.getByRole('heading', { name: 'Please sign in again' })).first().waitFor();
     const text = (await page.locator('main').textContent()) ?? '';
+    await saveScreenshot(page, 'signed-out');
     expect(text).not.toMatch(/X-API-Key|header/i);
     expect(errors).toEqual([]);
   });
 });
 
-describe('Settings in the browser when the environment sets the port', () => {
+describe('Settings and API keys in the browser when the environment sets the port and LAN access', () => {
   let app: RunningApp | undefined;
   let browser: Browser | undefined;
   let dataDir: string;
@@ -399,7 +400,20 @@ describe('Settings in the browser when the environment sets the port', () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-e2e-env-'));
     // saved in Settings before: 43118; the server was started with TIREWEAR_PORT (here, any free port)
     await writeFile(path.join(dataDir, 'settings.json'), JSON.stringify({ port: 43118 }));
-    app = await startApp({ dataDir, overrides: { analyzer: new FakeAnalyzer() }, config: { origins: { port: { source: 'env', setBy: 'TIREWEAR_PORT' } } } });
+    app = await startApp({
+      dataDir,
+      overrides: { analyzer: new FakeAnalyzer() },
+      // LAN access as the desktop starts it: every IPv4 address; the browser still comes from loopback
+      config: {
+        host: '0.0.0.0',
+        lanAccess: true,
+        origins: {
+          port: { source: 'env', setBy: 'TIREWEAR_PORT' },
+          lanAccess: { source: 'env', setBy: 'TIREWEAR_LAN_ACCESS' },
+          host: { source: 'env', setBy: 'TIREWEAR_HOST' },
+        },
+      },
+    });
     browser = await launchChromium();
   });
 
@@ -409,7 +423,7 @@ describe('Settings in the browser when the environment sets the port', () => {
   });
 
   it('shows the port in force and where it comes from, and says the saved one cannot apply (no "restart required")', async () => {
-    const { page, errors } = await openPage(browser!, app!.url);
+    const { page, errors } = await openPage(browser!, `http://127.0.0.1:${app!.port}/`);
     await page.getByLabel('Email').fill('owner@env.test');
     await page.getByLabel(/^Password/).fill('correct horse battery');
     await page.getByRole('button', { name: 'Create account' }).click();
@@ -426,9 +440,24 @@ describe('Settings in the browser when the environment sets the port', () => {
     const describedBy = (await port.getAttribute('aria-describedby')) ?? '';
     expect(describedBy.split(' ')).toContain(await inForce.getAttribute('id'));
     await expect(page.getByText('Restart required').count()).resolves.toBe(0);
-    await expect(page.locator('.in-force').nth(1).textContent()).resolves.toContain('In use now: off, from TireWear’s default.');
+    await expect(page.locator('.in-force').nth(1).textContent()).resolves.toContain('In use now: on, from the environment variable TIREWEAR_LAN_ACCESS.');
     await page.mouse.move(0, 0);
     await saveScreenshot(page, 'settings-env');
+
+    // with LAN access in force, the API keys page lists this computer's network addresses and its name
+    await page.getByRole('link', { name: 'API keys' }).click();
+    const addresses = page.getByTestId('pos-addresses');
+    await addresses.locator('li').first().waitFor();
+    const listed = await addresses.locator('li code').allTextContents();
+    const lan = Object.values(os.networkInterfaces())
+      .flat()
+      .filter((a) => a && !a.internal && a.family === 'IPv4')
+      .map((a) => `http://${a!.address}:${app!.port}`);
+    expect(listed[0]).toBe(`http://127.0.0.1:${app!.port}`);
+    expect(listed).toEqual(expect.arrayContaining([...lan, `http://${os.hostname()}:${app!.port}`]));
+    await expect(addresses.textContent()).resolves.not.toContain('LAN access is off');
+    await expect(addresses.textContent()).resolves.toContain('for other computers of the shop network');
+    await saveScreenshot(page, 'keys-lan');
     expect(errors).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
  * Put a scan's plate or tire position right (PATCH /scans/:id): a typo no longer costs a rescan
  * and a scan of the allowance. Folded away behind one button; the server records the change.
  */
-import { useId, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import type { WirePosition, WireScan } from '../../../shared/api';
 import { api, type ScanCorrection } from '../api/client';
 import { POSITIONS, POSITION_LABEL } from '../lib/format';
@@ -24,6 +24,13 @@ export function CorrectionForm({ scanId, vehicle, position, onCorrected }: Props
   const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState<string | null>(null);
   const toggle = useRef<HTMLButtonElement>(null);
+  /** The form closed from within (saved, cancelled): the button that opened it takes the focus back once it is there. */
+  const refocus = useRef(false);
+  useEffect(() => {
+    if (open || !refocus.current) return;
+    refocus.current = false;
+    toggle.current?.focus();
+  }, [open]);
   const ids = { form: useId(), plate: useId(), position: useId() };
 
   function start() {
@@ -35,8 +42,8 @@ export function CorrectionForm({ scanId, vehicle, position, onCorrected }: Props
   }
 
   function close() {
+    refocus.current = true;
     setOpen(false);
-    requestAnimationFrame(() => toggle.current?.focus());
   }
 
   async function save(event: FormEvent) {

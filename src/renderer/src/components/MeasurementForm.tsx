@@ -41,8 +41,7 @@ export function MeasurementForm({ scanId, measurementMm, units, onSaved }: Props
       return;
     }
     setInvalid(false);
-    // 32nds to one decimal of a mm, as whole32nds expects them (2/32″ → 1.6 mm, on the legal line, not 1.59 under it)
-    const mm = parsed === null ? null : units === '32nds' ? Math.round(parsed.mm * 10) / 10 : parsed.mm;
+    const mm = parsed === null ? null : parsed.mm;
     setBusy(true);
     setError(null);
     try {
