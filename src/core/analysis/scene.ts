@@ -135,8 +135,10 @@ export interface SceneResultInput {
 export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omit<Analysis, 'modelVersion'> {
   const { scene: out } = input;
   checkOutput(out);
-  if (!Number.isFinite(input.syntheticMm)) {
-    throw new AppError('MODEL_UNAVAILABLE', 'The tread models gave no usable depth reading for this photo; the model files may be damaged.');
+  // the synthetic stack is checked as combine.ts checks it, whatever its weight: a stack no tire can
+  // give (under −30 mm or over 30) is a broken manifest or model, not a reading to leave out
+  if (!Number.isFinite(input.syntheticMm) || Math.abs(input.syntheticMm) > MAX_TREAD_DEPTH_MM) {
+    throw new AppError('MODEL_UNAVAILABLE', `The tread models gave no usable reading for this photo (synthetic stack ${input.syntheticMm} mm); the model files or their manifest may be damaged.`);
   }
   const w = cal.syntheticWeight;
   const line = cal.shopLine ?? { intercept: 0, slope: 1, intervalScale: 1 };

@@ -1,0 +1,75 @@
+#!/bin/sh
+# The scene reader (models/README.md, "The scene reader"), one command, fixed seeds:
+#   sh models/training/train_real.sh [REALDATA]
+# REALDATA defaults to ../shared/realdata beside the repository. On 2 CPU cores: ≈ 4 min to render
+# the 3 000 photo-like renders, ≈ 20 min to decode and run the frozen network over every view,
+# ≈ 2–4 min per head (ten heads: five folds, four sets left out, the shipped one), then the
+# real-photo table (≈ 15 min). It writes models/scene.onnx and a new manifest.json (the other three
+# networks and their constants unchanged), runs/loso-models/SET/ (a model trained without SET, for
+# `npm run eval -- --real --loso`), and runs/real_table.md.
+#
+# Needs python3 with requirements.txt, node/npm (the pretrained weights come from the nsfwjs npm
+# package) and apt-get download (Debian's wallpapers are the photos without a tire; nothing is
+# installed). Settings (environment): PYTHON, VERSION, WORK (default: this folder; data/ and runs/).
+# michelin-twi is never trained on (its licence): it is measured only.
+set -eu
+CALLER=$(pwd)
+cd "$(dirname "$0")"
+HERE=$(pwd)
+PY=${PYTHON:-python3}
+case $PY in /*) ;; */*) PY=$CALLER/$PY ;; esac
+REAL=${1:-$HERE/../../../shared/realdata}
+case $REAL in /*) ;; *) REAL=$CALLER/$REAL ;; esac
+VERSION=${VERSION:-tread-2026.11.28}
+WORK=${WORK:-$HERE}
+mkdir -p "$WORK/data" "$WORK/runs"
+cd "$WORK"
+MODELS=$(cd "$HERE/.." && pwd)
+step() { echo "== $(date -u +%H:%M:%S) $*"; }
+
+step "1. pretrained MobileNetV2 (ImageNet-derived, MIT) from the nsfwjs npm package"
+if [ ! -f runs/mbv2_nsfwjs.pt ]; then
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent nsfwjs@4.3.0 >/dev/null && tar xzf nsfwjs-4.3.0.tgz)
+  $PY "$HERE/convert_nsfwjs.py" "$tmp/package" runs/mbv2_nsfwjs.pt
+  rm -rf "$tmp"
+fi
+
+step "2. photos without a tire: the wallpapers Debian packages ship (downloaded, unpacked here, not installed)"
+for set in "deb1:gnome-backgrounds ukui-wallpapers mate-backgrounds lomiri-wallpapers" \
+           "deb2:lomiri-wallpapers-16.04 lomiri-wallpapers-20.04 plasma-workspace-wallpapers sway-backgrounds"; do
+  name=${set%%:*}
+  if [ ! -d "data/$name/x" ]; then
+    mkdir -p "data/$name"
+    (cd "data/$name" && apt-get download ${set#*:} && for f in *.deb; do dpkg -x "$f" x; done)
+  fi
+done
+
+step "3. 3 000 photo-like renders (seeds 8 000 000 on: no other split uses them)"
+[ -f data/renders/labels.csv ] || $PY "$HERE/make_dataset.py" --split heldout --count 3000 --seed-base 8000000 --out data/renders --workers 2
+
+step "4. the frozen network over every view (the app's framing + augmented copies)"
+REALSETS=web-good-defective,tyre-defect-ccby,vehicles-wheels,debian-photos,michelin-twi
+[ -f data/cache_real.npz ] || $PY "$HERE/real_cache.py" --realdata "$REAL" --debian data/deb1/x --pretrained runs/mbv2_nsfwjs.pt --out data/cache_real.npz --sets $REALSETS
+[ -f data/cache_deb2.npz ] || $PY "$HERE/real_cache.py" --realdata "$REAL" --debian data/deb2/x --pretrained runs/mbv2_nsfwjs.pt --out data/cache_deb2.npz --sets debian-photos --seed 1
+[ -f data/cache_renders.npz ] || $PY "$HERE/real_cache.py" --realdata "$REAL" --renders data/renders --pretrained runs/mbv2_nsfwjs.pt --out data/cache_renders.npz --sets renders
+CACHES="data/cache_real.npz data/cache_deb2.npz data/cache_renders.npz"
+
+step "5. heads: five folds (out-of-fold readings for the constants), one per set left out, the shipped one"
+for k in 0 1 2 3 4; do
+  [ -f "runs/cv/fold$k/pred.npz" ] || $PY "$HERE/train_real.py" --cache $CACHES --fold $k --out "runs/cv/fold$k"
+done
+for s in web-good-defective tyre-defect-ccby vehicles-wheels debian-photos; do
+  [ -f "runs/loso/$s/pred.npz" ] || $PY "$HERE/train_real.py" --cache $CACHES --exclude $s --out "runs/loso/$s"
+done
+[ -f runs/real_all/pred.npz ] || $PY "$HERE/train_real.py" --cache $CACHES --out runs/real_all
+
+step "6. export, constants, manifest"
+$PY "$HERE/export_real.py" --pretrained runs/mbv2_nsfwjs.pt --top runs/real_all/top.pt --out "$MODELS/scene.onnx"
+$PY "$HERE/finalize_real.py" --cv runs/cv --scene "$MODELS/scene.onnx" --manifest "$MODELS/manifest.json" --version "$VERSION" \
+  --loso runs/loso --loso-out runs/loso-models --pretrained runs/mbv2_nsfwjs.pt
+
+step "7. the real-photo table, each set scored by a model that did not learn from it where there is one"
+(cd "$MODELS/.." && npx tsx src/core/cli/eval.ts --real "$REAL" --models "$MODELS" --loso "$WORK/runs/loso-models" \
+  --per-photo "$WORK/runs/real_photos.csv") | tee runs/real_table.md
+step "done"
