@@ -66,7 +66,9 @@ export function DropZone({ onFiles, listenToPaste, compact }: Props) {
       <div className="muted">or click to choose files · paste with Ctrl+V · JPEG, PNG or WebP up to 10 MB</div>
       {!compact && (
         // The models read close-ups of the tread face best and whole-wheel shots worst (models/README.md).
-        <div className="muted small drop-tip">Best reading: the tread face filling the photo, from about 20 cm, across all grooves.</div>
+        <div className="muted small drop-tip">
+          Several photos fill the corners in order. Best reading: the tread face filling the photo, from about 20 cm, across all grooves.
+        </div>
       )}
       <input
         ref={input}

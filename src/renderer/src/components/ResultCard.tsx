@@ -1,5 +1,6 @@
 /** Everything a counter needs from one scan: colour, depth, range against the legal limit, health. */
 import type { ReactNode } from 'react';
+import type { ScanOverlays } from '../api/client';
 import type { ScanChange, WirePosition, WireScan } from '../../../shared/api';
 import { useSession } from '../hooks/useSession';
 import { POSITION_LABEL, WEAR_ADVICE, WEAR_LABEL, formatDate, formatDepth, formatIn, formatRange, legalMinimumMm } from '../lib/format';
@@ -48,9 +49,11 @@ interface Props {
   actions?: ReactNode;
   /** On the Scan page: the queue item, so focus can move to this card after another is hidden. */
   queueId?: number;
+  /** A stored scan (History): where its overlays come from, asked for when first shown. */
+  loadOverlays?: () => Promise<ScanOverlays>;
 }
 
-export function ResultCard({ scan, onMeasured, onCorrected, actions, queueId }: Props) {
+export function ResultCard({ scan, onMeasured, onCorrected, actions, queueId, loadOverlays }: Props) {
   const { prefs } = useSession();
   const r = scan.result;
   // the gauge wins where there is one: colour, advice, health and no "preliminary"
@@ -65,7 +68,7 @@ export function ResultCard({ scan, onMeasured, onCorrected, actions, queueId }: 
       data-queue-id={queueId}
       tabIndex={queueId === undefined ? undefined : -1}
     >
-      <TreadImage src={scan.imageSrc} alt={`Photo of ${title}`} overlays={r.overlays} points={r.points} />
+      <TreadImage src={scan.imageSrc} alt={`Photo of ${title}`} overlays={r.overlays} points={r.points} loadOverlays={loadOverlays} />
       <div className="result-body">
         <header className="result-head">
           <WearBadge wear={record.wear} large />

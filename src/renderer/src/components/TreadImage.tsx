@@ -5,6 +5,7 @@
  */
 import { useId, useState, type CSSProperties } from 'react';
 import type { WireResult } from '../../../shared/api';
+import type { ScanOverlays } from '../api/client';
 import { useSession } from '../hooks/useSession';
 import { MM_PER_32ND, type Units } from '../lib/format';
 
@@ -106,16 +107,27 @@ function PointsKey() {
   );
 }
 
+/** The overlays every analysis makes (verbose=1): what a stored scan offers before they are loaded. */
+const KNOWN_OVERLAYS = ['depthHeatmap', 'mask'];
+
 interface Props {
   src: string;
   alt: string;
   overlays?: WireResult['overlays'];
   points?: WireResult['points'];
+  /** A stored scan without them: where to get its overlays, the first time one is asked for. */
+  loadOverlays?: () => Promise<ScanOverlays>;
 }
 
-export function TreadImage({ src, alt, overlays, points }: Props) {
+export function TreadImage({ src, alt, overlays: given, points: givenPoints, loadOverlays }: Props) {
   const { prefs } = useSession();
-  const names = Object.keys(overlays ?? {});
+  const [loaded, setLoaded] = useState<ScanOverlays | null>(null);
+  const [loading, setLoading] = useState(false);
+  const [loadError, setLoadError] = useState<unknown>(null);
+  const lazy = !given && !!loadOverlays;
+  const overlays = given ?? loaded?.overlays;
+  const points = givenPoints ?? loaded?.points;
+  const names = overlays ? Object.keys(overlays) : lazy ? KNOWN_OVERLAYS : [];
   const [shown, setShown] = useState<string>('none');
   // Off by default: the TWI detector does not yet follow the bars in the photo (README, models/README.md).
   const [showPoints, setShowPoints] = useState(false);
@@ -123,6 +135,17 @@ export function TreadImage({ src, alt, overlays, points }: Props) {
   const group = useId();
   const overlay = shown !== 'none' ? overlays?.[shown] : undefined;
   const hasPoints = !!points && points.length > 0;
+
+  /** The first overlay or marker asked for on a stored scan: fetch them, once. */
+  const ensureLoaded = () => {
+    if (!lazy || loaded || loading || !loadOverlays) return;
+    setLoading(true);
+    setLoadError(null);
+    loadOverlays().then(
+      (answer) => setLoaded(answer),
+      (error: unknown) => setLoadError(error),
+    ).finally(() => setLoading(false));
+  };
   return (
     <div className="tread-image">
       <div className="tread-frame" style={size ? { aspectRatio: `${size.w} / ${size.h}` } : undefined}>
@@ -140,19 +163,45 @@ export function TreadImage({ src, alt, overlays, points }: Props) {
       {overlay && shown === 'mask' && <MaskKey />}
       {overlay && OVERLAY_NOTE[shown] && <p className="muted small overlay-note">{OVERLAY_NOTE[shown]}</p>}
       {showPoints && hasPoints && <PointsKey />}
-      {(names.length > 0 || hasPoints) && (
+      {lazy && (
+        <p className="muted small overlay-loading" role="status">
+          {loading ? 'Making the overlays for this scan…' : ''}
+        </p>
+      )}
+      {loadError !== null && (
+        <div className="message message-warn small" role="alert">
+          The overlays could not be made for this scan. The photo and its result are as stored.
+        </div>
+      )}
+      {(names.length > 0 || hasPoints || lazy) && (
         <fieldset className="overlay-toggle">
           <legend>Overlay</legend>
           {names.length > 0 &&
             ['none', ...names].map((name) => (
               <label key={name}>
-                <input type="radio" name={group} value={name} checked={shown === name} onChange={() => setShown(name)} />
+                <input
+                  type="radio"
+                  name={group}
+                  value={name}
+                  checked={shown === name}
+                  onChange={() => {
+                    setShown(name);
+                    if (name !== 'none') ensureLoaded();
+                  }}
+                />
                 {name === 'none' ? 'Photo only' : label(name)}
               </label>
             ))}
-          {hasPoints && (
+          {(hasPoints || (lazy && !loaded)) && (
             <label>
-              <input type="checkbox" checked={showPoints} onChange={(e) => setShowPoints(e.target.checked)} />
+              <input
+                type="checkbox"
+                checked={showPoints}
+                onChange={(e) => {
+                  setShowPoints(e.target.checked);
+                  if (e.target.checked) ensureLoaded();
+                }}
+              />
               Mark grooves and TWI bars
             </label>
           )}

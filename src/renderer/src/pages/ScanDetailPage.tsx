@@ -59,6 +59,7 @@ export function ScanDetailPage({ scanId }: { scanId: string }) {
             api.getScan(scanId).then((fresh) => setScan(fromWireScan(fresh)), () => undefined);
           }}
           onCorrected={(fresh) => setScan(fromWireScan(fresh))}
+          loadOverlays={() => api.scanOverlays(scanId)}
           actions={
             <>
               {scan.vehicle && (

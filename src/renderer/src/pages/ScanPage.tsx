@@ -104,6 +104,8 @@ export function ScanPage({ active, onReport }: Props) {
   /** The corner the next photo goes to; null once every corner has one. */
   const [target, setTarget] = useState<WirePosition | null>('FL');
   const [camera, setCamera] = useState(false);
+  /** What the last move between corners did, for a screen reader (the corners change silently). */
+  const [moved, setMoved] = useState('');
   const vehicleId = useId();
   const plateInput = useRef<HTMLInputElement>(null);
   /** A webcam photo whose result is scrolled into view when it is ready (the camera pushes it below the fold). */
@@ -235,7 +237,14 @@ export function ScanPage({ active, onReport }: Props) {
         visit={visit}
         target={target}
         onTarget={setTarget}
-        onAssign={queue.assign}
+        onAssign={(id, position) => {
+          const photo = items.find((item) => item.id === id);
+          const swapped = position ? cornersOf(items, visit)[position] : undefined;
+          queue.assign(id, position);
+          if (!photo) return;
+          const to = (p: WirePosition | '') => (p ? POSITION_LABEL[p].toLowerCase() : 'no corner');
+          setMoved(`${photo.name} moved to ${to(position)}${swapped && swapped.id !== id ? `, ${swapped.name} to ${to(photo.position)}` : ''}.`);
+        }}
         onFiles={(files, at) => place(files, at, true)}
         onShowCard={(id) => cardOf(id)?.focus()}
       >
@@ -264,6 +273,9 @@ export function ScanPage({ active, onReport }: Props) {
       )}
       <p className="sr-only" role="status" data-testid="queue-status">
         {announced}
+      </p>
+      <p className="sr-only" role="status" data-testid="move-status">
+        {moved}
       </p>
       <div className="results">
         {items.map((item, index) => (
