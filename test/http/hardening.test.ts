@@ -183,16 +183,16 @@ describe('M1: stalled uploads cannot lock others out of /analyze', () => {
   });
 
   describe('admission rules', () => {
-    const take = (admit: (ip: string) => () => void, ip: string) => {
+    const take = (admit: (ip: string, uploader: string) => () => void, ip: string, uploader = `anonymous ${ip}`) => {
       try {
-        return admit(ip);
+        return admit(ip, uploader);
       } catch (error) {
         if (isAppError(error) && error.code === 'SERVER_BUSY') return null;
         throw error;
       }
     };
 
-    it('on a desk: this computer is not capped, one LAN address holds a quarter, the LAN together leaves this computer a quarter', () => {
+    it('on a desk: one LAN address holds a quarter, the LAN together leaves this computer a quarter', () => {
       const admit = admission({ concurrency: 1, queueLimit: 3, hub: false }); // 8 slots, a quarter is 2
       expect([take(admit, '192.168.1.5'), take(admit, '192.168.1.5'), take(admit, '192.168.1.5')].map(Boolean)).toEqual([true, true, false]);
       expect(take(admit, '192.168.1.6')).not.toBeNull();
@@ -205,16 +205,37 @@ describe('M1: stalled uploads cannot lock others out of /analyze', () => {
       expect(take(admit, '127.0.0.1')).toBeNull(); // all 8 held
     });
 
-    it('this computer alone may take every slot; a released slot is free again', () => {
-      const admit = admission({ concurrency: 1, queueLimit: 3, hub: false });
-      const releases = Array.from({ length: 8 }, () => take(admit, '127.0.0.1'));
-      expect(releases.every(Boolean)).toBe(true);
-      expect(take(admit, '127.0.0.1')).toBeNull();
-      expect(take(admit, '192.168.1.5')).toBeNull();
-      releases[0]!();
-      releases[0]!(); // twice is once
-      expect(take(admit, '192.168.1.5')).not.toBeNull();
-      expect(take(admit, '192.168.1.5')).toBeNull();
+    it('one caller, this computer included, takes three quarters at most: the last quarter is kept for others; a released slot is free again', () => {
+      const admit = admission({ concurrency: 1, queueLimit: 3, hub: false }); // 8 slots, a quarter is 2
+      // this computer's anonymous callers are one, whichever loopback address they use
+      const anonymous = ['127.0.0.1', '127.0.0.2', '::1', '::ffff:127.0.0.1', '127.0.0.1', '127.0.0.1'].map((ip) => take(admit, ip));
+      expect(anonymous.every(Boolean)).toBe(true);
+      expect(take(admit, '127.0.0.3')).toBeNull();
+      // an account's key or session on this computer is another caller: the kept quarter is its
+      const pro = [take(admit, '127.0.0.1', 'account pro'), take(admit, '127.0.0.1', 'account pro')];
+      expect(pro.every(Boolean)).toBe(true);
+      expect(take(admit, '127.0.0.1', 'account other')).toBeNull(); // all 8 held
+      pro[0]!();
+      pro[0]!(); // twice is once
+      expect(take(admit, '127.0.0.1')).toBeNull(); // still holding six: the freed slot is not for it
+      expect(take(admit, '192.168.1.5', 'account other')).not.toBeNull();
+      expect(take(admit, '192.168.1.6', 'account other')).toBeNull();
+      for (const release of anonymous) release!();
+      expect(take(admit, '127.0.0.1')).not.toBeNull();
+    });
+
+    it('the message says why: the address, or the caller', () => {
+      const admit = admission({ concurrency: 1, queueLimit: 3, hub: true });
+      admit('203.0.113.1', 'account a');
+      admit('203.0.113.1', 'account a');
+      expect(() => admit('203.0.113.1', 'account a')).toThrow(/2 uploads from your address/);
+      admit('203.0.113.2', 'account a');
+      admit('203.0.113.3', 'account a');
+      admit('203.0.113.4', 'account a');
+      admit('203.0.113.5', 'account a');
+      // six held by one account from many addresses: the last quarter is for other callers
+      expect(() => admit('203.0.113.6', 'account a')).toThrow(/6 of your uploads are already in progress/);
+      expect(() => admit('203.0.113.6', 'account b')).not.toThrow();
     });
 
     it('on a desk, each shop PC counts on its own over IPv6 too (a shop LAN shares one /64)', () => {
@@ -467,7 +488,7 @@ describe('a caller with no scans left is told before sending the photo', () => {
     return { payload, head: uploadHead(headers['content-type']!, payload.length, extra) };
   };
 
-  it('with Expect: 100-continue the 429 comes instead of 100 Continue (no photo sent); without it the 429 comes on the headers too, the body sent anyway', async () => {
+  it('with Expect: 100-continue the 429 comes instead of 100 Continue (no photo sent); without it the 429 comes on the headers too, the body sent anyway and read before the connection closes', async () => {
     for (let i = 0; i < 3; i++) {
       const { payload, head } = await upload(40 + i * 30);
       const client = connect(server.url);
@@ -487,15 +508,13 @@ describe('a caller with no scans left is told before sending the photo', () => {
     expect(refused).toMatch(/\r\nretry-after: [1-9]\d*\r\n/i);
     waiting.socket.destroy();
 
-    // A client that sends the body at once gets the same answer, and the connection stays usable.
+    // A client that sends the body at once gets the same answer; the body is read, then the connection closes (linger.ts).
     const eager = connect(server.url);
     const whole = await upload(210);
     eager.socket.write(whole.head);
     eager.socket.write(whole.payload);
-    expect(await eager.until(/\r\n\r\n\{.*\}$/s)).toMatch(/^HTTP\/1\.1 429 [\s\S]*"code":"RATE_LIMIT_EXCEEDED"/);
-    eager.socket.write('GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n');
-    expect(await eager.until(/HTTP\/1\.1 200 [\s\S]*\r\n\r\n\{.*\}$/s)).toMatch(/HTTP\/1\.1 429 [\s\S]*HTTP\/1\.1 200 /);
-    eager.socket.destroy();
+    expect(await eager.until(/\r\n\r\n\{.*\}$/s)).toMatch(/^HTTP\/1\.1 429 [\s\S]*connection: close[\s\S]*"code":"RATE_LIMIT_EXCEEDED"/i);
+    await eager.closed;
 
     // With an Idempotency-Key the photo is asked for: a retry of a scan already made gets its stored answer.
     const retry = connect(server.url);

@@ -168,15 +168,16 @@ it('pushes held at once are bounded as analyze uploads are: past the bound SERVE
   const small = await startNode({ config: { analysisConcurrency: 1, analysisQueueLimit: 1 } }); // 4 uploads at once
   try {
     const { key: smallKey } = await hubAccount(small);
-    // four pushes whose bodies never finish, each holding its slot
+    const { key: otherShop } = await hubAccount(small);
+    // four pushes whose bodies never finish, each holding its slot (one shop holds three of the four at most)
     const bodies = Array.from({ length: 4 }, () => new PassThrough());
-    const held = bodies.map((body) => {
+    const held = bodies.map((body, i) => {
       body.write('--x\r\nContent-Disposition: form-data; name="scan"\r\n\r\n{');
       return small.app.inject({
         method: 'PUT',
         url: `/api/v1/sync/scans/${randomId()}`,
         payload: body,
-        headers: { 'x-api-key': smallKey, 'content-type': 'multipart/form-data; boundary=x' },
+        headers: { 'x-api-key': i === 3 ? otherShop : smallKey, 'content-type': 'multipart/form-data; boundary=x' },
       });
     });
     // once the server has taken them in (their key checked: milliseconds; a second is plenty), a fifth is refused

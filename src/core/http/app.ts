@@ -16,6 +16,9 @@ import { registerCookie } from './plugins/cookie.js';
 import { registerRenderer } from './plugins/renderer.js';
 import { registerSwagger } from './plugins/swagger.js';
 import { UPLOAD_IDLE_TIMEOUT_MS } from './routes/analyze.js';
+import { PARSE_GRACE_MS } from './form-guard.js';
+import { ANSWER_TIMEOUT_MS, registerAnswerDeadline } from './answer-deadline.js';
+import { LINGER, bodyStillArriving, lingerBeforeClose, type LingerLimits } from './linger.js';
 import { apiRoutes } from './routes/index.js';
 import { ErrorEnvelope } from './schemas.js';
 import { SECURITY_HEADERS, applySecurityHeaders, registerSecurity } from './security.js';
@@ -58,12 +61,20 @@ export interface BuildServerOptions {
   shutdownGraceMs?: number;
   /** UPLOAD_IDLE_TIMEOUT_MS (routes/analyze.ts) unless given (tests use a short one). */
   uploadIdleTimeoutMs?: number;
+  /** PARSE_GRACE_MS (form-guard.ts) unless given (tests use a short one). */
+  parseGraceMs?: number;
+  /** ANSWER_TIMEOUT_MS (answer-deadline.ts) unless given (tests use a short one). */
+  answerTimeoutMs?: number;
+  /** LINGER (linger.ts) unless given. */
+  linger?: LingerLimits;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** How long an /analyze upload may send nothing before it is answered 408 (routes/analyze.ts). */
     uploadIdleTimeoutMs: number;
+    /** How long a form parser has after an upload's last byte before it is answered 400 (form-guard.ts). */
+    parseGraceMs: number;
   }
 }
 
@@ -216,6 +227,16 @@ export async function buildServer(core: HttpCore, options: BuildServerOptions = 
   app.decorate('core', core);
   app.decorate('storageTrouble', new StorageTrouble());
   app.decorate('uploadIdleTimeoutMs', options.uploadIdleTimeoutMs ?? UPLOAD_IDLE_TIMEOUT_MS);
+  app.decorate('parseGraceMs', options.parseGraceMs ?? PARSE_GRACE_MS);
+  registerAnswerDeadline(app, options.answerTimeoutMs ?? ANSWER_TIMEOUT_MS);
+  const linger = options.linger ?? LINGER;
+  // Answered before its body arrived: the connection closes, once the rest is read (linger.ts).
+  // Not after a 408: that client has stopped sending.
+  app.addHook('onSend', async (request, reply) => {
+    if (reply.statusCode === 408 || !bodyStillArriving(request.raw)) return;
+    void reply.header('connection', 'close');
+    lingerBeforeClose(request.raw, linger);
+  });
   // `/scans/` (a trailing slash) or `/scans//measurement` reach a route with an empty id: no such
   // path, not bad input, whichever validator the route uses (a static wildcard's '*' may be empty)
   app.addHook('preValidation', async (request) => {

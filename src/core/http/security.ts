@@ -184,6 +184,10 @@ export function registerSecurity(app: FastifyInstance): void {
         headers: { 'retry-after': '5' },
       });
     }
+    // Node keeps the first of two Host headers; which one a proxy in front went by is unknown (RFC 9112 §3.2)
+    if (request.raw.rawHeaders.filter((name, i) => i % 2 === 0 && name.toLowerCase() === 'host').length > 1) {
+      throw new AppError('VALIDATION_ERROR', 'Send the Host header once (it was sent more than once)');
+    }
     const host = hostName(request.headers.host ?? '');
     if (!host || !allowedHost(host)) {
       throw new AppError('FORBIDDEN', 'Unknown Host header; open the app through localhost or 127.0.0.1');

@@ -16,7 +16,8 @@ import { TIRE_POSITIONS, type TirePosition } from '../../types.js';
 import type { ScanService } from '../../services/ports.js';
 import { anyCaller, timesSent } from '../auth.js';
 import { multipartError, toErrorReply } from '../errors.js';
-import { MAX_IMAGE_BYTES, TEXT_FIELDS, registerMultipart } from '../plugins/multipart.js';
+import { MAX_IMAGE_BYTES, MULTIPART_LIMITS, TEXT_FIELDS, registerMultipart } from '../plugins/multipart.js';
+import { guardForm } from '../form-guard.js';
 import { AnalyzeData, analyzeReplies } from '../schemas.js';
 import { isThisComputer, plainAddress } from '../security.js';
 
@@ -61,6 +62,11 @@ export interface AdmissionOptions {
   hub: boolean;
 }
 
+/** Who holds upload slots: an account (its keys and sessions together), else the address (as admission groups it). */
+export function uploaderOf(caller: Caller): string {
+  return caller.kind === 'account' ? `account ${caller.account.id}` : `anonymous ${caller.ip}`;
+}
+
 /**
  * Uploads held at once (being received, validated, queued or analysed) are bounded: twice what
  * the analysis queue runs and holds, since many uploads in a burst end in 4xx or 429 without
@@ -68,19 +74,23 @@ export interface AdmissionOptions {
  * full-size photos costs a bounded number of buffers, not one per request (Node drains the
  * unread body without keeping it). The queue's own SERVER_BUSY guards in-process callers.
  *
- * So that idle or stalled uploads from one place cannot take every slot (SERVER_BUSY for
- * everyone else), a client address (as metered: IPv4, or the IPv6 /64) holds at most a quarter
- * of them. This computer on a desk (loopback: the local POS, the app's own window and anything
- * else running here, which cannot be told apart and are trusted anyway) is not capped, and the
- * LAN callers together leave it that quarter. On a hub loopback is capped like any address.
+ * The slots are shared out so that idle, stalled or hung uploads from one place cannot take them
+ * all (SERVER_BUSY for everyone else). A quarter of them is the share:
+ * - one caller (an account, whichever key or session it uses; an anonymous caller by address, all
+ *   of this computer's loopback as one) holding its share takes another slot only while more than
+ *   a quarter are free, so three quarters at most, and other callers always find a quarter;
+ * - a client address other than this computer's (as metered: IPv4, or the IPv6 /64 on a hub)
+ *   holds at most its share, and on a desk the LAN callers together leave this computer a quarter.
+ * On a hub loopback is an address like any other (a proxy on it may forward everyone).
  *
- * `admit(ip)` throws SERVER_BUSY or returns the release of the slot (call it once, when the
- * exchange ends).
+ * `admit(ip, uploader)` throws SERVER_BUSY or returns the release of the slot (call it once, when
+ * the exchange ends); `uploader` is uploaderOf(caller).
  */
-export function admission({ concurrency, queueLimit, hub }: AdmissionOptions): (ip: string) => () => void {
+export function admission({ concurrency, queueLimit, hub }: AdmissionOptions): (ip: string, uploader: string) => () => void {
   const max = 2 * (concurrency + queueLimit);
   const share = Math.max(1, Math.floor(max / 4));
   const byAddress = new Map<string, number>();
+  const byUploader = new Map<string, number>();
   let held = 0;
   /** Held by addresses other than this computer's (desk only). */
   let remote = 0;
@@ -88,21 +98,31 @@ export function admission({ concurrency, queueLimit, hub }: AdmissionOptions): (
   let averageMs = 1000;
   const busy = (message: string) =>
     new AppError('SERVER_BUSY', message, { headers: { 'Retry-After': String(Math.max(1, Math.ceil(averageMs / 1000))) } });
-  return (ip) => {
+  const count = (map: Map<string, number>, key: string, by: number) => {
+    const next = (map.get(key) ?? 0) + by;
+    if (next > 0) map.set(key, next);
+    else map.delete(key);
+  };
+  return (ip, uploader) => {
     const desk = !hub && isThisComputer(ip, { databaseUrl: null });
     // a hub groups an IPv6 /64 as metering does (one client can take a whole /64); a desk's LAN
     // shares one /64, so there each shop PC counts on its own
     const address = hub ? meteringAddress(ip) : plainAddress(ip);
-    const mine = byAddress.get(address) ?? 0;
+    // this computer's anonymous callers are one (127.0.0.2 is this computer as much as 127.0.0.1)
+    const who = desk && uploader.startsWith('anonymous ') ? 'anonymous, this computer' : uploader;
     if (held >= max || (!desk && !hub && remote >= max - share)) {
       throw busy('The server is busy analysing other images; please retry shortly.');
     }
-    if (!desk && mine >= share) {
+    if (!desk && (byAddress.get(address) ?? 0) >= share) {
       throw busy(`${share} uploads from your address are already in progress; retry when one has finished.`);
     }
+    if ((byUploader.get(who) ?? 0) >= share && held >= max - share) {
+      throw busy(`${byUploader.get(who)} of your uploads are already in progress and the rest are kept for others; retry when one has finished.`);
+    }
     held++;
+    count(byUploader, who, 1);
     if (!desk) {
-      byAddress.set(address, mine + 1);
+      count(byAddress, address, 1);
       if (!hub) remote++;
     }
     const started = performance.now();
@@ -111,10 +131,9 @@ export function admission({ concurrency, queueLimit, hub }: AdmissionOptions): (
       if (released) return;
       released = true;
       held--;
+      count(byUploader, who, -1);
       if (!desk) {
-        const left = (byAddress.get(address) ?? 1) - 1;
-        if (left > 0) byAddress.set(address, left);
-        else byAddress.delete(address);
+        count(byAddress, address, -1);
         if (!hub) remote--;
       }
       averageMs = averageMs * 0.8 + (performance.now() - started) * 0.2;
@@ -242,6 +261,7 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     hub: config.databaseUrl !== null,
   });
   const idleMs = app.uploadIdleTimeoutMs;
+  const parseGraceMs = app.parseGraceMs;
 
   /**
    * 408 in the envelope, with the caller's X-RateLimit-*, and the connection closed (its body
@@ -268,7 +288,7 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
           screenRequest(request);
           // The slot first, before anything is awaited: a connection that closes while this hook
           // waits must still give it back ('close' would be gone by the time a listener came).
-          const release = admit(request.ip);
+          const release = admit(request.ip, uploaderOf(anyCaller(request)));
           reply.raw.once('close', release);
           // closed already while the caller was identified (the auth hook reads the store)
           if (request.raw.socket?.destroyed) release();
@@ -294,7 +314,8 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'short side; 422 IMAGE_TOO_LARGE over 40 megapixels, or a progressive JPEG or interlaced PNG needing more than ' +
           '160 MB to decode (from the header); 422 IMAGE_UNREADABLE for an undecodable or truncated file, a JPEG cut short ' +
           'with an end marker added, or one encoded in more than 100 progressive passes (JPEG scan segments); 422 NO_TIRE_DETECTED when no tread is found. ' +
-          'Failed analyses are not charged.',
+          'Failed analyses are not charged. A form part without "Content-Disposition: form-data" is 400 naming the part. ' +
+          'An answer sent before the whole upload arrived (413, 401, 403, 429, 503) closes the connection once the rest has been read.',
         consumes: ['multipart/form-data'],
         body: Form,
         headers: Type.Object({
@@ -319,19 +340,22 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const stopWatch = watchUpload(request, reply, idleMs, () => {
         if (!reply.sent && stillReading()) void answerStalled(request, reply, caller, stillReading);
       });
+      const guard = guardForm(request, parseGraceMs, MULTIPART_LIMITS.headerPairs);
       try {
         const key = idempotencyKey(request);
-        const { image, fields } = await readParts(request)
+        const { image, fields } = await Promise.race([readParts(request), guard.failure])
           .catch((error: unknown) => {
             throw multipartError(error);
           })
           .finally(() => {
             reading = false;
             stopWatch();
+            guard.stop();
           });
         if (reply.sent) return reply; // answered 408 just as the body ended: nothing is analysed or charged
         const upload = parseFields(image, fields);
         const response = await scans.analyze({ caller, ...upload, idempotencyKey: key, receivedAt });
+        if (reply.sent) return reply; // answered by the server's last bound (answer-deadline.ts) meanwhile
         return reply.code(response.status).headers(response.headers).send(response.body);
       } catch (error) {
         // A stalled upload was answered 408 already; its body's end is just the connection closing.

@@ -12,7 +12,8 @@ import { CHECKS_PER_MINUTE } from '../../services/capture-check.js';
 import { meteringAddress } from '../../services/client-ip.js';
 import { anyCaller } from '../auth.js';
 import { multipartError } from '../errors.js';
-import { MAX_IMAGE_BYTES, registerMultipart } from '../plugins/multipart.js';
+import { MAX_IMAGE_BYTES, MULTIPART_LIMITS, registerMultipart } from '../plugins/multipart.js';
+import { guardForm } from '../form-guard.js';
 import { CaptureCheck, replies } from '../schemas.js';
 
 const MAX_BODY_BYTES = MAX_IMAGE_BYTES + 16 * 1024;
@@ -127,9 +128,13 @@ export const captureCheckRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const image = await readImage(request).catch((error: unknown) => {
-        throw multipartError(error);
-      });
+      // a form its parser never finishes is answered all the same (form-guard.ts)
+      const guard = guardForm(request, app.parseGraceMs, MULTIPART_LIMITS.headerPairs);
+      const image = await Promise.race([readImage(request), guard.failure])
+        .catch((error: unknown) => {
+          throw multipartError(error);
+        })
+        .finally(guard.stop);
       return { success: true as const, data: await captureCheck.check(image) };
     },
   );

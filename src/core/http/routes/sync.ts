@@ -22,7 +22,8 @@ import { createSyncService } from '../../sync/service.js';
 import { listChainScans, listChainShops } from '../../sync/shops.js';
 import { parseSyncScan, scanRefusal, type SyncScan } from '../../sync/wire.js';
 import { accountCaller } from '../auth.js';
-import { admission } from './analyze.js';
+import { admission, uploaderOf } from './analyze.js';
+import { guardForm } from '../form-guard.js';
 import { multipartError } from '../errors.js';
 import { MAX_IMAGE_BYTES } from '../plugins/multipart.js';
 import { ErrorEnvelope, HubScanList, HubShopList, WireScan, ok, rawReplies, replies } from '../schemas.js';
@@ -181,11 +182,12 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const position = readDeskPosition(request.headers);
       // pushes held at once are bounded as analyze uploads are (SERVER_BUSY before the body is
       // read, a quarter of them per address): a flood of 10 MiB pushes cannot fill the hub's memory
-      const release = admitPush(request.ip);
+      const release = admitPush(request.ip, uploaderOf(caller));
       try {
         if (position) reply.header(HUB_DESK_SEQ_HEADER, String(await deskMark(store.meta, apiKeyId, position.deskId)));
         const stored = await markingHandled(store.meta, apiKeyId, position, async () => {
-          const upload = await readUpload(request);
+          const guard = guardForm(request, app.parseGraceMs, UPLOAD_LIMITS.headerPairs);
+          const upload = await Promise.race([readUpload(request), guard.failure]).finally(guard.stop);
           if (upload.scan.scanId !== request.params.scanId) {
             throw scanRefusal('VALIDATION_ERROR', 'scan.scanId does not match the scan id in the path');
           }
