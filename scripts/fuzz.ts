@@ -1,11 +1,12 @@
 /**
  * The long fuzz run: many thousands of hostile uploads over real HTTP against the server
  * in a child process (the shipped models unless --analyzer decode-only), its RSS sampled
- * from /proc along the way. Fails (exit 1) on any answer outside the envelope or SPEC §3,
- * on a charge or stored scan that does not match a 200, on leftovers, or on memory that
- * keeps growing after warm-up.
+ * from /proc along the way. Fails (exit 1) on any answer outside the envelope or SPEC §3, on a
+ * request not answered within its bound (--answer-within seconds), on a charge or stored scan that
+ * does not match a 200, on leftovers, or on memory that keeps growing after warm-up. Prints what
+ * was tried, what held (answered in time, as documented) and what broke.
  *
- *   npx tsx scripts/fuzz.ts [--cases 20000] [--parallel 8] [--seed 1] [--analyzer onnx|decode-only]
+ *   npx tsx scripts/fuzz.ts [--cases 20000] [--parallel 8] [--seed 1] [--analyzer onnx|decode-only] [--answer-within 30]
  */
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -13,13 +14,16 @@ import { memoryOf, startProServer, stopBenchServer } from '../bench/child.js';
 import { growthMb, rssOf } from '../bench/proc.js';
 import { SQLITE_FILE_NAME } from '../src/core/storage/index.js';
 import { fuzzCases, seedImages } from '../test/reliability/corpus.js';
-import { runFuzz } from '../test/reliability/fuzz-runner.js';
+import { ANSWER_WITHIN_MS, runFuzz } from '../test/reliability/fuzz-runner.js';
 import { readLedger } from '../test/reliability/ledger.js';
 import { arg, checkFlags } from '../bench/cli.js';
 
-
 async function main(): Promise<void> {
-  checkFlags(['cases', 'parallel', 'seed', 'analyzer'], 'usage: npx tsx scripts/fuzz.ts [--cases 20000] [--parallel 8] [--seed 1] [--analyzer onnx|decode-only]');
+  checkFlags(
+    ['cases', 'parallel', 'seed', 'analyzer', 'answer-within'],
+    'usage: npx tsx scripts/fuzz.ts [--cases 20000] [--parallel 8] [--seed 1] [--analyzer onnx|decode-only] [--answer-within 30]',
+  );
+  const answerWithinMs = Number(arg('answer-within', String(ANSWER_WITHIN_MS / 1000))) * 1000;
   const cases = Number(arg('cases', '20000'));
   const parallel = Number(arg('parallel', '8'));
   const seed = Number(arg('seed', '1'));
@@ -35,6 +39,7 @@ async function main(): Promise<void> {
       parallel,
       sampleRss: () => rssOf(server.child.pid!),
       sampleEvery: Math.max(50, Math.floor(cases / 200)),
+      answerWithinMs,
       onProgress: (done) => {
         if (done % 1000 === 0) process.stderr.write(`  ${done}/${cases}, server RSS ${(rssOf(server.child.pid!) / 2 ** 20).toFixed(0)} MB\n`);
       },
@@ -49,6 +54,11 @@ async function main(): Promise<void> {
 
     console.log(`${cases} cases in ${seconds.toFixed(0)} s (${(cases / seconds).toFixed(0)}/s), analyzer ${analyzer}, seed ${seed}`);
     console.log(`statuses: ${[...outcome.statuses].sort().map(([s, n]) => `${s}×${n}`).join(' ')}`);
+    const broke = outcome.bad.length;
+    console.log(
+      `tried ${cases}, held ${cases - broke}, broke ${broke} (unanswered within ${answerWithinMs / 1000} s: ${outcome.unanswered}); ` +
+        `slowest answer ${(outcome.slowestMs / 1000).toFixed(2)} s`,
+    );
     console.log(`server RSS MB: first ${mb[0]}, min ${Math.min(...mb)}, max ${Math.max(...mb)}, last ${mb.at(-1)}; growth after warm-up ${growth.toFixed(1)} MB`);
     const m = (v: number) => `${(v / 2 ** 20).toFixed(0)} MB`;
     console.log(`server at the end: V8 heap ${m(memory.heapUsed)} of ${m(memory.heapTotal)}, Buffers ${m(memory.arrayBuffers)}, external ${m(memory.external)}, RSS ${m(memory.rss)}`);

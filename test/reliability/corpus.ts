@@ -1,8 +1,10 @@
 /**
  * Hostile uploads for fuzzing POST /analyze: valid JPEG/PNG/WebP seeds mutated (bit flips,
  * truncation, splices, chunk drops and repeats, forged sizes), random bytes with and without
- * magic numbers, and broken multipart framing. Deterministic for a seed, so a failure found
- * by scripts/fuzz.ts can be replayed by its case number.
+ * magic numbers, broken multipart framing, and form parts that are not form-data (none, another
+ * or a folded Content-Disposition) of sizes around 16 KiB and 64 KiB, the ones busboy never
+ * finished on (issue 41). Deterministic for a seed, so a failure found by scripts/fuzz.ts can be
+ * replayed by its case number.
  */
 import { makeExifRotatedJpeg, makeJpeg, makePng, makeWebp } from '../fixtures/images/make.js';
 
@@ -121,7 +123,40 @@ const MUTATIONS: Mutation[] = [
     const broken = cut ? body.subarray(0, at) : Buffer.from(body.toString('latin1').replaceAll(BOUNDARY, BOUNDARY.slice(0, 6 + int(r, 8))), 'latin1');
     return { label: cut ? `multipart body cut at ${at}` : 'multipart boundary damaged', image: data, body: Buffer.from(broken) };
   },
+  (data, _o, r) => oddPart(data, r),
 ];
+
+/** Part headers busboy skips without a word (it hung on one of 16 KiB or more), and two it reads. */
+const ODD_PART_HEADERS: Array<[string, string]> = [
+  ['no Content-Disposition', 'Content-Type: image/jpeg\r\n'],
+  ['no headers at all', ''],
+  ['Content-Disposition: attachment', 'Content-Disposition: attachment; filename="tire.jpg"\r\nContent-Type: image/jpeg\r\n'],
+  ['Content-Disposition: inline', 'Content-Disposition: inline; name="image"\r\n'],
+  ['a folded first line', ' Content-Disposition: form-data; name="image"; filename="tire.jpg"\r\n'],
+  ['form-data folded onto a second line', 'Content-Disposition:\r\n form-data\r\nContent-Type: image/jpeg\r\n'],
+  ['a folded line after junk', 'X-Junk: 1\r\n\tContent-Disposition: form-data; name="image"\r\n'],
+  ['a bare LF in a header line', 'Content-Type: image/\njpeg\r\nContent-Disposition: form-data; name="image"\r\n'],
+  ['a name with an encoded line break', `Content-Disposition: form-data; name*=utf-8''im%0Dage\r\n`],
+  ['a folded parameter (read by busboy)', 'Content-Disposition: form-data;\r\n\tname="image"; filename="tire.jpg"\r\n'],
+  ['a folded disposition (read by busboy)', 'Content-Disposition:\r\n form-data; name="image"; filename="tire.jpg"\r\n'],
+];
+
+/** Part sizes on both sides of busboy's 16 KiB high-water mark and of 64 KiB socket reads. */
+const ODD_PART_SIZES = [16_383, 16_384, 16_385, 20_000, 65_535, 65_536, 65_537];
+
+function oddPart(data: Buffer, random: () => number): { label: string; image: Buffer; body: Buffer } {
+  const [what, headers] = ODD_PART_HEADERS[int(random, ODD_PART_HEADERS.length)]!;
+  const size = random() < 0.8 ? ODD_PART_SIZES[int(random, ODD_PART_SIZES.length)]! : 1 + int(random, 80_000);
+  const content = Buffer.alloc(size);
+  data.copy(content, 0, 0, Math.min(size, data.length));
+  const before = random() < 0.3 ? `--${BOUNDARY}\r\nContent-Disposition: form-data; name="vehicle"\r\n\r\nVW Golf\r\n` : '';
+  const body = Buffer.concat([
+    Buffer.from(`${before}--${BOUNDARY}\r\n${headers}\r\n`, 'latin1'),
+    content,
+    Buffer.from(random() < 0.9 ? `\r\n--${BOUNDARY}--\r\n` : `\r\n--${BOUNDARY}\r\n`),
+  ]);
+  return { label: `a part with ${what}, ${size} bytes`, image: data, body };
+}
 
 /** `count` cases from `seeds`, the same ones for the same `seed`. */
 export function* fuzzCases(seeds: readonly Buffer[], count: number, seed = 1): Generator<FuzzCase> {
