@@ -101,6 +101,9 @@ def constants(z: dict) -> tuple[dict, dict]:
         "noTire": float(t_no),
         "notVisible": float(t_nv),
         "wornPlatt": {"a": round(a, 4), "b": round(b, 4)},
+        # the millimetre scale of the worn probability (scene.ts sceneDepth): a convention, stated in the
+        # model card; 8 mm is a new passenger tread, 3.0 mm the worn line, 0.8 mm well under the legal 1.6
+        "depthScale": {"usableMm": 8.0, "evenMm": 3.0, "wornMm": 0.8},
         "syntheticWeight": 0.0,
         "realSigmaMm": 1.5,
         "twiMinTread": 0.9,
@@ -147,6 +150,8 @@ def main():
     ap.add_argument("--pretrained", default="runs/mbv2_nsfwjs.pt")
     a = ap.parse_args()
     z = out_of_fold(a.cv)
+    os.makedirs(os.path.join(a.cv, "oof"), exist_ok=True)
+    np.savez(os.path.join(a.cv, "oof", "pred.npz"), **z)  # real_report.py runs/cv/oof: the out-of-fold figures
     cal, figures = constants(z)
     print(json.dumps({"calibration.scene": cal, "outOfFold": figures}, indent=1))
     base_dir = os.path.dirname(os.path.abspath(a.manifest))

@@ -5,6 +5,7 @@ import {
   NOT_VISIBLE_MESSAGE,
   refuseUnlessTread,
   sceneOf,
+  sceneDepth,
   sceneResult,
   wornProbability,
   type SceneCalibration,
@@ -15,6 +16,7 @@ const cal: SceneCalibration = {
   noTire: 0.5,
   notVisible: 0.6,
   wornPlatt: { a: 1, b: 0 },
+  depthScale: { usableMm: 8, evenMm: 3, wornMm: 0.8 },
   syntheticWeight: 0,
   realSigmaMm: 1.5,
   twiMinTread: 0.9,
@@ -72,70 +74,83 @@ describe('the result from the scene reader', () => {
   const result = (o: Partial<SceneOutput> = {}, syntheticMm = 6, c: SceneCalibration = cal, confirmedBars = 2) =>
     sceneResult({ scene: out(o), syntheticMm, confirmedBars }, c);
 
+  it('puts the worn probability on the millimetre scale: usable → 8 mm, even → 3.0, worn → 0.8, linear between', () => {
+    expect(sceneDepth(0, cal)).toBe(8);
+    expect(sceneDepth(0.25, cal)).toBe(5.5);
+    expect(sceneDepth(0.5, cal)).toBe(3);
+    expect(sceneDepth(0.75, cal)).toBeCloseTo(1.9);
+    expect(sceneDepth(1, cal)).toBeCloseTo(0.8);
+    // the worn side of 3.0 mm exactly where the tire is more likely worn than not
+    expect(sceneDepth(0.51, cal)).toBeLessThan(3);
+    expect(sceneDepth(0.49, cal)).toBeGreaterThan(3);
+  });
+
   it('answers every field consistently: the band of the rounded depth, an interval around it, 0..1 confidence', () => {
-    const r = result({ depthMm: 4.26 });
-    expect(r.estimatedDepthMm).toBe(4.3);
-    expect(r.wear).toBe(wearForDepth(4.3));
-    expect(r.depthRangeMm.min).toBeLessThanOrEqual(4.3);
-    expect(r.depthRangeMm.max).toBeGreaterThanOrEqual(4.3);
-    // 1.2816 × sqrt(0.8² + 1.5²) = 2.18 mm either side
-    expect(r.depthRangeMm.min).toBeCloseTo(2.0, 1);
-    expect(r.depthRangeMm.max).toBeCloseTo(6.5, 1);
+    const r = result({ worn: 0.25 });
+    expect(r.estimatedDepthMm).toBe(5.5);
+    expect(r.wear).toBe(wearForDepth(5.5));
+    // 1.2816 × 1.5 = 1.92 mm either side
+    expect(r.depthRangeMm).toEqual({ min: 3.5, max: 7.5 });
     expect(r.confidence).toBeGreaterThanOrEqual(0);
     expect(r.confidence).toBeLessThanOrEqual(1);
+    // the network's own depth and sigma outputs are checked, not used
+    expect(result({ worn: 0.25, depthMm: 1, sigmaMm: 9 })).toEqual(r);
   });
 
   it('weighs in the synthetic stack by syntheticWeight', () => {
-    expect(result({ depthMm: 4 }, 8, { ...cal, syntheticWeight: 0 }).estimatedDepthMm).toBe(4);
-    expect(result({ depthMm: 4 }, 8, { ...cal, syntheticWeight: 0.25 }).estimatedDepthMm).toBe(5);
+    expect(result({ worn: 0.5 }, 7, { ...cal, syntheticWeight: 0 }).estimatedDepthMm).toBe(3);
+    expect(result({ worn: 0.5 }, 7, { ...cal, syntheticWeight: 0.25 }).estimatedDepthMm).toBe(4);
   });
 
-  it('is not sure where the worn probability disagrees with the depth’s side of 3 mm', () => {
-    const agreeing = result({ depthMm: 6, worn: 0.05 });
-    const disagreeing = result({ depthMm: 6, worn: 0.9 });
-    expect(disagreeing.confidence).toBeLessThan(0.15);
-    expect(agreeing.confidence).toBeGreaterThan(disagreeing.confidence);
-    // a worn reading the worn head agrees with
-    const worn = result({ depthMm: 1.0, worn: 0.97 });
+  it('is sure of neither band near the line, and never very sure of a band: a real photo’s depth is uncertain by realSigmaMm', () => {
+    const near = result({ worn: 0.48 });
+    expect(near.confidence).toBeLessThan(0.55);
+    const usable = result({ worn: 0.02 });
+    expect(usable.wear).toBe('new');
+    expect(usable.confidence).toBeGreaterThan(near.confidence);
+    expect(usable.confidence).toBeLessThan(0.8);
+    const worn = result({ worn: 0.98 });
     expect(worn.wear).toBe('critical');
-    expect(worn.confidence).toBeGreaterThan(0.4);
+    expect(worn.confidence).toBeGreaterThan(0.5);
+    // a narrower real-photo spread makes the same reading surer of its band
+    expect(result({ worn: 0.02 }, 6, { ...cal, realSigmaMm: 0.5 }).confidence).toBeGreaterThan(usable.confidence);
   });
 
   it('calibrates the worn probability with the manifest’s Platt map', () => {
     expect(wornProbability(out({ worn: 0.5 }), cal)).toBeCloseTo(0.5);
     expect(wornProbability(out({ worn: 0.9 }), { ...cal, wornPlatt: { a: 0.5, b: 0 } })).toBeCloseTo(0.75, 2);
     expect(wornProbability(out({ worn: 0.5 }), { ...cal, wornPlatt: { a: 1, b: -1 } })).toBeCloseTo(0.269, 2);
+    expect(result({ worn: 0.5 }, 6, { ...cal, wornPlatt: { a: 1, b: -1 } }).estimatedDepthMm).toBeGreaterThan(3);
   });
 
   it('is preliminary when the readings disagree or the reader is unsure of a tread, and counts wear bars only on a sure tread', () => {
-    const sure = result({ depthMm: 6, worn: 0.05 }, 6);
+    const sure = result({ worn: 0.1 }, 7);
     expect(sure.modelAlignment).toBeGreaterThanOrEqual(70);
     expect(sure.isPreliminary).toBe(false);
     expect(sure.twiConsensusCount).toBe(2);
-    const apart = result({ depthMm: 6, worn: 0.05 }, 2);
+    const apart = result({ worn: 0.1 }, 2);
     expect(apart.modelAlignment).toBeLessThan(70);
     expect(apart.isPreliminary).toBe(true);
     expect(apart.twiConsensusCount).toBe(0);
-    const unsure = result({ probs: [0.55, 0.4, 0.05], depthMm: 6, worn: 0.05 }, 6);
+    const unsure = result({ probs: [0.55, 0.4, 0.05], worn: 0.1 }, 7);
     expect(unsure.isPreliminary).toBe(true);
     expect(unsure.twiConsensusCount).toBe(0);
-    const readButNotSure = result({ probs: [0.8, 0.15, 0.05], depthMm: 6, worn: 0.05 }, 6);
+    const readButNotSure = result({ probs: [0.8, 0.15, 0.05], worn: 0.1 }, 7);
     expect(readButNotSure.isPreliminary).toBe(false);
     expect(readButNotSure.twiConsensusCount).toBe(0); // under twiMinTread
   });
 
   it('applies a shop’s line to the estimate and its interval', () => {
-    const plain = result({ depthMm: 4 });
-    const shop = result({ depthMm: 4 }, 6, { ...cal, shopLine: { intercept: 0.5, slope: 1.5, intervalScale: 2 } });
-    expect(shop.estimatedDepthMm).toBe(6.5);
+    const plain = result({ worn: 0.5 });
+    const shop = result({ worn: 0.5 }, 6, { ...cal, shopLine: { intercept: 0.5, slope: 1.5, intervalScale: 2 } });
+    expect(shop.estimatedDepthMm).toBe(5);
     const width = (r: typeof plain) => r.depthRangeMm.max - r.depthRangeMm.min;
     expect(width(shop)).toBeGreaterThan(2.5 * width(plain));
   });
 
-  it('never reports a depth under 0 or beyond any tread, and refuses a synthetic reading that is not a number', () => {
-    expect(result({ depthMm: -2 }).estimatedDepthMm).toBe(0);
-    expect(result({ depthMm: -2 }).depthRangeMm.min).toBe(0);
-    expect(result({ depthMm: 45 }).estimatedDepthMm).toBe(30);
+  it('never reports a depth under 0, and refuses a synthetic stack that no tire can give', () => {
+    expect(result({ worn: 1 }, 6, { ...cal, shopLine: { intercept: -3, slope: 1, intervalScale: 1 } }).estimatedDepthMm).toBe(0);
     expect(() => result({}, Number.NaN)).toThrow(expect.objectContaining({ code: 'MODEL_UNAVAILABLE' }));
+    expect(() => result({}, 45)).toThrow(expect.objectContaining({ code: 'MODEL_UNAVAILABLE', message: expect.stringMatching(/no usable reading/) }));
   });
 });

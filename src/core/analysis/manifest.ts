@@ -218,6 +218,16 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
       intervalScale: positive(o.intervalScale, 'calibration.scene.shopLine.intervalScale'),
     };
   };
+  const depthScale = (v: unknown): SceneCalibration['depthScale'] => {
+    const o = isRecord(v) ? v : {};
+    const mm = (x: unknown, k: string) => ranged(x, `calibration.scene.depthScale.${k}`, (n) => n >= 0 && n <= MAX_TREAD_DEPTH_MM, `from 0 to ${MAX_TREAD_DEPTH_MM} mm`);
+    const scale = { usableMm: mm(o.usableMm, 'usableMm'), evenMm: mm(o.evenMm, 'evenMm'), wornMm: mm(o.wornMm, 'wornMm') };
+    // deeper for usable than for worn, or a likelier worn tire would read deeper
+    if (!(scale.usableMm > scale.evenMm && scale.evenMm > scale.wornMm)) {
+      throw unavailable('Model manifest: calibration.scene.depthScale must fall from usableMm through evenMm to wornMm.');
+    }
+    return scale;
+  };
   const scene = (v: unknown): SceneCalibration => {
     const o = isRecord(v) ? v : {};
     const wp = isRecord(o.wornPlatt) ? o.wornPlatt : {};
@@ -225,6 +235,7 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
       noTire: share(o.noTire, 'calibration.scene.noTire'),
       notVisible: share(o.notVisible, 'calibration.scene.notVisible'),
       wornPlatt: { a: positive(wp.a, 'calibration.scene.wornPlatt.a'), b: num(wp.b, 'calibration.scene.wornPlatt.b') },
+      depthScale: depthScale(o.depthScale),
       syntheticWeight: share(o.syntheticWeight, 'calibration.scene.syntheticWeight'),
       realSigmaMm: ranged(o.realSigmaMm, 'calibration.scene.realSigmaMm', (n) => n >= 0 && n <= MAX_TREAD_DEPTH_MM, `from 0 to ${MAX_TREAD_DEPTH_MM}`),
       twiMinTread: share(o.twiMinTread, 'calibration.scene.twiMinTread'),

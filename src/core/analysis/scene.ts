@@ -19,9 +19,9 @@ export interface SceneOutput {
   probs: [number, number, number];
   /** The network's probability that the tire is not usable (worn to under 3 mm). */
   worn: number;
-  /** Its depth reading, mm (renders set its scale, real photos its side of 3 mm). */
+  /** Its own depth output, mm: checked, not used (trained on real photos' side of 3 mm only, no scale). */
   depthMm: number;
-  /** Its Gaussian sigma, mm (learned on renders only). */
+  /** Its own sigma output, mm: checked, not used. */
   sigmaMm: number;
 }
 
@@ -32,9 +32,15 @@ export interface SceneCalibration {
   notVisible: number;
   /** Platt map of the worn probability's logit: P(not usable) = σ(a·logit + b), fitted on real photos out of fold. */
   wornPlatt: { a: number; b: number };
+  /**
+   * The millimetre scale of the worn probability (scene depth): P(worn) 0 → `usableMm`, 0.5 → `evenMm`
+   * (the worn/usable line, 3.0 mm), 1 → `wornMm`, linear in between. The real labels say worn or
+   * usable, not millimetres: the scale is a stated convention, its order is what michelin-twi measures.
+   */
+  depthScale: { usableMm: number; evenMm: number; wornMm: number };
   /** Share of the synthetic stack in the estimate (0: the scene reader alone). */
   syntheticWeight: number;
-  /** Uncertainty of a real photo's depth beyond the network's own sigma, mm (added in quadrature). */
+  /** The standard deviation of a real photo's depth around the estimate, mm (the 80 % interval and the confidence). */
   realSigmaMm: number;
   /** Wear bars count only on photos the scene reader is at least this sure show a tread. */
   twiMinTread: number;
@@ -114,6 +120,12 @@ export function wornProbability(out: SceneOutput, cal: SceneCalibration): number
   return 1 / (1 + Math.exp(-(cal.wornPlatt.a * logit(out.worn) + cal.wornPlatt.b)));
 }
 
+/** The worn probability on the millimetre scale (SceneCalibration.depthScale). */
+export function sceneDepth(pWorn: number, cal: SceneCalibration): number {
+  const { usableMm, evenMm, wornMm } = cal.depthScale;
+  return pWorn <= 0.5 ? usableMm + (evenMm - usableMm) * (pWorn / 0.5) : evenMm + (wornMm - evenMm) * ((pWorn - 0.5) / 0.5);
+}
+
 export interface SceneResultInput {
   scene: SceneOutput;
   /** The synthetic stack's estimate (combine.ts), mm, before rounding. */
@@ -124,8 +136,9 @@ export interface SceneResultInput {
 
 /**
  * The result fields from the scene reader and the synthetic stack (SPEC §2):
- * - estimate: (1 − w)·scene depth + w·synthetic stack, w = syntheticWeight;
- * - 80 % interval: estimate ± 1.2816·σ, σ² = the network's sigma² + realSigmaMm²;
+ * - estimate: (1 − w)·scene depth + w·synthetic stack, w = syntheticWeight; the scene depth is the
+ *   calibrated worn probability on the millimetre scale (sceneDepth);
+ * - 80 % interval: estimate ± 1.2816·realSigmaMm;
  * - confidence (the probability that the band is right): the calibrated probability of the band's
  *   side of 3.0 mm (worn or usable) times the Gaussian's share of that side that lies in the band;
  * - modelAlignment: 0.7 × the two readings' agreement (0 at 3 mm apart) + 0.3 × the side's probability;
@@ -142,15 +155,16 @@ export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omi
   }
   const w = cal.syntheticWeight;
   const line = cal.shopLine ?? { intercept: 0, slope: 1, intervalScale: 1 };
-  const blended = (1 - w) * out.depthMm + w * input.syntheticMm;
+  const pWorn = wornProbability(out, cal);
+  const sceneMm = sceneDepth(pWorn, cal);
+  const blended = (1 - w) * sceneMm + w * input.syntheticMm;
   const raw = Math.min(MAX_TREAD_DEPTH_MM, Math.max(0, line.intercept + line.slope * blended));
   const estimate = round1(raw);
-  const sd = Math.sqrt(out.sigmaMm ** 2 + cal.realSigmaMm ** 2) * line.slope * line.intervalScale;
+  const sd = cal.realSigmaMm * line.slope * line.intervalScale;
   const half = Z80 * sd;
   const min = Math.min(estimate, Math.max(0, Math.floor((raw - half) * 10) / 10));
   const max = Math.max(estimate, Math.ceil((raw + half) * 10) / 10);
   const wear = wearForDepth(estimate);
-  const pWorn = wornProbability(out, cal);
   const wornSide = estimate < WORN_BELOW_MM;
   const pSide = wornSide ? pWorn : 1 - pWorn;
   const [lo, hi] = BAND_LIMITS[wear];
@@ -158,7 +172,7 @@ export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omi
   const sideMass = wornSide ? mass(-Infinity, WORN_BELOW_MM) : mass(WORN_BELOW_MM, Infinity);
   const inBand = sideMass > 1e-9 ? mass(Math.max(lo, wornSide ? -Infinity : WORN_BELOW_MM), Math.min(hi, wornSide ? WORN_BELOW_MM : Infinity)) / sideMass : 0;
   const confidence = Math.min(1, Math.max(0, pSide * inBand));
-  const agreement = Math.max(0, 1 - Math.abs(out.depthMm - input.syntheticMm) / FULL_DISAGREEMENT_MM);
+  const agreement = Math.max(0, 1 - Math.abs(sceneMm - input.syntheticMm) / FULL_DISAGREEMENT_MM);
   const modelAlignment = Math.round(100 * (0.7 * agreement + 0.3 * pSide));
   const isPreliminary = modelAlignment < 70 || out.probs[0] < cal.preliminaryBelow;
   const surelyTread = !isPreliminary && out.probs[0] >= cal.twiMinTread;

@@ -1,0 +1,45 @@
+"""The scene reader's parity fixture: what it answers, in Python, on the input the training made
+from each fixture photo (real_cache.py's view 0: app_frame, mirror-extended to 4:3, stretched to
+160 x 160). test/analysis/scene-fixtures.test.ts checks that the app's own preprocessing (sharp)
+gives the same answers within a stated tolerance.
+
+    python scene_parity.py --model ../scene.onnx --out ../../test/fixtures/scene/parity.json FILE...
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import onnxruntime as ort
+from PIL import Image
+
+sys.path.insert(0, os.path.dirname(__file__))
+import preprocess as pp  # noqa: E402
+from real_cache import SIZE, extend_to_4_3, load  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("files", nargs="+")
+    a = ap.parse_args()
+    sess = ort.InferenceSession(a.model, providers=["CPUExecutionProvider"])
+    rows = []
+    root = os.path.dirname(os.path.abspath(a.out))
+    for f in a.files:
+        u8 = np.asarray(extend_to_4_3(load(f, None)).resize((SIZE, SIZE), Image.BILINEAR))
+        scene, worn, depth, sigma = sess.run(None, {"input": pp.normalise(u8[None])})
+        rows.append({"file": os.path.relpath(os.path.abspath(f), root), "scene": [round(float(v), 4) for v in scene[0]],
+                     "worn": round(float(worn[0]), 4), "depthMm": round(float(depth[0]), 3), "sigmaMm": round(float(sigma[0]), 3)})
+    with open(a.out, "w") as fh:
+        json.dump(rows, fh, indent=1)
+        fh.write("\n")
+    print(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
