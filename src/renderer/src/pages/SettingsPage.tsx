@@ -50,7 +50,9 @@ function InForce<T>({ setting, show, id }: { setting: SettingInForce<T>; show: (
         </p>
       )}
       {setting.restartRequired && setting.saved !== null && (
-        <p className="muted small">{show(setting.saved)} applies at the next start of TireWear.</p>
+        <p className="muted small">
+          Saved: <strong>{show(setting.saved)}</strong>, used from the next start of TireWear.
+        </p>
       )}
     </div>
   );
