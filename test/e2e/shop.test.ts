@@ -160,7 +160,7 @@ describe('shop account in the browser', () => {
 
     // a scan without a gauge reading: its badge is the estimate's class, whichever the filter reads
     const wear = await page.locator('.history-item').filter({ hasNotText: 'gauge' }).locator('.badge').first().getAttribute('data-wear');
-    const wearFilter = page.getByLabel('Wear', { exact: true });
+    const wearFilter = page.getByLabel('Estimated wear', { exact: true });
     await wearFilter.selectOption(wear === 'critical' ? 'new' : 'critical');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText('No scans match.').waitFor();

@@ -31,7 +31,7 @@ export function CorrectionForm({ scanId, vehicle, position, onCorrected }: Props
     refocus.current = false;
     toggle.current?.focus();
   }, [open]);
-  const ids = { form: useId(), plate: useId(), position: useId() };
+  const ids = { plate: useId(), position: useId() };
 
   function start() {
     setPlate(vehicle ?? '');
@@ -70,7 +70,8 @@ export function CorrectionForm({ scanId, vehicle, position, onCorrected }: Props
   return (
     <div className="correction">
       {!open && (
-        <button ref={toggle} type="button" className="secondary" aria-expanded={false} aria-controls={ids.form} onClick={start}>
+        // the form takes its place, and the focus (its first field)
+        <button ref={toggle} type="button" className="secondary" onClick={start}>
           Correct plate or position
         </button>
       )}
@@ -81,7 +82,6 @@ export function CorrectionForm({ scanId, vehicle, position, onCorrected }: Props
       )}
       {open && (
         <form
-          id={ids.form}
           className="correction-form"
           aria-label="Correct plate or position"
           onSubmit={save}

@@ -4,7 +4,7 @@
  * one by itself; a photo is moved to another corner by dragging it there or with its "Move to" list
  * (the two swap when that corner has one), before or after its analysis.
  */
-import { useId, useRef, type DragEvent, type ReactNode } from 'react';
+import { useId, type DragEvent, type ReactNode } from 'react';
 import type { WirePosition } from '../../../shared/api';
 import { canRetry, type QueueItem } from '../hooks/useScanQueue';
 import { useSession } from '../hooks/useSession';
@@ -137,7 +137,6 @@ export function VehicleView({ items, visit, target, onTarget, onAssign, onFiles,
   const withRefused = items.map((item) => ({ ...item, refused: isRefused(item) }));
   const corners = cornerPhotos(withRefused, visit);
   const loose = items.filter((item) => item.visit === visit && item.position === '' && !isRefused(item));
-  const dragDepth = useRef(0);
 
   const allowDrop = (event: DragEvent) => {
     const types = [...event.dataTransfer.types];
@@ -148,7 +147,6 @@ export function VehicleView({ items, visit, target, onTarget, onAssign, onFiles,
   const dropOn = (position: WirePosition | '') => (event: DragEvent) => {
     event.preventDefault();
     event.stopPropagation();
-    dragDepth.current = 0;
     const moved = draggedPhoto(event);
     if (moved !== null) return onAssign(moved, position);
     const files = Array.from(event.dataTransfer.files ?? []);
