@@ -6,15 +6,19 @@ import { combine } from '../../src/core/analysis/combine.js';
 import { treadBox } from '../../src/core/analysis/mask.js';
 import { mirrorAverage, mirrored, type OnnxAnalyzer } from '../../src/core/analysis/onnx-analyzer.js';
 import { cropPixels, normalise, prepareFrameInput } from '../../src/core/analysis/preprocess.js';
-import { fixture, heldoutLabels, MODELS_DIR } from './helpers.js';
+import { fixture, heldoutLabels, MODELS_DIR, syntheticModelsDir } from './helpers.js';
 import { checkImageHeader, decodeFrame } from '../../src/core/images/inspect.js';
 
 let analyzer: Analyzer;
+/** The renders-only chain (no scene reader): its stack is the synthetic reading the shipped result weighs and aligns with. */
+let synthetic: Analyzer;
 beforeAll(async () => {
   analyzer = await createOnnxAnalyzer({ modelsDir: MODELS_DIR, threads: 1 });
+  synthetic = await createOnnxAnalyzer({ modelsDir: syntheticModelsDir(), threads: 1 });
 });
 afterAll(async () => {
   await analyzer.close();
+  await synthetic.close();
 });
 
 const labels = heldoutLabels();
@@ -55,12 +59,14 @@ describe('analysis of tread photos', () => {
     expect(concurrent.map((o) => o.analysis)).toEqual(sequential);
   });
 
-  it('reads known-depth synthetic fixtures within the stated bounds (MAE ≤ 1.3 mm over 40, each within 5 mm; measured 0.85 with tread-2026.11.11 and 2026.11.12)', async () => {
+  it('the renders-only chain reads known-depth synthetic fixtures within the stated bounds (MAE ≤ 1.3 mm over 40, each within 5 mm; measured 0.85 with tread-2026.11.11 and 2026.11.12)', async () => {
+    // the synthetic set is the renders-only chain's regression test; the shipped estimate comes from
+    // the scene reader, which learned wear from real photos only (models/README.md)
     const sample = tires.slice(0, 40);
     const errors: number[] = [];
     for (const t of sample) {
       try {
-        const { analysis } = await analyzer.analyze({ image: readFileSync(t.file), verbose: false });
+        const { analysis } = await synthetic.analyze({ image: readFileSync(t.file), verbose: false });
         errors.push(Math.abs(analysis.estimatedDepthMm - t.depthMm!));
       } catch {
         errors.push(Number.POSITIVE_INFINITY);
@@ -75,7 +81,7 @@ describe('analysis of tread photos', () => {
 
 describe('the regressor’s second look at the tread crop', () => {
   it('is in the shipped calibration and is what analyze() stacks (recomputed here from the networks’ own outputs)', async () => {
-    const onnx = analyzer as OnnxAnalyzer;
+    const onnx = synthetic as OnnxAnalyzer;
     const cal = onnx.manifest.calibration;
     expect(cal.crop).toBeDefined();
     expect(cal.stack.crop).toBeGreaterThan(0.1);
@@ -97,8 +103,8 @@ describe('the regressor’s second look at the tread crop', () => {
       expect(withCrop.tread.depthMm).toBeCloseTo(plain.tread.depthMm, 4); // the crop in the batch does not change the frame's reading
       const expected = combine(withCrop.tread, withCrop.maps, cal, withCrop.cropMm).analysis;
       const without = combine(plain.tread, plain.maps, cal, null).analysis;
-      const { analysis } = await analyzer.analyze({ image, verbose: false });
-      expect(analysis).toEqual({ ...expected, modelVersion: analyzer.modelVersion });
+      const { analysis } = await synthetic.analyze({ image, verbose: false });
+      expect(analysis).toEqual({ ...expected, modelVersion: synthetic.modelVersion });
       if (expected.estimatedDepthMm !== without.estimatedDepthMm) moved++;
     }
     expect(smaller).toBeGreaterThan(0); // some of these photos show the tread in part of the frame
@@ -106,13 +112,34 @@ describe('the regressor’s second look at the tread crop', () => {
   });
 
   it('reads a refused image without a crop, a tire photo with one', async () => {
-    const onnx = analyzer as OnnxAnalyzer;
+    const onnx = synthetic as OnnxAnalyzer;
     const perFrame = onnx.manifest.calibration.treadMirror ? 2 : 1;
     const before = onnx.treadRows;
-    await expect(analyzer.analyze({ image: readFileSync(nonTires[0]!.file), verbose: false })).rejects.toMatchObject({ code: 'NO_TIRE_DETECTED' });
+    await expect(synthetic.analyze({ image: readFileSync(nonTires[0]!.file), verbose: false })).rejects.toMatchObject({ code: 'NO_TIRE_DETECTED' });
     expect(onnx.treadRows - before).toBe(perFrame);
-    await analyzer.analyze({ image: readFileSync(tires[0]!.file), verbose: false });
+    await synthetic.analyze({ image: readFileSync(tires[0]!.file), verbose: false });
     expect(onnx.treadRows - before).toBe(2 * perFrame + 1);
+  });
+
+  it('with the scene reader, a photo it refuses costs no other network run', async () => {
+    const onnx = analyzer as OnnxAnalyzer;
+    const perFrame = onnx.manifest.calibration.treadMirror ? 2 : 1;
+    let before = onnx.treadRows;
+    let refused = 0;
+    for (const n of nonTires.slice(0, 6)) {
+      const code = await analyzer.analyze({ image: readFileSync(n.file), verbose: false }).then(
+        () => null,
+        (error: { code?: string }) => error.code,
+      );
+      if (code === 'NO_TIRE_DETECTED') {
+        refused++;
+        expect(onnx.treadRows - before).toBe(0);
+      }
+      before = onnx.treadRows;
+    }
+    expect(refused).toBeGreaterThan(0);
+    await analyzer.analyze({ image: readFileSync(tires[0]!.file), verbose: false });
+    expect(onnx.treadRows - before).toBe(perFrame + 1);
   });
 
   it('averages the photo and its mirror image as the calibration did', async () => {

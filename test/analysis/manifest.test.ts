@@ -236,7 +236,12 @@ describe('model manifest', () => {
       const long = Math.max(meta.width!, meta.height!); // 360 or 400 px
       expect(long).toBeLessThanOrEqual(400);
       const estimates = async (size: number) => {
-        const analyzer = await createOnnxAnalyzer({ modelsDir: await copyModelsWith(sized(size)), threads: 1 });
+        // the renders-only chain, whose estimate is the stack (the scene reader's weighs it by syntheticWeight)
+        const renderOnly = (m: any) => {
+          delete m.models.scene;
+          delete m.calibration.scene;
+        };
+        const analyzer = await createOnnxAnalyzer({ modelsDir: await copyModelsWith(sized(size, renderOnly)), threads: 1 });
         try {
           const read = async (img: Buffer) => (await analyzer.analyze({ image: img, verbose: false })).analysis.estimatedDepthMm;
           return [await read(image), await read(large)];
@@ -301,7 +306,7 @@ describe('model manifest', () => {
     } finally {
       vi.restoreAllMocks();
     }
-    expect(created).toHaveLength(2); // tread and seg loaded
+    expect(created).toHaveLength(3); // tread, seg and the scene reader loaded
     expect(release.mock.contexts).toEqual(expect.arrayContaining(created));
   });
 

@@ -54,8 +54,8 @@ describe('the scene reader’s gate: three outcomes', () => {
       out({ probs: [1.2, -0.1, -0.1] }),
       out({ worn: Number.NaN }),
       out({ depthMm: Number.POSITIVE_INFINITY }),
-      out({ depthMm: 500 }),
       out({ sigmaMm: 0 }),
+      out({ sigmaMm: Number.NaN }),
     ]) {
       expect(() => sceneOf(bad, cal)).toThrow(expect.objectContaining({ code: 'MODEL_UNAVAILABLE' }));
     }

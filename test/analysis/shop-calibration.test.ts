@@ -124,6 +124,9 @@ describe('folding the correction into the manifest', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'tw-shopcal-'));
     await writeFile(path.join(dir, 'manifest.json'), JSON.stringify(out));
     const [base, shopped] = await Promise.all([loadManifest(MODELS_DIR), loadManifest(dir)]);
+    // the scene reader's estimate takes the same line and interval factor (scene.ts shopLine)
+    expect(shopped.calibration.scene?.shopLine).toEqual({ intercept: fitted.correction.intercept, slope: fitted.correction.slope, intervalScale: fitted.correction.intervalScale });
+    expect(base.calibration.scene?.shopLine).toBeUndefined();
     await rm(dir, { recursive: true });
     const { intercept, slope, intervalScale } = fitted.correction;
     for (const depth of [0.8, 2.5, 4.4, 7.9]) {
@@ -151,7 +154,8 @@ describe('folding the correction into the manifest', () => {
     // the classifier's vote is read on the corrected depths (combine.ts, voteFor); nothing else changes
     expect(shopped.calibration.voteMap).toEqual({ intercept, slope });
     expect(base.calibration.voteMap).toBeUndefined();
-    expect({ ...shopped.calibration, stack: 0, stackWithoutDense: 0, intervalK: 0, voteMap: 0 }).toEqual({ ...base.calibration, stack: 0, stackWithoutDense: 0, intervalK: 0, voteMap: 0 });
+    const rest = (c: typeof base.calibration) => ({ ...c, stack: 0, stackWithoutDense: 0, intervalK: 0, voteMap: 0, scene: { ...c.scene, shopLine: 0 } });
+    expect(rest(shopped.calibration)).toEqual(rest(base.calibration));
     expect(shopped.version).toBe(`${base.version}+shop.20261124T0530`);
     expect(shopped.models).toEqual(base.models); // the same files, the same checksums
     expect(out.shopCalibration).toMatchObject({ base: base.version, tires: 100, labelsSha256: 'ab'.repeat(32), correction: fitted.correction });

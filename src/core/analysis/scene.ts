@@ -88,9 +88,9 @@ function checkOutput(out: SceneOutput): void {
     !out.probs.every(probability) ||
     Math.abs(out.probs[0] + out.probs[1] + out.probs[2] - 1) > 1e-3 ||
     !probability(out.worn) ||
+    // the network's own depth and sigma are not used (SceneOutput): only a number is asked of them
     !Number.isFinite(out.depthMm) ||
-    Math.abs(out.depthMm) > 2 * MAX_TREAD_DEPTH_MM ||
-    !(out.sigmaMm > 0 && out.sigmaMm < 2 * MAX_TREAD_DEPTH_MM)
+    !(out.sigmaMm > 0 && Number.isFinite(out.sigmaMm))
   ) {
     throw new AppError('MODEL_UNAVAILABLE', 'The scene model gave no usable reading for this photo; the model files may be damaged.');
   }

@@ -1,0 +1,101 @@
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createOnnxAnalyzer, loadManifest } from '../../src/core/analysis/index.js';
+import type { OnnxAnalyzer } from '../../src/core/analysis/onnx-analyzer.js';
+import { heldoutLabels, MODELS_DIR } from './helpers.js';
+
+const dirs: string[] = [];
+async function copyModelsWith(edit: (manifest: any) => void): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'tirewear-scene-'));
+  dirs.push(dir);
+  for (const f of await readdir(MODELS_DIR)) if (f === 'manifest.json' || f.endsWith('.onnx')) await cp(path.join(MODELS_DIR, f), path.join(dir, f));
+  const file = path.join(dir, 'manifest.json');
+  const m = JSON.parse(await readFile(file, 'utf8'));
+  edit(m);
+  await writeFile(file, JSON.stringify(m));
+  return dir;
+}
+afterEach(async () => {
+  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+});
+
+let shipped: OnnxAnalyzer;
+beforeAll(async () => {
+  shipped = (await createOnnxAnalyzer({ modelsDir: MODELS_DIR, threads: 1 })) as OnnxAnalyzer;
+});
+afterAll(async () => {
+  await shipped.close();
+});
+
+describe('the scene reader in the manifest', () => {
+  it('is shipped: its file with a sha256, its constants, and the data sets the weights learned from', async () => {
+    const m = await loadManifest(MODELS_DIR);
+    expect(m.models.scene?.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(m.calibration.scene).toBeDefined();
+    expect(m.trainedOn).toEqual(expect.arrayContaining(['web-good-defective', 'tyre-defect-ccby', 'renders']));
+    // measured only: its licence allows no shipped weights trained on it (realdata/README.md)
+    expect(m.trainedOn).not.toContain('michelin-twi');
+  });
+
+  it('refuses a scene model without its constants, and constants without the model', async () => {
+    for (const edit of [(m: any) => delete m.calibration.scene, (m: any) => delete m.models.scene]) {
+      await expect(loadManifest(await copyModelsWith(edit))).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('models.scene and calibration.scene') });
+    }
+  });
+
+  it('refuses scene constants that load as numbers but make no sense, naming the field', async () => {
+    const cases: Array<[string, (m: any) => void]> = [
+      ['calibration.scene.noTire', (m) => (m.calibration.scene.noTire = 1.5)],
+      ['calibration.scene.notVisible', (m) => (m.calibration.scene.notVisible = -0.1)],
+      ['calibration.scene.wornPlatt.a', (m) => (m.calibration.scene.wornPlatt.a = 0)],
+      ['calibration.scene.syntheticWeight', (m) => (m.calibration.scene.syntheticWeight = 2)],
+      ['calibration.scene.depthScale', (m) => (m.calibration.scene.depthScale = { usableMm: 2, evenMm: 3, wornMm: 0.8 })],
+      ['calibration.scene.depthScale.wornMm', (m) => (m.calibration.scene.depthScale.wornMm = -1)],
+      ['calibration.scene.realSigmaMm', (m) => (m.calibration.scene.realSigmaMm = 100)],
+      ['calibration.scene.preliminaryBelow', (m) => (m.calibration.scene.preliminaryBelow = 'high')],
+      ['calibration.scene.shopLine.slope', (m) => (m.calibration.scene.shopLine = { intercept: 0, slope: -1, intervalScale: 1 })],
+      ['trainedOn', (m) => (m.trainedOn = ['web', 42])],
+    ];
+    for (const [field, edit] of cases) {
+      await expect(loadManifest(await copyModelsWith(edit)), field).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining(field) });
+    }
+  });
+
+  it('refuses a corrupt scene.onnx by its sha256, naming the file', async () => {
+    const dir = await copyModelsWith(() => undefined);
+    const file = path.join(dir, 'scene.onnx');
+    const bytes = await readFile(file);
+    bytes[bytes.length >> 1] = bytes[bytes.length >> 1]! ^ 0xff;
+    await writeFile(file, bytes);
+    await expect(createOnnxAnalyzer({ modelsDir: dir, threads: 1 })).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('scene.onnx') });
+  });
+
+  it('loads a manifest from before the scene reader: the renders-only gate and stack decide', async () => {
+    const dir = await copyModelsWith((m) => {
+      delete m.models.scene;
+      delete m.calibration.scene;
+    });
+    const old = (await createOnnxAnalyzer({ modelsDir: dir, threads: 1 })) as OnnxAnalyzer;
+    try {
+      expect(old.sceneReader).toBeNull();
+      const image = await readFile(heldoutLabels().find((l) => l.depthMm !== null)!.file);
+      const { analysis } = await old.analyze({ image, verbose: false });
+      expect(analysis.estimatedDepthMm).toBeGreaterThanOrEqual(0);
+      await expect(old.scene({ image, verbose: false })).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE' });
+    } finally {
+      await old.close();
+    }
+  });
+
+  it('is deterministic, and the scene check answers what analyze acts on without reading a depth', async () => {
+    const image = await readFile(heldoutLabels().find((l) => l.depthMm !== null)!.file);
+    const a = await shipped.scene({ image, verbose: false });
+    const b = await shipped.scene({ image, verbose: false });
+    expect(b).toEqual(a);
+    const sum = a.probabilities.tread + a.probabilities.treadNotVisible + a.probabilities.noTire;
+    expect(sum).toBeCloseTo(1, 5);
+    expect(a).not.toHaveProperty('estimatedDepthMm');
+  });
+});
