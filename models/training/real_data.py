@@ -78,9 +78,23 @@ def yolo_boxes(label_path: str) -> list[tuple[int, float, float, float, float]]:
     return boxes
 
 
+DEFECTS = {0, 1, 2}  # Bulge, Cracks, Flat spots (data.yaml); 3 is Non-defective
+
+
+def ccby_worn(image_path: str) -> int:
+    """tyre-defect-ccby's photo as worn/usable: 1 (not usable) with any damage box, 0 with only
+    Non-defective boxes, -1 without boxes ("not usable" in web-good-defective's sense: damage and
+    wear together). Tried and not shipped (train_real.py --ccby-wear): out of fold on fold 0 it
+    read tyre-defect-ccby at 0.85 and web-good-defective at 0.786 (0.791 without), but michelin-twi's
+    Spearman fell from 0.48 to 0.20 and its close-ups still read as worn (mean P(worn) 0.90)."""
+    lab = os.path.join(os.path.dirname(os.path.dirname(image_path)), "labels", os.path.splitext(os.path.basename(image_path))[0] + ".txt")
+    classes = {b[0] for b in yolo_boxes(lab)}
+    return 1 if classes & DEFECTS else 0 if classes else -1
+
+
 def tyre_defect(root: str) -> list[Sample]:
-    """Real tread and sidewall close-ups: all TREAD for the gate. The worn label stays unknown:
-    cracks, bulges and flat spots are damage, not wear (the wear reader does not learn them)."""
+    """Real tread and sidewall close-ups: all TREAD for the gate. No worn label by default: its
+    classes are damage, and as "not usable" they cost michelin-twi's order (ccby_worn)."""
     base = os.path.join(root, "tyre-defect-ccby")
     out = []
     for split in ("train", "valid", "test"):

@@ -27,6 +27,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
+import real_data as rd  # noqa: E402
 from real_cache import FEATURES  # noqa: E402
 
 WORN_MM = 3.0  # SPEC §2: worn and critical are under 3.0 mm
@@ -101,6 +102,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cache", nargs="+", required=True)
     ap.add_argument("--exclude", default="", help="comma-separated sets left out of training")
+    ap.add_argument("--ccby-wear", action="store_true", help="also learn wear from tyre-defect-ccby's damage boxes (worse on michelin-twi)")
     ap.add_argument("--render-labels", action="store_true", help="also learn wear and depth from the renders (worse on real photos)")
     ap.add_argument("--fold", type=int, default=-1, help="leave out fold K (0-4) of every set (real_data groups end in the fold)")
     ap.add_argument("--epochs", type=int, default=30)
@@ -132,6 +134,13 @@ def main():
     steps = a.epochs * math.ceil(len(idx) / a.batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=a.lr, total_steps=steps, pct_start=0.15)
     is_real_all = c["setname"] != "renders"
+    # tried and not shipped: tyre-defect-ccby's damage boxes as "not usable" (real_data.ccby_worn)
+    ccby = (c["setname"] == "tyre-defect-ccby") & ~c["degraded"] & (c["worn"] < 0)
+    if a.ccby_wear and ccby.any():
+        worn = c["worn"].copy()
+        for i in np.flatnonzero(ccby):
+            worn[i] = rd.ccby_worn(str(c["sample"][i]).split(":", 2)[1])
+        c["worn"] = worn
     if not a.render_labels:
         # Renders teach the gate what a tread is and is not, but not wear: with their worn and depth
         # labels the out-of-fold Spearman on michelin-twi fell from 0.44 to 0.05 (models/NOTEBOOK.md,
@@ -160,7 +169,7 @@ def main():
     np.savez(os.path.join(a.out, "pred.npz"), pred=pred, setname=c["setname"], view=c["view"], degraded=c["degraded"], scene=c["scene"],
              worn=c["worn"], depth=c["depth"], pct=c["pct"], kind=c["kind"], sample=c["sample"], group=c["group"])
     with open(os.path.join(a.out, "train.json"), "w") as f:
-        json.dump({"exclude": sorted(excluded), "fold": a.fold, "renderLabels": a.render_labels, "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "views": int(len(idx)),
+        json.dump({"exclude": sorted(excluded), "fold": a.fold, "renderLabels": a.render_labels, "ccbyWear": a.ccby_wear, "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "views": int(len(idx)),
                    "cache": a.cache, "seconds": round(time.time() - t0)}, f, indent=1)
     print(f"wrote {a.out} in {time.time() - t0:.0f} s")
 

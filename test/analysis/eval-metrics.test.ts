@@ -182,3 +182,11 @@ test('twiConsensusCount against the bars labels.csv counts (twiBars), over the t
   // no twiBars column: no TWI figures
   expect(evaluate(samples.map(({ twiBars: _, ...s }) => s as Sample)).twi).toBeNull();
 });
+
+test('a tire whose tread the gate could not read counts as refused, like one it saw no tire in', () => {
+  const notVisible = (truth: Truth): Sample => ({ file: `${truth}.jpg`, depthMm: null, truth, outcome: { error: 'TREAD_NOT_VISIBLE', ms: 5 } });
+  const r = evaluate([notVisible('good'), refused('worn'), notVisible('notire'), { ...refused('new'), outcome: { error: 'IMAGE_UNREADABLE', ms: 5 } }]);
+  expect(r.tiresRefused).toBeCloseTo(2 / 3, 10); // the unreadable file is no refusal of the gate
+  expect(r.nonTiresRefused).toBe(1);
+  expect(r.errors).toEqual({ TREAD_NOT_VISIBLE: 2, NO_TIRE_DETECTED: 1, IMAGE_UNREADABLE: 1 });
+});

@@ -206,7 +206,8 @@ function measure(samples: Sample[]): Report {
   };
   const binary = sides.filter((b) => b.answered);
   const times = samples.flatMap((s) => (s.outcome.ms === null ? [] : [s.outcome.ms]));
-  const refused = (s: Sample) => 'error' in s.outcome && s.outcome.error === 'NO_TIRE_DETECTED';
+  // either refusal of the gate: no tire, or a tire whose tread cannot be read
+  const refused = (s: Sample) => 'error' in s.outcome && (s.outcome.error === 'NO_TIRE_DETECTED' || s.outcome.error === 'TREAD_NOT_VISIBLE');
   const counted = tires.filter((s) => s.twiBars !== undefined && analysed(s));
   const reported = counted.map((s) => analysed(s)!.twiConsensusCount);
   const visible = counted.map((s) => s.twiBars!);
