@@ -57,6 +57,17 @@ export interface AnalyzeData {
   result: WireResult;
 }
 
+/**
+ * GET /scans/:scanId/overlays → data: what verbose=1 adds to an analyze answer, for a stored scan,
+ * made again from its stored photo by the models in use (free; nothing stored).
+ */
+export interface ScanOverlays {
+  /** Named PNG data URLs: depthHeatmap, mask. */
+  overlays: Record<string, string>;
+  /** In the photo's upright pixels. */
+  points: NonNullable<WireResult['points']>;
+}
+
 /** One correction of a scan (PATCH /scans/:id, PUT /scans/:id/measurement), in WireScan.changes. */
 export interface ScanChange {
   at: string;

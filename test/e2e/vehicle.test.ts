@@ -7,7 +7,7 @@
  * overlays with their keys; the webcam's frame and live check; the POS addresses; no HTTP header
  * named to staff; and all of it at 320 px.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -270,6 +270,71 @@ describe('one vehicle at a time in the browser', () => {
     await card.getByText('Corrections (3)').click();
     await expect(card.locator('.changes li').first().textContent()).resolves.toMatch(/: position Front left → Front right$/);
     expect((await getScan(id)).position).toBe('FR');
+  });
+
+  it('shows the overlays of a scan opened from History, made again from its stored photo (free), once', async () => {
+    // still on the scan opened from History: stored without overlays, so none are on the page yet
+    const card = page.getByRole('region', { name: 'Scan details' }).locator('article.result-card');
+    const id = (await card.getAttribute('data-scan-id'))!;
+    const stored = await getScan(id);
+    expect(stored.result.overlays).toBeUndefined();
+    const account = async () => ((await (await page.request.get(`${origin()}/api/v1/account`)).json()) as { data: unknown }).data;
+    const before = await account();
+    const asked: number[] = [];
+    const listen = (res: { url(): string; status(): number }) => {
+      if (new URL(res.url()).pathname === `/api/v1/scans/${id}/overlays`) asked.push(res.status());
+    };
+    page.on('response', listen);
+    try {
+      await expect(card.locator('img.overlay').count()).resolves.toBe(0);
+      await expect(card.getByLabel('Mark grooves and TWI bars').isChecked()).resolves.toBe(false);
+      await card.getByLabel('Depth heat map').check();
+      const heat = card.locator('img.overlay[data-overlay="depthHeatmap"]');
+      await heat.waitFor({ timeout: 60_000 });
+      await expect(heat.getAttribute('src')).resolves.toMatch(/^data:image\/png;base64,/);
+      await expect(heat.getAttribute('alt')).resolves.toBe('Depth heat map overlay');
+      await expect(card.getByTestId('heat-scale').count()).resolves.toBe(1);
+      await expect(card.getByRole('alert').count()).resolves.toBe(0);
+      await expect(card.locator('.overlay-loading').textContent()).resolves.toBe('');
+      await card.getByLabel('Tread / groove / TWI mask').check();
+      await card.locator('img.overlay[data-overlay="mask"]').waitFor();
+      await expect(card.getByTestId('mask-key').locator('li').allTextContents()).resolves.toEqual(['Tread', 'Groove', 'TWI bar']);
+      await card.getByLabel('Mark grooves and TWI bars').check();
+      await expect.poll(() => card.locator('svg.points circle').count()).toBeGreaterThan(0);
+      await expect(card.getByTestId('points-key').count()).resolves.toBe(1);
+      await card.getByLabel('Photo only').check();
+      await expect(card.locator('img.overlay').count()).resolves.toBe(0);
+      await card.getByLabel('Depth heat map').check();
+      await card.locator('img.overlay[data-overlay="depthHeatmap"]').waitFor();
+      // asked once, answered 200; nothing charged, the scan as stored
+      expect(asked).toEqual([200]);
+      await expect(account()).resolves.toEqual(before);
+      expect((await getScan(id)).result).toEqual(stored.result);
+      await card.getByLabel('Photo only').check();
+    } finally {
+      page.off('response', listen);
+    }
+  });
+
+  it('says so in History when the photo of a scan is gone and its overlays cannot be made', async () => {
+    await page.getByRole('link', { name: 'Back to history' }).click();
+    const row = page.locator('.vehicle-group a.history-item').filter({ hasText: 'Rear left' }).first();
+    const id = (await row.getAttribute('data-scan-id'))!;
+    // the photo removed from the images folder, as retention or a person tidying the disk would
+    const folder = path.join(app.dataDir, 'images', 'scans', id.slice(0, 2));
+    const [original] = (await readdir(folder)).filter((name) => name.startsWith(`${id}.`) && !name.includes('.thumb.'));
+    await rm(path.join(folder, original!));
+    await row.click();
+    const card = page.getByRole('region', { name: 'Scan details' }).locator('article.result-card');
+    await card.waitFor();
+    await card.getByLabel('Depth heat map').check();
+    const alert = card.getByRole('alert');
+    await alert.waitFor();
+    await expect(alert.textContent()).resolves.toBe(
+      'The photo of this scan is no longer kept, so its overlays cannot be made. Its result is as stored.',
+    );
+    await expect(card.locator('img.overlay').count()).resolves.toBe(0);
+    await card.getByLabel('Photo only').check();
   });
 
   it('shows the overlays with their keys on a fresh card, the TWI markers off until asked for', async () => {

@@ -256,7 +256,9 @@ describe('the document for integrators (issue 42)', () => {
     const ids = Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((op) => (op as Operation & { operationId?: string }).operationId));
     expect(ids.every((id) => typeof id === 'string' && /^[A-Za-z][A-Za-z0-9_]*$/.test(id))).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(ids).toEqual(expect.arrayContaining(['analyzeTire', 'checkCapture', 'correctScan', 'listVehicles', 'getConnection', 'listScans']));
+    expect(ids).toEqual(
+      expect.arrayContaining(['analyzeTire', 'checkCapture', 'correctScan', 'listVehicles', 'getConnection', 'listScans', 'getScanOverlays']),
+    );
     expect(doc.servers?.map((s) => s.url)).toEqual(['/', 'http://{host}:{port}']);
   });
 
@@ -275,6 +277,12 @@ describe('the document for integrators (issue 42)', () => {
     expect(codes('POST', '/api/v1/analyze/check', '429')).toEqual(['TOO_MANY_ATTEMPTS']);
     expect(codes('POST', '/api/v1/analyze/check', '422')).not.toContain('NO_TIRE_DETECTED');
     expect(codes('PATCH', '/api/v1/scans/x', '404')).toEqual(['NOT_FOUND']);
+    expect(codes('GET', '/api/v1/scans/x/overlays', '422').sort()).toEqual(['IMAGE_UNREADABLE', 'NO_TIRE_DETECTED', 'TREAD_NOT_VISIBLE']);
+    expect(codes('GET', '/api/v1/scans/x/overlays', '429')).toEqual(['TOO_MANY_ATTEMPTS']);
+    expect(codes('GET', '/api/v1/scans/x/overlays', '404')).toEqual(['NOT_FOUND']);
+    expect(codes('GET', '/api/v1/scans/x/overlays', '401')).toEqual(['INVALID_API_KEY', 'INVALID_SESSION']);
+    expect(codes('GET', '/api/v1/scans/x/overlays', '503')).toEqual(expect.arrayContaining(['MODEL_UNAVAILABLE', 'SERVER_BUSY']));
+    expect(contract.operation('GET', '/api/v1/scans/x/overlays').op.responses['413']).toBeUndefined();
     expect(codes('PATCH', '/api/v1/scans/x', '401')).toEqual(['INVALID_API_KEY', 'INVALID_SESSION']);
     expect(codes('POST', '/api/v1/auth/login', '401')).toEqual(['INVALID_CREDENTIALS']);
     expect(contract.operation('POST', '/api/v1/analyze').op.responses['422']!.description).toMatch(/TREAD_NOT_VISIBLE: a tire is in the photo/);
@@ -535,6 +543,35 @@ describe('scans', () => {
     await send(t, 'GET', `/api/v1/scans/${scanId}/image?variant=thumbnail`, { status: 200, headers: { cookie } });
     await send(t, 'GET', `/api/v1/scans/${scanId}/image?variant=huge`, { status: 400, headers: { cookie } });
     await send(t, 'GET', '/api/v1/scans/no-such-scan/image', { status: 404, headers: { cookie } });
+  });
+
+  it('GET /scans/{scanId}/overlays 200 (account, key, anonymous by id), 401, 403, 404, 422, 429, 503', async () => {
+    const made = await send(t, 'GET', `/api/v1/scans/${scanId}/overlays`, { status: 200, headers: { cookie } });
+    expect(Object.keys(made.json().data.overlays)).toEqual(['depthHeatmap', 'mask']);
+    await send(t, 'GET', `/api/v1/scans/${scanId}/overlays`, { status: 200, headers: { 'x-api-key': key } });
+    await send(t, 'GET', `/api/v1/scans/${anonymousId}/overlays`, { status: 200 });
+    await send(t, 'GET', `/api/v1/scans/${scanId}/overlays`, { status: 401 });
+    await send(t, 'GET', `/api/v1/scans/${scanId}/overlays`, { status: 401, headers: { 'x-api-key': 'tw_nope' } });
+    await send(t, 'GET', `/api/v1/scans/${scanId}/overlays`, { status: 403, headers: { cookie: (await signIn(t.app)).cookie } });
+    await send(t, 'GET', '/api/v1/scans/no-such-scan/overlays', { status: 404, headers: { cookie } });
+    try {
+      t.analyzer.setScene('tread_not_visible');
+      await send(t, 'GET', `/api/v1/scans/${scanId}/overlays`, { status: 422, headers: { cookie } });
+      t.analyzer.setScene('no_tire');
+      await send(t, 'GET', `/api/v1/scans/${scanId}/overlays`, { status: 422, headers: { cookie } });
+      t.analyzer.setScene('tread');
+      t.analyzer.fail(() => new AppError('MODEL_UNAVAILABLE', 'The tread models could not be loaded.'));
+      await send(t, 'GET', `/api/v1/scans/${scanId}/overlays`, { status: 503, headers: { cookie } });
+    } finally {
+      t.analyzer.setScene('tread');
+      t.analyzer.succeed();
+    }
+    // the per-minute limit (a whole analysis each): the account's key counts with its session
+    let last = await t.app.inject({ url: `/api/v1/scans/${scanId}/overlays`, headers: { 'x-api-key': key } });
+    for (let i = 0; i < 40 && last.statusCode === 200; i++) last = await t.app.inject({ url: `/api/v1/scans/${scanId}/overlays`, headers: { 'x-api-key': key } });
+    expect(last.statusCode).toBe(429);
+    const limited = await send(t, 'GET', `/api/v1/scans/${scanId}/overlays`, { status: 429, headers: { cookie } });
+    expect(limited.headers['retry-after']).toBeDefined();
   });
 
   it('PUT /scans/{scanId}/measurement 200 (set, clear), 400, 404', async () => {

@@ -55,6 +55,8 @@ export const ROUTE_ERRORS: Record<string, ErrorCode[]> = {
     'MODEL_UNAVAILABLE',
   ],
   'POST /api/v1/analyze/check': [...IMAGE_CHECKS, 'TOO_MANY_ATTEMPTS'],
+  // the stored photo analysed again: the models in use may refuse it; no upload, so no 413/415
+  'GET /api/v1/scans/{scanId}/overlays': ['NO_TIRE_DETECTED', 'TREAD_NOT_VISIBLE', 'IMAGE_UNREADABLE', 'TOO_MANY_ATTEMPTS', 'MODEL_UNAVAILABLE'],
   'GET /api/v1/calibration': [],
   'POST /api/v1/calibration': ['CONFLICT', 'MODEL_UNAVAILABLE'],
   'PUT /api/v1/sync/scans/{scanId}': [...IMAGE_CHECKS, 'CONFLICT'],
@@ -156,6 +158,7 @@ export const OPERATION_IDS: Record<string, string> = {
   'PATCH /api/v1/scans/{scanId}': 'correctScan',
   'DELETE /api/v1/scans/{scanId}': 'deleteScan',
   'GET /api/v1/scans/{scanId}/image': 'getScanImage',
+  'GET /api/v1/scans/{scanId}/overlays': 'getScanOverlays',
   'PUT /api/v1/scans/{scanId}/measurement': 'setScanMeasurement',
   'GET /api/v1/settings': 'getSettings',
   'PUT /api/v1/settings': 'updateSettings',

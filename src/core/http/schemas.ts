@@ -31,6 +31,22 @@ export const WearSchema = Type.Union([
   Type.Literal('critical'),
 ]);
 
+/** verbose=1's extras (analyze) and GET /scans/{scanId}/overlays: named PNG data URLs, and located points. */
+const Overlays = Type.Record(Type.String(), Type.String(), {
+  description: 'Named PNG data URLs (depthHeatmap, mask) the size of the analysed frame, with the photo\'s aspect ratio: stretch them onto it',
+});
+const Points = Type.Array(
+  Type.Object(
+    {
+      kind: Type.String({ description: '"twi" (a wear bar) or "groove" (a main groove)' }),
+      x: Type.Number({ description: "pixels in the uploaded image's upright coordinates" }),
+      y: Type.Number(),
+      confirmed: Type.Optional(Type.Boolean({ description: 'a TWI bar counted in twiConsensusCount' })),
+    },
+    { additionalProperties: true },
+  ),
+);
+
 // Response types stay loose where stored scans may hold older values (a hub keeps what desks sent):
 // `enum` on a string documents the values without the serializer refusing one (an anyOf of
 // literals would answer the whole list 500), and depth32nds stays a number (an integer type
@@ -53,23 +69,14 @@ export const WireResult = Type.Object({
       description: 'Per-groove depths: only in scans stored before 2026-11-24; no longer produced (no skill measured, models/README.md).',
     }),
   ),
-  overlays: Type.Optional(Type.Record(Type.String(), Type.String())),
-  points: Type.Optional(
-    Type.Array(
-      Type.Object(
-        {
-          kind: Type.String({ description: '"twi" (a wear bar) or "groove" (a main groove)' }),
-          x: Type.Number({ description: "pixels in the uploaded image's upright coordinates" }),
-          y: Type.Number(),
-          confirmed: Type.Optional(Type.Boolean({ description: 'a TWI bar counted in twiConsensusCount' })),
-        },
-        { additionalProperties: true },
-      ),
-    ),
-  ),
+  overlays: Type.Optional(Overlays),
+  points: Type.Optional(Points),
 });
 
 export const AnalyzeData = Type.Object({ scanId: Type.String(), result: WireResult });
+
+/** GET /scans/{scanId}/overlays: analyze's verbose=1 extras of a stored scan, made again from its photo. */
+export const ScanOverlays = Type.Object({ overlays: Overlays, points: Points });
 
 const WireScanBase = Type.Object({
   scanId: Type.String(),

@@ -8,12 +8,11 @@ import sharp from 'sharp';
 import type { CaptureCheck } from '../../shared/api.js';
 import type { Analyzer, DecodedFrame } from '../analysis/analyzer.js';
 import type { Clock } from '../clock.js';
-import { AppError, isAppError } from '../errors.js';
+import { isAppError } from '../errors.js';
 import { checkImageHeader, decodeFrame } from '../images/inspect.js';
 import type { Caller } from '../types.js';
 import type { AnalysisQueue } from './analysis-queue.js';
-import { meteringAddress } from './client-ip.js';
-import { SlidingWindow } from './sliding-window.js';
+import { perMinuteLimit } from './caller-limit.js';
 
 export const CHECKS_PER_MINUTE = 120;
 
@@ -126,26 +125,11 @@ async function readScene(analyzer: Analyzer, request: Parameters<NonNullable<Ana
   }
 }
 
-/** Who is limited: an account (whatever key or session), else the client address as metering groups it. */
-function subject(caller: Caller): string {
-  return caller.kind === 'account' ? `acct:${caller.account.id}` : `ip:${meteringAddress(caller.ip)}`;
-}
-
 export function createCaptureCheckService(deps: CaptureCheckDeps): CaptureCheckService {
-  const window = new SlidingWindow(60_000, CHECKS_PER_MINUTE);
+  const limit = perMinuteLimit(CHECKS_PER_MINUTE, 'capture checks');
   return {
     admit(caller) {
-      const now = deps.clock.now().getTime();
-      const key = subject(caller);
-      const wait = window.retryAfterS(key, now);
-      if (wait !== null) {
-        throw new AppError(
-          'TOO_MANY_ATTEMPTS',
-          `Too many capture checks: at most ${CHECKS_PER_MINUTE} a minute. Try again in ${wait} s.`,
-          { headers: { 'Retry-After': String(wait) } },
-        );
-      }
-      window.add(key, now);
+      limit(caller, deps.clock.now().getTime());
     },
     async check(image) {
       const header = await checkImageHeader(image);

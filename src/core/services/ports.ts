@@ -132,6 +132,14 @@ export interface ScanService {
    * recorded in the scan's changes; who may is as for delete. Charges nothing.
    */
   update(caller: Caller, scanId: string, patch: ScanPatch): Promise<ScanRecord>;
+  /**
+   * A stored scan's verbose=1 extras (overlays and points, as analyze gives them), made again from
+   * its stored photo by the models in use. Who may is as for get. Nothing is stored or charged;
+   * OVERLAYS_PER_MINUTE a caller (TOO_MANY_ATTEMPTS beyond). NOT_FOUND when the scan or its photo is
+   * gone; the analyzer's own 422 (NO_TIRE_DETECTED, TREAD_NOT_VISIBLE) when the models in use cannot
+   * read the photo; IMAGE_UNREADABLE when the stored file cannot be decoded.
+   */
+  overlays(caller: Caller, scanId: string): Promise<VerboseExtras>;
   /** The account's scans grouped by vehicle, newest visit first. */
   vehicles(caller: Caller & { kind: 'account' }, query: VehicleQuery): Promise<VehiclePage>;
   /** The scans as CSV (csv.ts): plain RFC 4180 by default, or for Excel (`excel`, `excel-semicolon`). */

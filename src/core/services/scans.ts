@@ -5,12 +5,14 @@
  */
 import { inDateRange } from '../storage/cursor.js';
 import { MAX_TREAD_DEPTH_MM, WEAR_CLASSES } from '../analysis/analyzer.js';
-import { AppError } from '../errors.js';
+import { AppError, isAppError } from '../errors.js';
+import { checkImageHeader, decodeFrame } from '../images/inspect.js';
 import type { ScanEdit } from '../storage/scan-edit.js';
 import type { ScanFilter, Store } from '../storage/store.js';
 import type { ApiKeyRecord, Caller, ScanChangeVia, ScanRecord } from '../types.js';
 import { vehicleKey } from '../../shared/vehicle.js';
 import { analyzeScan, checkPosition, checkVehicle, type AnalyzeDeps } from './analyze.js';
+import { perMinuteLimit } from './caller-limit.js';
 import { scansToCsv } from './csv.js';
 import type { ScanPatch, ScanQuery, ScanService } from './ports.js';
 
@@ -21,6 +23,12 @@ export const DEFAULT_VEHICLE_PAGE = 20;
 export const MAX_VEHICLE_PAGE = 50;
 export const DEFAULT_SCANS_PER_VEHICLE = 8;
 export const MAX_SCANS_PER_VEHICLE = 20;
+/**
+ * GET /scans/:id/overlays a caller may ask in a minute. Each is a whole analysis of the stored photo
+ * (the cost of a scan, free): a person opens a few scans a minute and asks each once (the History
+ * card keeps them), so this leaves room for that and stops a loop from keeping the processor busy.
+ */
+export const OVERLAYS_PER_MINUTE = 30;
 /** The fields PATCH /scans/:id corrects. */
 export const PATCH_FIELDS = ['vehicle', 'position', 'measurementMm'] as const;
 export const MAX_MEASUREMENT_MM = MAX_TREAD_DEPTH_MM;
@@ -147,8 +155,12 @@ export async function otherLiveShop(
   return shop && shop.revokedAt === null ? shop : null;
 }
 
+/** The analyzer's refusals of a photo: the models in use cannot read it (not a fault of the request). */
+const UNREADABLE_BY_MODEL = new Set(['NO_TIRE_DETECTED', 'TREAD_NOT_VISIBLE']);
+
 export function createScanService(deps: AnalyzeDeps): ScanService {
   const { store, images, clock, metering } = deps;
+  const overlayLimit = perMinuteLimit(OVERLAYS_PER_MINUTE, 'overlay requests');
 
   /** The stored record (measuredAt as sync needs it); callers get presentScan() of it. */
   async function visibleScan(caller: Caller, scanId: string): Promise<ScanRecord> {
@@ -200,6 +212,41 @@ export function createScanService(deps: AnalyzeDeps): ScanService {
       const scan = await visibleScan(caller, scanId);
       if (variant === 'thumbnail') return { mime: 'image/jpeg', data: await images.get(scan.image.thumbnailKey) };
       return { mime: scan.image.mime, data: await images.get(scan.image.originalKey) };
+    },
+
+    async overlays(caller, scanId) {
+      overlayLimit(caller, clock.now().getTime());
+      const scan = await visibleScan(caller, scanId);
+      const photo = await images.get(scan.image.originalKey).catch((error: unknown) => {
+        if (isAppError(error) && error.code === 'NOT_FOUND') {
+          throw new AppError('NOT_FOUND', 'The photo of this scan is no longer stored, so its overlays cannot be made.');
+        }
+        throw error;
+      });
+      // a whole analysis, in the analyses' queue (SERVER_BUSY when full) as a scan's; nothing is stored or charged
+      const outcome = await deps.queue
+        .run(async () => {
+          const header = await checkImageHeader(photo).catch((error: unknown) => {
+            // the file was checked when it was stored: whatever fails now (415, 422) is the stored file's fault
+            if (isAppError(error) && error.code !== 'SERVER_BUSY') {
+              throw new AppError('IMAGE_UNREADABLE', 'The stored photo of this scan cannot be read, so its overlays cannot be made.');
+            }
+            throw error;
+          });
+          const frame = await decodeFrame(photo, header);
+          return deps.analyzer.analyze({ image: photo, verbose: true, frame });
+        })
+        .catch((error: unknown) => {
+          if (isAppError(error) && UNREADABLE_BY_MODEL.has(error.code)) {
+            throw new AppError(
+              error.code,
+              `The current model version (${deps.analyzer.modelVersion}) cannot read this stored photo, so its overlays cannot be made: ` +
+                `${error.message} The scan's result (model ${scan.result.modelVersion}) stays as stored.`,
+            );
+          }
+          throw error;
+        });
+      return { overlays: outcome.verbose?.overlays ?? {}, points: outcome.verbose?.points ?? [] };
     },
 
     async delete(caller, scanId) {

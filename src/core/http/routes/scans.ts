@@ -13,6 +13,7 @@ import {
   MAX_SCANS_PER_VEHICLE,
   MAX_VEHICLE_PAGE,
   MEASUREMENT_RULE,
+  OVERLAYS_PER_MINUTE,
   checkMeasurement,
   checkPatch,
 } from '../../services/scans.js';
@@ -20,7 +21,7 @@ import { VEHICLE_MAX } from '../../services/analyze.js';
 import { TIRE_POSITIONS } from '../../types.js';
 import { CSV_FORMATS } from '../../services/csv.js';
 import { accountCaller, anyCaller } from '../auth.js';
-import { Empty, ScanList, VehicleList, WearSchema, WireScan, rawReplies, replies } from '../schemas.js';
+import { Empty, ScanList, ScanOverlays, VehicleList, WearSchema, WireScan, rawReplies, replies } from '../schemas.js';
 import { toWireScan, toWireVehicleGroup } from '../wire.js';
 
 const DATE_FILTER =
@@ -352,6 +353,30 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const variant = request.query.variant ?? 'original';
       const image = await scans.image(anyCaller(request), request.params.scanId, variant);
       return reply.type(image.mime).send(image.data);
+    },
+  );
+
+  app.get(
+    '/scans/:scanId/overlays',
+    {
+      config: { auth: 'optional' },
+      schema: {
+        tags,
+        summary: "A stored scan's overlays and points, made again from its photo (free: nothing stored or charged)",
+        description:
+          'What verbose=1 adds to an analyze answer (overlays: depthHeatmap and mask; points in the photo\'s pixels), for a scan ' +
+          'stored without them: its stored photo is analysed again by the models in use, which may be newer than the ones ' +
+          'that made its result (result.modelVersion); the result is not changed. Who may is as for GET /scans/{scanId}. ' +
+          '404 NOT_FOUND when the scan or its photo is gone; 422 NO_TIRE_DETECTED / TREAD_NOT_VISIBLE when the models in use ' +
+          `cannot read the stored photo. At most ${OVERLAYS_PER_MINUTE} a minute per account (or client address without one): ` +
+          'beyond, 429 TOO_MANY_ATTEMPTS with Retry-After. The allowance is not touched (no X-RateLimit-* headers).',
+        params: ScanParams,
+        response: replies(ScanOverlays),
+      },
+    },
+    async (request) => {
+      const extras = await scans.overlays(anyCaller(request), request.params.scanId);
+      return { success: true as const, data: extras };
     },
   );
 

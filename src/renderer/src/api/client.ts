@@ -15,13 +15,13 @@ import type {
   WireShop,
   RedeemData,
   ScanList,
+  ScanOverlays,
   SettingsData,
   SyncStatus,
   VehicleList,
   WireAccount,
   WireApiKey,
   WirePosition,
-  WireResult,
   WireScan,
   WireWear,
 } from '../../../shared/api';
@@ -154,10 +154,7 @@ export function analyze(image: Blob, filename: string, options: AnalyzeOptions =
 }
 
 /** GET /scans/:id/overlays: the verbose=1 extras of a stored scan, made again from its photo. */
-export interface ScanOverlays {
-  overlays: Record<string, string>;
-  points: NonNullable<WireResult['points']>;
-}
+export type { ScanOverlays };
 
 /** PATCH /scans/:id: what a correction changes (at least one field; null clears). */
 export interface ScanCorrection {
@@ -226,7 +223,7 @@ export const api = {
   /** The history by vehicle: groups newest first, each with its newest scans. */
   listVehicles: (filter: ScanFilter, cursor?: string, limit = 20) =>
     request<VehicleList>('GET', `/vehicles${query({ ...filterParams(filter), cursor, limit })}`),
-  /** A stored scan's overlays (stored or made again from its photo), for the History's card. */
+  /** A stored scan's overlays, made again from its photo (free, nothing stored), for the History's card. */
   scanOverlays: (id: string) => request<ScanOverlays>('GET', `/scans/${encodeURIComponent(id)}/overlays`),
   getScan: (id: string) => request<WireScan>('GET', `/scans/${encodeURIComponent(id)}`),
   deleteScan: (id: string) => request<unknown>('DELETE', `/scans/${encodeURIComponent(id)}`),

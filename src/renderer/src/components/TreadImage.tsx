@@ -5,7 +5,7 @@
  */
 import { useId, useState, type CSSProperties } from 'react';
 import type { WireResult } from '../../../shared/api';
-import type { ScanOverlays } from '../api/client';
+import { ApiError, type ScanOverlays } from '../api/client';
 import { useSession } from '../hooks/useSession';
 import { MM_PER_32ND, type Units } from '../lib/format';
 
@@ -107,6 +107,20 @@ function PointsKey() {
   );
 }
 
+/**
+ * Why a stored scan's overlays could not be made (GET /scans/:id/overlays), in the shop's words;
+ * picking an overlay again asks again.
+ */
+function overlayFailure(error: unknown): string {
+  const code = error instanceof ApiError ? error.code : '';
+  if (code === 'NOT_FOUND') return 'The photo of this scan is no longer kept, so its overlays cannot be made. Its result is as stored.';
+  if (code === 'NO_TIRE_DETECTED' || code === 'TREAD_NOT_VISIBLE') {
+    return 'The current model version cannot read this stored photo, so its overlays cannot be made. The photo and its result are as stored.';
+  }
+  if (code === 'TOO_MANY_ATTEMPTS' || code === 'SERVER_BUSY') return 'The overlays could not be made just now: pick the overlay again in a minute.';
+  return 'The overlays could not be made for this scan. The photo and its result are as stored.';
+}
+
 /** The overlays every analysis makes (verbose=1): what a stored scan offers before they are loaded. */
 const KNOWN_OVERLAYS = ['depthHeatmap', 'mask'];
 
@@ -170,7 +184,7 @@ export function TreadImage({ src, alt, overlays: given, points: givenPoints, loa
       )}
       {loadError !== null && (
         <div className="message message-warn small" role="alert">
-          The overlays could not be made for this scan. The photo and its result are as stored.
+          {overlayFailure(loadError)}
         </div>
       )}
       {(names.length > 0 || hasPoints || lazy) && (
