@@ -8,14 +8,22 @@ export const WEAR_CLASSES = ['new', 'good', 'medium', 'worn', 'critical'] as con
 export type Wear = (typeof WEAR_CLASSES)[number];
 
 /**
+ * The shallowest depth in mm of each wear band but `critical` (below all of them), deepest first:
+ * SPEC §2's bands, which wearForDepth applies and the stores' wear filter writes as SQL.
+ */
+export const WEAR_FLOORS_MM: ReadonlyArray<readonly [Exclude<Wear, 'critical'>, number]> = [
+  ['new', 7.0],
+  ['good', 5.0],
+  ['medium', 3.0],
+  ['worn', 1.6],
+];
+
+/**
  * Wear band of a depth in mm (SPEC §2), the one rule the server and the counter UI share: the
  * reported class is always the band of the reported depth.
  */
 export function wearForDepth(depthMm: number): Wear {
-  if (depthMm >= 7.0) return 'new';
-  if (depthMm >= 5.0) return 'good';
-  if (depthMm >= 3.0) return 'medium';
-  if (depthMm >= 1.6) return 'worn';
+  for (const [wear, floor] of WEAR_FLOORS_MM) if (depthMm >= floor) return wear;
   return 'critical';
 }
 

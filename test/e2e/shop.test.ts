@@ -158,17 +158,38 @@ describe('shop account in the browser', () => {
     await page.getByRole('button', { name: 'Search' }).click();
     await page.locator('.history-item').nth(3).waitFor();
 
-    // a scan without a gauge reading: its badge is the estimate's class, whichever the filter reads
-    const wear = await page.locator('.history-item').filter({ hasNotText: 'gauge' }).locator('.badge').first().getAttribute('data-wear');
-    const wearFilter = page.getByLabel('Estimated wear', { exact: true });
+    // the filter reads what a row's badge shows, the band of the depth of record: the estimate's
+    // without a gauge reading, the gauge's with one
+    const plain = page.locator('.history-item').filter({ hasNotText: 'gauge' }).first();
+    const wear = await plain.locator('.badge').getAttribute('data-wear');
+    const plainId = (await plain.getAttribute('data-scan-id'))!;
+    const wearFilter = page.getByLabel('Wear', { exact: true });
+    const listed = async (band: string) => {
+      await wearFilter.selectOption(band);
+      const answered = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/v1/vehicles' && new URL(r.url()).searchParams.get('wear') === band);
+      await page.getByRole('button', { name: 'Search' }).click();
+      await answered;
+      await expect.poll(() => page.getByTestId('history-status').textContent()).toMatch(/ shown\.$|^No scans match/);
+      return page.locator('.history-item').evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-scan-id'), r.querySelector('.badge')?.getAttribute('data-wear')]));
+    };
     await wearFilter.selectOption(wear === 'critical' ? 'new' : 'critical');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText('No scans match.').waitFor();
-    await wearFilter.selectOption(wear!);
-    await page.getByRole('button', { name: 'Search' }).click();
-    await page.locator('.history-item').first().waitFor();
-    const wears = await page.locator('.history-item .badge').evaluateAll((badges) => badges.map((b) => b.getAttribute('data-wear')));
-    expect(new Set(wears)).toEqual(new Set([wear]));
+    // a gauge reading in another band than that scan's estimate: the filter follows the gauge (then the reading is cleared again)
+    const origin = new URL(app.url).origin;
+    const [reading, band] = wear === 'good' ? [3.5, 'medium'] : [6, 'good'];
+    const measure = (measurementMm: number | null) => page.request.put(`${origin}/api/v1/scans/${plainId}/measurement`, { headers: { origin }, data: { measurementMm } });
+    expect((await measure(reading)).status()).toBe(200);
+    for (const filter of [wear!, band]) {
+      const rows = await listed(filter);
+      // every row listed wears the band asked for, and the measured scan is listed by its gauge's band only
+      expect(rows.every(([, badge]) => badge === filter), `${filter}: ${JSON.stringify(rows)}`).toBe(true);
+      expect(rows.some(([id]) => id === plainId), filter).toBe(filter === band);
+    }
+    expect((await measure(null)).status()).toBe(200);
+    const rows = await listed(wear!);
+    expect(rows.some(([id]) => id === plainId)).toBe(true);
+    expect(rows.every(([, badge]) => badge === wear)).toBe(true);
     await wearFilter.selectOption('');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.locator('.history-item').nth(3).waitFor();

@@ -181,6 +181,36 @@ describe('the depth of record', () => {
     expect(csv[0]).toContain('measurementMm,depthOfRecordMm,isPreliminary,measuredAt');
     expect(csv.find((line) => line.startsWith(id))).toMatch(/,3\.2,3\.2,false,/);
   });
+
+  it("decides the wear filter of the list, the vehicle view and the export: the gauge's band where there is one", async () => {
+    const shop = { cookie: (await signIn(t.app)).cookie };
+    // two dark photos: the fake analyzer reads both shallow, in one band
+    const measured = await scan(shop, { vehicle: 'KA-TW-204' }, 10);
+    t.clock.advance(1000); // the newer one first, whatever the ids
+    const estimated = await scan(shop, { vehicle: 'KA-TW-205' }, 10);
+    const estimate = (await t.app.inject({ url: `/api/v1/scans/${measured}`, headers: shop })).json().data.result.wear as string;
+    expect(['worn', 'critical']).toContain(estimate);
+    expect((await patch(measured, { measurementMm: 5.6 }, shop)).statusCode).toBe(200);
+
+    const scans = async (wear: string) =>
+      (await t.app.inject({ url: `/api/v1/scans?wear=${wear}`, headers: shop })).json().data.items.map((s: { scanId: string }) => s.scanId);
+    const vehicles = async (wear: string) =>
+      (await t.app.inject({ url: `/api/v1/vehicles?wear=${wear}`, headers: shop })).json().data.items.map((g: { vehicleKey: string }) => g.vehicleKey);
+    const exported = async (wear: string) =>
+      (await t.app.inject({ url: `/api/v1/scans/export?wear=${wear}`, headers: shop })).body.split('\r\n').slice(1).filter(Boolean);
+    expect(await scans('good')).toEqual([measured]);
+    expect(await scans(estimate)).toEqual([estimated]);
+    expect(await vehicles('GOOD')).toEqual(['KATW204']);
+    expect(await vehicles(estimate)).toEqual(['KATW205']);
+    const [row, ...rest] = await exported('good');
+    expect(rest).toEqual([]);
+    // the export's wear column stays the estimate's; the reading and the depth of record beside it
+    expect(row).toMatch(new RegExp(`^${measured},.*,${estimate},.*,5\\.6,5\\.6,false,`));
+    // cleared: the estimate decides again
+    expect((await patch(measured, { measurementMm: null }, shop)).statusCode).toBe(200);
+    expect(await scans('good')).toEqual([]);
+    expect(await scans(estimate)).toEqual([estimated, measured]);
+  });
 });
 
 describe('finding a vehicle', () => {

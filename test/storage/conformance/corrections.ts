@@ -3,6 +3,7 @@
  * with their history and change sequence, and their sync merge.
  */
 import { describe, expect, it } from 'vitest';
+import { WEAR_CLASSES, wearForDepth, type Wear } from '../../../src/shared/units.js';
 import type { Store } from '../../../src/core/storage/store.js';
 import type { ScanRecord } from '../../../src/core/types.js';
 import { makeScan } from '../../support/store.js';
@@ -169,6 +170,68 @@ export function correctionsConformance(store: GetStore): void {
       const old = { at: at(1), field: 'position' as const, from: null, to: 'RR', via: 'sync' as const };
       const later = await store().scans.upsertSynced(pushed({ vehicle: 'OLD', position: 'RR', editedAt: at(1), changes: [old] }));
       expect(later).toMatchObject({ vehicle: 'KA-TW-204', position: 'FL', editedAt: at(2), changes: [old, change] });
+    });
+  });
+
+  describe('scans: the wear filter by the depth of record (the gauge wins where it exists)', () => {
+    /** The band a scan's badge shows (http/wire.ts ofRecord.wear): the gauge reading's, else the estimate's. */
+    const ofRecord = (scan: ScanRecord): Wear => (scan.measurementMm === null ? scan.result.wear : wearForDepth(scan.measurementMm));
+    const estimated = (wear: Wear, depthMm: number): ScanRecord['result'] => ({ ...makeScan().result, wear, estimatedDepthMm: depthMm });
+
+    it('matches the band of the gauge reading where there is one, on every edge of every band, in the list, the export and the vehicle view', async () => {
+      // every band's edges and either side of them, to 2 decimals as readings are stored; each on an estimate of another band
+      const readings = [0, 0.01, 1.59, 1.6, 1.61, 2.99, 3, 3.01, 3.2, 4.99, 5, 5.01, 6.99, 7, 7.01, 12.5, 30];
+      const scans: ScanRecord[] = [];
+      for (const [i, mm] of readings.entries()) {
+        const estimate = wearForDepth(mm) === 'good' ? estimated('worn', 2.1) : estimated('good', 5.6);
+        scans.push(await add(store(), { vehicle: `R-${i}`, result: estimate, measurementMm: mm, measuredAt: at(i), createdAt: at(i) }));
+      }
+      // without a reading the estimate's band as analysed decides (even one that is not the band of its depth)
+      for (const [i, wear] of WEAR_CLASSES.entries()) {
+        scans.push(await add(store(), { vehicle: `E-${i}`, result: estimated(wear, 5.6), createdAt: at(40 + i) }));
+      }
+      await add(store(), { accountId: 'someone-else', measurementMm: 3.2, measuredAt: at(1) });
+      const gone = await add(store(), { measurementMm: 3.2, measuredAt: at(1), createdAt: at(60) });
+      await store().scans.markDeleted(gone.id, at(61));
+
+      for (const wear of WEAR_CLASSES) {
+        const expected = scans.filter((scan) => ofRecord(scan) === wear);
+        const newestFirst = [...expected].reverse().map((scan) => scan.id);
+        expect(expected.length, wear).toBeGreaterThan(1);
+        const listed = await store().scans.list({ accountId: ACCOUNT, limit: 50, wear });
+        expect(listed.items.map((scan) => scan.id), `list ${wear}`).toEqual(newestFirst);
+        const exported = await store().scans.all({ accountId: ACCOUNT, wear });
+        expect(exported.map((scan) => scan.id), `export ${wear}`).toEqual(expected.map((scan) => scan.id));
+        const grouped = await store().scans.vehicles({ accountId: ACCOUNT, limit: 50, scansPerVehicle: 5, wear });
+        expect(grouped.items.flatMap((group) => group.scans.map((scan) => scan.id)), `vehicles ${wear}`).toEqual(newestFirst);
+      }
+    });
+
+    it('follows a reading as it is recorded, corrected, cleared, and merged from a desk', async () => {
+      const scan = await add(store(), { vehicle: 'KA-TW-204', result: estimated('medium', 3.8), createdAt: at(1) });
+      const wearOf = async (wear: Wear) => (await store().scans.list({ accountId: ACCOUNT, limit: 5, wear })).items.map((s) => s.id);
+      expect(await wearOf('medium')).toEqual([scan.id]);
+      // PUT /measurement
+      await store().scans.setMeasurement(scan.id, 6.4, at(2));
+      expect(await wearOf('medium')).toEqual([]);
+      expect(await wearOf('good')).toEqual([scan.id]);
+      // PATCH
+      await store().scans.edit(scan.id, { measurementMm: 1.5 }, { at: at(3), via: 'session' });
+      expect(await wearOf('good')).toEqual([]);
+      expect(await wearOf('critical')).toEqual([scan.id]);
+      // cleared: the estimate again
+      await store().scans.edit(scan.id, { measurementMm: null }, { at: at(4), via: 'session' });
+      expect(await wearOf('critical')).toEqual([]);
+      expect(await wearOf('medium')).toEqual([scan.id]);
+
+      // a hub's copy takes the desk's later reading
+      const pushed = makeScan({ id: 'sync-wear-scan-000001', accountId: 'hub-acct', apiKeyId: 'key-1', source: 'sync', result: estimated('medium', 3.8) });
+      await store().scans.upsertSynced(pushed);
+      const hubWear = async (wear: Wear) => (await store().scans.list({ accountId: 'hub-acct', limit: 5, wear })).items.map((s) => s.id);
+      expect(await hubWear('medium')).toEqual([pushed.id]);
+      await store().scans.upsertSynced({ ...pushed, measurementMm: 7.2, measuredAt: at(5) });
+      expect(await hubWear('medium')).toEqual([]);
+      expect(await hubWear('new')).toEqual([pushed.id]);
     });
   });
 }

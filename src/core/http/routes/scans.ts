@@ -33,7 +33,12 @@ const Filter = {
       description: 'A part of the vehicle, whatever its spaces, dashes or case ("ka tw 204" finds "KA-TW-204"): matched on the plate key',
     }),
   ),
-  wear: Type.Optional(WearSchema),
+  wear: Type.Optional(
+    Type.Union(WearSchema.anyOf, {
+      description:
+        'The wear band of the depth of record, as ofRecord.wear: the gauge reading\'s band where there is one, else the estimate\'s (result.wear); any case',
+    }),
+  ),
   date: Type.Optional(Type.String({ maxLength: 40, description: 'One whole UTC day, YYYY-MM-DD: the same as from and to both that day (not with from or to)' })),
   from: Type.Optional(Type.String({ maxLength: 40, description: DATE_FILTER })),
   to: Type.Optional(Type.String({ maxLength: 40, description: DATE_FILTER })),

@@ -13,6 +13,7 @@ import type { ScanRecord, ScanResult, ScanSource, StoredImageInfo, TirePosition 
 import type { ScanFilter, ScanStore, VehicleFilter, VehiclePage } from '../store.js';
 import { mergeSynced, sameMutableFields } from '../sync-merge.js';
 import { num, type Db, type Queryable } from './db.js';
+import { WEAR_OF_RECORD_SQL } from '../wear-of-record.js';
 
 const CHANGE_LOCK = 7_146_908_218;
 
@@ -183,8 +184,9 @@ function where(filter: Omit<ScanFilter, 'cursor' | 'limit'>, params: unknown[]):
   }
   if (filter.hasVehicle !== undefined) clauses.push(filter.hasVehicle ? 'vehicle_key IS NOT NULL' : 'vehicle_key IS NULL');
   if (filter.wear) {
+    // the band of the depth of record: the gauge reading's where there is one (wear-of-record.ts)
     params.push(filter.wear);
-    clauses.push(`wear = $${params.length}`);
+    clauses.push(`${WEAR_OF_RECORD_SQL} = $${params.length}`);
   }
   if (filter.apiKeyId !== undefined) {
     params.push(filter.apiKeyId);

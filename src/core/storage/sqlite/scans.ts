@@ -3,6 +3,7 @@ import { vehicleKey } from '../../../shared/vehicle.js';
 import { decodeVehicleCursor, encodeVehicleCursor } from '../cursor.js';
 import { applyEdit } from '../scan-edit.js';
 import type { ScanFilter, ScanStore, VehicleFilter, VehiclePage } from '../store.js';
+import { WEAR_OF_RECORD_SQL } from '../wear-of-record.js';
 import { type Db, fromMs, immediate, run, toMs } from './db.js';
 import { createScanSync } from './scan-sync.js';
 import {
@@ -36,7 +37,8 @@ function whereOf(filter: Filter): { sql: string; params: unknown[] } {
   }
   if (filter.hasVehicle !== undefined) clauses.push(filter.hasVehicle ? 'vehicle_key IS NOT NULL' : 'vehicle_key IS NULL');
   if (filter.wear !== undefined) {
-    clauses.push('wear = ?');
+    // the band of the depth of record: the gauge reading's where there is one (wear-of-record.ts)
+    clauses.push(`${WEAR_OF_RECORD_SQL} = ?`);
     params.push(filter.wear);
   }
   if (filter.apiKeyId !== undefined) {

@@ -155,8 +155,8 @@ function ShopScans() {
           <input id={ids.vehicle} type="search" value={draft.vehicle} onChange={(e) => setDraft({ ...draft, vehicle: e.target.value })} />
         </div>
         <div className="field">
-          {/* the server filters on the photo's estimate; a row's badge is the gauge's class where there is a reading */}
-          <label htmlFor={ids.wear}>Estimated wear</label>
+          {/* the server filters on the depth of record, as a row's badge shows it: the gauge's band where there is a reading */}
+          <label htmlFor={ids.wear}>Wear</label>
           <select id={ids.wear} value={draft.wear} onChange={(e) => setDraft({ ...draft, wear: e.target.value as WireWear | '' })}>
             <option value="">All</option>
             {WEARS.map((w) => (
