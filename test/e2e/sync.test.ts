@@ -201,7 +201,8 @@ describe('desktop sync with the hub in the browser', () => {
     await page.getByRole('button', { name: 'Refresh' }).click();
     await page.locator('.hub-item').nth(19).waitFor();
     await expect(page.locator('.hub-item').count()).resolves.toBe(20);
-    await expect(page.locator('.hub-item .history-title').first().textContent()).resolves.toBe('HUB-2');
+    // the counter puts each new vehicle's first photo on the front left (issue 42), so the desk's scans name that corner
+    await expect(page.locator('.hub-item .history-title').first().textContent()).resolves.toBe('HUB-2 · Front left');
     await page.getByRole('button', { name: 'Load more' }).click();
     await page.locator('.hub-item').nth(21).waitFor();
     await expect(page.locator('.hub-item .history-title').last().textContent()).resolves.toBe('ELM-0');
@@ -220,7 +221,7 @@ describe('desktop sync with the hub in the browser', () => {
     await expect(shop.locator('option').allTextContents()).resolves.toEqual(['All shops', 'Elm Road', 'Main Street']);
     await shop.selectOption({ label: 'Main Street' });
     await page.locator('.hub-item').filter({ hasText: 'ELM-' }).first().waitFor({ state: 'detached' });
-    await expect(page.locator('.hub-item .history-title').allTextContents()).resolves.toEqual(['HUB-2', 'HUB-1']);
+    await expect(page.locator('.hub-item .history-title').allTextContents()).resolves.toEqual(['HUB-2 · Front left', 'HUB-1 · Front left']);
     await expect(page.getByRole('button', { name: 'Load more' }).count()).resolves.toBe(0);
     await page.mouse.move(0, 0);
     await saveScreenshot(page, 'sync-shops');
