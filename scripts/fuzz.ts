@@ -1,7 +1,7 @@
 /**
  * The long fuzz run: many thousands of hostile uploads over real HTTP against the server
  * in a child process (the shipped models unless --analyzer decode-only), its RSS sampled
- * from /proc along the way. Fails (exit 1) on any answer outside the envelope or SPEC §3, on a
+ * from /proc along the way. Fails (exit 1) on any answer outside the envelope or docs/API.md §3, on a
  * request not answered within its bound (--answer-within seconds), on a charge or stored scan that
  * does not match a 200, on leftovers, or on memory that keeps growing after warm-up. Prints what
  * was tried, what held (answered in time, as documented) and what broke.

@@ -66,7 +66,7 @@ export async function housekeeping(
 /**
  * Loaded on demand so a core built with a fake analyzer never loads onnxruntime's native module.
  * Models that fail to load do not stop the server: history, accounts and licenses keep working
- * and every analysis answers MODEL_UNAVAILABLE (SPEC §3) while the log says why.
+ * and every analysis answers MODEL_UNAVAILABLE (docs/API.md §3) while the log says why.
  */
 export async function loadOnnxAnalyzer(
   modelsDir: string,

@@ -88,7 +88,7 @@ export interface DepthOfRecord {
   wear: WireWear;
   /** whole32nds(depthOfRecordMm). */
   depth32nds: number;
-  /** SPEC §2's index of depthOfRecordMm. */
+  /** docs/API.md §2's index of depthOfRecordMm. */
   treadHealthIndex: number;
 }
 

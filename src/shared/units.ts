@@ -9,7 +9,7 @@ export type Wear = (typeof WEAR_CLASSES)[number];
 
 /**
  * The shallowest depth in mm of each wear band but `critical` (below all of them), deepest first:
- * SPEC §2's bands, which wearForDepth applies and the stores' wear filter writes as SQL.
+ * docs/API.md §2's bands, which wearForDepth applies and the stores' wear filter writes as SQL.
  */
 export const WEAR_FLOORS_MM: ReadonlyArray<readonly [Exclude<Wear, 'critical'>, number]> = [
   ['new', 7.0],
@@ -19,7 +19,7 @@ export const WEAR_FLOORS_MM: ReadonlyArray<readonly [Exclude<Wear, 'critical'>, 
 ];
 
 /**
- * Wear band of a depth in mm (SPEC §2), the one rule the server and the counter UI share: the
+ * Wear band of a depth in mm (docs/API.md §2), the one rule the server and the counter UI share: the
  * reported class is always the band of the reported depth.
  */
 export function wearForDepth(depthMm: number): Wear {

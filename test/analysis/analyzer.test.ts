@@ -26,7 +26,7 @@ const tires = labels.filter((l) => l.depthMm !== null);
 const nonTires = labels.filter((l) => l.wear === 'notire');
 
 describe('analysis of tread photos', () => {
-  it('answers every SPEC §2 field consistently', async () => {
+  it('answers every docs/API.md §2 field consistently', async () => {
     const { analysis: a } = await analyzer.analyze({ image: readFileSync(tires[0]!.file), verbose: false });
     expect(a.wear).toBe(wearForDepth(a.estimatedDepthMm));
     expect(Number.isInteger(a.estimatedDepthMm * 10)).toBe(true);

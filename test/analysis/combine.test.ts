@@ -132,7 +132,7 @@ describe('combining the estimators', () => {
 
   it('flags a barely visible tread as preliminary', () => {
     // A 40 x 40 frame with 40 tread cells: 2.5 % of it, above the manifest's no-tire line (1 %) and
-    // under the 5 % of SPEC §2, and enough cells (minPixels 20) for a dense estimate that agrees
+    // under the 5 % of docs/API.md §2, and enough cells (minPixels 20) for a dense estimate that agrees
     // with the regressor and the classifier: the share is the only reason to be preliminary.
     const side = 40;
     const barelyVisible = (cells: number): MaskMaps => ({

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { BAND_32NDS, MM_PER_32ND, WEAR_CLASSES, wearForDepth, whole32nds } from '../../src/shared/units.js';
 
 describe('shared units (the API and the counter UI use the same rules)', () => {
-  it('puts a depth in the SPEC §2 band, edges included', () => {
+  it('puts a depth in the docs/API.md §2 band, edges included', () => {
     const cases: [number, string][] = [
       [0, 'critical'], [1.59, 'critical'], [1.6, 'worn'], [2.99, 'worn'], [3.0, 'medium'],
       [4.99, 'medium'], [5.0, 'good'], [6.99, 'good'], [7.0, 'new'], [12, 'new'],

@@ -110,7 +110,7 @@ describe('GET /api/v1/openapi.json', () => {
     'put /api/v1/settings',
   ];
 
-  it('lists every route of SPEC §5 and nothing outside /api/v1', async () => {
+  it('lists every route of docs/API.md §5 and nothing outside /api/v1', async () => {
     const doc = (await t.app.inject({ url: '/api/v1/openapi.json' })).json();
     expect(doc.openapi).toMatch(/^3\./);
     const operations = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) =>

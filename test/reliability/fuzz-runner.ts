@@ -7,7 +7,7 @@
 import http from 'node:http';
 import { BOUNDARY, multipart, type FuzzCase } from './corpus.js';
 
-/** Statuses a hostile upload may get (SPEC §3); a 500 is a bug, a 503 means the run was too hot. */
+/** Statuses a hostile upload may get (docs/API.md §3); a 500 is a bug, a 503 means the run was too hot. */
 export const ALLOWED_STATUSES = new Set([200, 400, 413, 415, 422]);
 
 /** PARSE_GRACE_MS (5 s) after the last byte, with room for the analysis queue of a busy run. */

@@ -11,7 +11,7 @@ import type { WireAnalysis } from '../../shared/api.js';
 
 export { WEAR_CLASSES, wearForDepth, type Wear } from '../../shared/units.js';
 
-/** SPEC §2: clamp((depth - 1.6) / (8.0 - 1.6) * 100, 0, 100), integer. */
+/** docs/API.md §2: clamp((depth - 1.6) / (8.0 - 1.6) * 100, 0, 100), integer. */
 export function treadHealthIndex(depthMm: number): number {
   return Math.round(Math.min(100, Math.max(0, ((depthMm - 1.6) / (8.0 - 1.6)) * 100)));
 }

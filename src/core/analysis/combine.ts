@@ -1,5 +1,5 @@
 /**
- * Network outputs → the result fields of SPEC §2. Pure arithmetic; the
+ * Network outputs → the result fields of docs/API.md §2. Pure arithmetic; the
  * formulas and their fitted constants come from models/training/finalize.py
  * (manifest.calibration), so the app reports what validation measured.
  */
@@ -17,7 +17,7 @@ export interface TreadOutput {
 }
 
 const Z80 = 1.2815516;
-/** Below this share of the frame showing tread, the tread is "barely visible" (SPEC §2 isPreliminary). */
+/** Below this share of the frame showing tread, the tread is "barely visible" (docs/API.md §2 isPreliminary). */
 export const MIN_TREAD_SHARE = 0.05;
 /** Depth disagreement between the two estimators at which their agreement counts as zero. */
 const FULL_DISAGREEMENT_MM = 3;

@@ -22,7 +22,7 @@ export interface Report {
   nonTires: number;
   depth: { n: number; mae: number; within1mm: number } | null;
   /**
-   * The depth error by the band of the true depth (SPEC §2 wear bands): where on the scale the
+   * The depth error by the band of the true depth (docs/API.md §2 wear bands): where on the scale the
    * estimate is tight and where it is loose. `bias` is the mean of estimate − truth (negative:
    * reads shallower than the tire is).
    */

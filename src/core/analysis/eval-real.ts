@@ -128,7 +128,7 @@ export async function loadRealSets(root: string, negatives?: string): Promise<Re
 
 /**
  * The bytes the service would be sent: the file, or its box cut out (upright) as a JPEG. A photo
- * (or cut) under the service's minimum short side (SPEC: 256 px; every web-good-defective photo is
+ * (or cut) under the service's minimum short side (docs/API.md §2: 256 px; every web-good-defective photo is
  * 200 × 200) is enlarged to it first, so that the model is measured rather than the size rule;
  * `upscaled` says so.
  */

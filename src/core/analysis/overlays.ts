@@ -1,5 +1,5 @@
 /**
- * verbose=1 extras (SPEC §2): PNG overlays the size of the analysed frame (the upright upload as
+ * verbose=1 extras (docs/API.md §2): PNG overlays the size of the analysed frame (the upright upload as
  * decoded for the networks: 400-640 px on the long side, the upload's own size when smaller), with
  * the upload's aspect ratio, so they stretch onto the photo exactly; and located points in the
  * uploaded image's pixel coordinates.

@@ -53,7 +53,7 @@ export interface SceneCalibration {
   shopLine?: { intercept: number; slope: number; intervalScale: number };
 }
 
-/** SPEC §2: worn and critical are the bands under 3.0 mm; "not usable" in the real labels. */
+/** docs/API.md §2: worn and critical are the bands under 3.0 mm; "not usable" in the real labels. */
 export const WORN_BELOW_MM = 3.0;
 const Z80 = 1.2815516;
 const FULL_DISAGREEMENT_MM = 3;
@@ -135,7 +135,7 @@ export interface SceneResultInput {
 }
 
 /**
- * The result fields from the scene reader and the synthetic stack (SPEC §2):
+ * The result fields from the scene reader and the synthetic stack (docs/API.md §2):
  * - estimate: (1 − w)·scene depth + w·synthetic stack, w = syntheticWeight; the scene depth is the
  *   calibrated worn probability on the millimetre scale (sceneDepth);
  * - 80 % interval: estimate ± 1.2816·realSigmaMm;

@@ -1,7 +1,7 @@
 /**
  * The one place where a failure becomes the error envelope. AppErrors keep their code,
  * status and headers; Fastify's and the multipart parser's own errors are translated to
- * the codes of SPEC §3; anything else is a bug: logged in full, answered as a bare 500.
+ * the codes of docs/API.md §3; anything else is a bug: logged in full, answered as a bare 500.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError, type ErrorCode } from '../errors.js';

@@ -1,5 +1,5 @@
 /**
- * Localhost safety (SPEC §7). A server on 127.0.0.1 is reachable by every web page the
+ * Localhost safety (docs/API.md §7). A server on 127.0.0.1 is reachable by every web page the
  * shop's browser opens, so: the Host header must name this machine (DNS rebinding), a
  * browser request from another origin may not change state or ride the cookie (CSRF),
  * and callers from the LAN are refused unless the owner enabled LAN access, and even

@@ -1,5 +1,5 @@
 /**
- * Upload checks before any model runs (SPEC §2, §3): the type comes from the
+ * Upload checks before any model runs (docs/API.md §2, §3): the type comes from the
  * bytes, the pixel count from the header (so a decompression bomb is never
  * decoded), and the decodability from a real decode, which also yields the
  * thumbnail kept with the scan.
@@ -11,7 +11,7 @@ import type { StoredImageInfo } from '../types.js';
 
 export type ImageMime = StoredImageInfo['mime'];
 
-/** SPEC §2: 10 MiB. The HTTP layer enforces it while streaming; this guards every other caller. */
+/** docs/API.md §2: 10 MiB. The HTTP layer enforces it while streaming; this guards every other caller. */
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 export const MAX_PIXELS = 40_000_000;
 export const MIN_SHORT_SIDE = 256;

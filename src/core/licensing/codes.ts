@@ -1,5 +1,5 @@
 /**
- * License codes (SPEC §4): `TWL1.<base64url(payload JSON)>.<base64url(Ed25519 signature of the payload bytes)>`.
+ * License codes (docs/API.md §4): `TWL1.<base64url(payload JSON)>.<base64url(Ed25519 signature of the payload bytes)>`.
  * Verification is offline against one trusted public key. Every way a code can be wrong before the
  * expiry check (shape, encoding, signature, key, payload) gives the same LICENSE_INVALID message, so
  * the answer never tells a forger which part was rejected.
@@ -66,7 +66,7 @@ export function parsePayload(bytes: Buffer): LicensePayload | null {
 /** Load the trusted key; throws (at startup) when the PEM is not an Ed25519 public key. */
 export function loadLicensePublicKey(pem: string): KeyObject {
   // createPublicKey would quietly derive the public half of a private key: the vendor's signing
-  // key must never sit on a shop PC or a hub (SPEC §4), so a private PEM is refused by name
+  // key must never sit on a shop PC or a hub (docs/API.md §4), so a private PEM is refused by name
   if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem)) {
     throw new Error('the license public key file holds a PRIVATE key (the signing key, which stays with the vendor): give the public key (license-public.pem) instead');
   }

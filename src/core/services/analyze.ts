@@ -203,7 +203,7 @@ async function undo(
   }
 }
 
-/** Every analyze answer carries X-RateLimit-*, failures included (SPEC §4). */
+/** Every analyze answer carries X-RateLimit-*, failures included (docs/API.md §4). */
 export async function analyzeScan(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeResponse> {
   try {
     return await run(deps, command);

@@ -1,4 +1,4 @@
-/** API keys (SPEC §4): `tw_` + 32 base62 chars, stored as sha256, shown once, named, revocable. */
+/** API keys (docs/API.md §4): `tw_` + 32 base62 chars, stored as sha256, shown once, named, revocable. */
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Store } from '../storage/store.js';

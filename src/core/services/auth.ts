@@ -1,4 +1,4 @@
-/** Accounts, sessions (the `auth-token` cookie) and API-key authentication (SPEC §4, §5). */
+/** Accounts, sessions (the `auth-token` cookie) and API-key authentication (docs/API.md §4, §5). */
 import type { Clock } from '../clock.js';
 import { AppError, isAppError } from '../errors.js';
 import type { Store } from '../storage/store.js';

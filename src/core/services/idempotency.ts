@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key handling for POST /analyze (SPEC §2): per caller (account, or the
+ * Idempotency-Key handling for POST /analyze (docs/API.md §2): per caller (account, or the
  * anonymous client IP) for 24 h. A retry gets the stored response, replayed with
  * `Idempotent-Replayed: true` and charged once; the same key with a different request (the
  * image, or any form field: vehicle, position, verbose) is refused naming what differs; a

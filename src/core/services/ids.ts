@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-/** 128 random bits as 32 hex chars: scan ids (SPEC §5), account and key ids. */
+/** 128 random bits as 32 hex chars: scan ids (docs/API.md §5), account and key ids. */
 export function randomId(): string {
   return randomBytes(16).toString('hex');
 }

@@ -1,4 +1,4 @@
-/** Redeeming signed license codes (SPEC §4) against the one trusted public key. */
+/** Redeeming signed license codes (docs/API.md §4) against the one trusted public key. */
 import type { KeyObject } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';

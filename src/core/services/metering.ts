@@ -1,5 +1,5 @@
 /**
- * Allowances (SPEC §4): anonymous 3 per client IP per UTC day; free accounts 10 per UTC
+ * Allowances (docs/API.md §4): anonymous 3 per client IP per UTC day; free accounts 10 per UTC
  * calendar month (session and API keys together); pack credit after the month's free 10,
  * never expiring; pro unmetered while unexpired. The store's reserve is the atomic part;
  * this file decides who is metered how and renders the X-RateLimit-* headers.

@@ -121,7 +121,7 @@ export interface ScanService {
    * otherwise (analyze() then decides, with the hold it takes).
    */
   refusalBeforeUpload(caller: Caller): Promise<AppError | null>;
-  /** NOT_FOUND / FORBIDDEN by SPEC §5 visibility rules. */
+  /** NOT_FOUND / FORBIDDEN by docs/API.md §5 visibility rules. */
   get(caller: Caller, scanId: string): Promise<ScanRecord>;
   list(caller: Caller & { kind: 'account' }, query: ScanQuery): Promise<{ items: ScanRecord[]; nextCursor: string | null }>;
   image(caller: Caller, scanId: string, variant: 'original' | 'thumbnail'): Promise<{ mime: string; data: Buffer }>;

@@ -1,6 +1,6 @@
 /**
  * The scan service: analyze (see analyze.ts) plus history, images, gauge readings and
- * CSV export. Visibility (SPEC §5): an account's scan only to that account (FORBIDDEN to
+ * CSV export. Visibility (docs/API.md §5): an account's scan only to that account (FORBIDDEN to
  * anyone else); an anonymous scan to whoever holds its unguessable id; deleted is NOT_FOUND.
  */
 import { inDateRange } from '../storage/cursor.js';

@@ -1,5 +1,5 @@
 /**
- * POST /analyze (SPEC §2). The upload is streamed through busboy's limits: an image over
+ * POST /analyze (docs/API.md §2). The upload is streamed through busboy's limits: an image over
  * 10 MiB is refused the moment its 10,485,761st byte arrives, so at most 10 MiB of it is
  * ever held. What the bytes are (415/422) is decided by the scan service, by content.
  */
@@ -234,7 +234,7 @@ function idempotencyKey(request: FastifyRequest): string | null {
 }
 
 /**
- * Every analyze answer carries X-RateLimit-* (SPEC §4), also when the upload itself was refused; not a
+ * Every analyze answer carries X-RateLimit-* (docs/API.md §4), also when the upload itself was refused; not a
  * refusal of the auth or security hooks (a bad key, a foreign Host), made before the caller is known.
  */
 async function withRateLimitHeaders(scans: ScanService, error: unknown, caller: Caller): Promise<unknown> {

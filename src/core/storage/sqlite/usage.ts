@@ -26,7 +26,7 @@ const HELD_SQL = `SELECT COUNT(*) AS n FROM reservations
 /**
  * A free scan given back (its request failed) goes to the oldest pack hold of the same month still
  * in flight: that request then counts as one of the month's free scans and the pack stays whole,
- * so packs are spent only after the free ones (SPEC §4).
+ * so packs are spent only after the free ones (docs/API.md §4).
  */
 const PROMOTE_SQL = `UPDATE reservations SET source = 'allowance', pack_account_id = NULL, free_held = 0
   WHERE id = (SELECT id FROM reservations WHERE subject = ? AND window = ? AND source = 'pack' ORDER BY created_at, id LIMIT 1)`;

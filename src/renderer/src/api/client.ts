@@ -28,7 +28,7 @@ import type {
 import { excelCsvFormat } from '../../../shared/csv-format';
 
 export const API_BASE = '/api/v1';
-/** SPEC §2 upload limit, checked before uploading so a huge file fails at once. */
+/** docs/API.md §2 upload limit, checked before uploading so a huge file fails at once. */
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 
 export class ApiError extends Error {

@@ -81,7 +81,7 @@ export function ResultCard({ scan, onMeasured, onCorrected, actions, queueId, lo
           // part of the result, read with it (not an alert interrupting every preliminary result and every detail view)
           <p className="message message-warn">
             <strong>Preliminary result.</strong>{' '}
-            {/* SPEC §2: preliminary when the alignment is under 70 or little of the frame shows tread; with the alignment at 70 or more it is the latter */}
+            {/* docs/API.md §2: preliminary when the alignment is under 70 or little of the frame shows tread; with the alignment at 70 or more it is the latter */}
             {r.modelAlignment < 70
               ? `The models disagree (alignment ${r.modelAlignment}%).`
               : 'Little of the photo shows tread: take the next one closer, with the tread filling the frame.'}{' '}

@@ -15,7 +15,7 @@ export interface DepthOfRecord {
   isPreliminary: boolean;
 }
 
-/** SPEC §2's health index of a depth. */
+/** docs/API.md §2's health index of a depth. */
 function healthIndex(mm: number): number {
   return Math.round(Math.min(100, Math.max(0, ((mm - 1.6) / (8.0 - 1.6)) * 100)));
 }

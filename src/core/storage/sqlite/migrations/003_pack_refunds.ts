@@ -3,7 +3,7 @@ import type { Migration } from './index.js';
 /**
  * A pack scan charged while one of the month's free scans was only held (its request still
  * running) is recorded, so that free scan, given back because its request failed, can go to it:
- * the pack credit comes back and the scan counts as free (SPEC §4: packs only after the free
+ * the pack credit comes back and the scan counts as free (docs/API.md §4: packs only after the free
  * scans). `free_held` marks a pack hold granted while free scans were held.
  */
 export const packRefunds: Migration = {
