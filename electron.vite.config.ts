@@ -20,7 +20,12 @@ function devApiProxy() {
     '/api': {
       target,
       changeOrigin: true,
-      configure: (proxy: { on(event: 'proxyReq', listener: (request: { setHeader(name: string, value: string): void }, incoming: { headers: Record<string, string | string[] | undefined> }) => void): void }) => {
+      configure: (proxy: {
+        on(
+          event: 'proxyReq',
+          listener: (request: { setHeader(name: string, value: string): void }, incoming: { headers: Record<string, string | string[] | undefined> }) => void,
+        ): void;
+      }) => {
         proxy.on('proxyReq', (request, incoming) => {
           const origin = incoming.headers.origin;
           if (typeof origin === 'string' && sameHost(origin, incoming.headers.host)) request.setHeader('origin', target);

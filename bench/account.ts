@@ -13,17 +13,11 @@ function request(
 ): Promise<{ status: number; headers: http.IncomingHttpHeaders; json: unknown }> {
   const payload = Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      { method, headers: { 'content-type': 'application/json', 'content-length': String(payload.length), ...headers } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, json: JSON.parse(Buffer.concat(chunks).toString() || 'null') }),
-        );
-      },
-    );
+    const req = http.request(url, { method, headers: { 'content-type': 'application/json', 'content-length': String(payload.length), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, json: JSON.parse(Buffer.concat(chunks).toString() || 'null') }));
+    });
     req.on('error', reject);
     req.end(payload);
   });

@@ -19,7 +19,12 @@ if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) exitWithUsa
 function flags() {
   try {
     return parseArgs({
-      options: { runs: { type: 'string', default: '30' }, threads: { type: 'string' }, models: { type: 'string' }, verbose: { type: 'boolean', default: false } },
+      options: {
+        runs: { type: 'string', default: '30' },
+        threads: { type: 'string' },
+        models: { type: 'string' },
+        verbose: { type: 'boolean', default: false },
+      },
       strict: true,
     });
   } catch (err) {
@@ -48,7 +53,9 @@ async function phonePhoto(): Promise<Buffer> {
     seed = (seed * 1103515245 + 12345) >>> 0;
     data[i] = Math.max(0, Math.min(255, data[i]! + ((seed >>> 16) % 17) - 8));
   }
-  return sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).jpeg({ quality: 92 }).toBuffer();
+  return sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } })
+    .jpeg({ quality: 92 })
+    .toBuffer();
 }
 
 const images: [string, Buffer][] = [

@@ -39,12 +39,22 @@ try {
   const registered = await core.services.auth.register('bench@example.com', 'correct horse battery', '127.0.0.1');
   const { account } = await core.services.licenses.redeem(registered.id, issueTestCode(keys, { kind: 'pro', expiresAt: '2099-01-01T00:00:00Z' }));
   const caller = { kind: 'account' as const, account, via: 'session' as const, apiKeyId: null, ip: '127.0.0.1' };
-  const tires = heldoutLabels().filter((l) => l.depthMm !== null).slice(0, photos);
+  const tires = heldoutLabels()
+    .filter((l) => l.depthMm !== null)
+    .slice(0, photos);
   process.stderr.write(`scanning ${tires.length} photos (${longSide ? `${longSide} px JPEG` : 'as rendered'}) with ${core.analyzer.modelVersion}…\n`);
   for (const tire of tires) {
     const source = readFileSync(tire.file);
     const image = longSide ? await sharp(source).resize({ width: longSide, height: longSide, fit: 'inside' }).jpeg({ quality: 90 }).toBuffer() : source;
-    const { body } = await core.services.scans.analyze({ caller, image, verbose: false, vehicle: null, position: null, idempotencyKey: null, receivedAt: Date.now() });
+    const { body } = await core.services.scans.analyze({
+      caller,
+      image,
+      verbose: false,
+      vehicle: null,
+      position: null,
+      idempotencyKey: null,
+      receivedAt: Date.now(),
+    });
     await core.services.scans.setMeasurement(caller, body.data.scanId, Math.round((1.3 * tire.depthMm! + 0.4) * 10) / 10);
   }
 
@@ -74,7 +84,10 @@ try {
     `  RSS                before ${mb(before)}, peak ${mb(peak)} (+${mb(peak - before)}), after ${mb(after)}`,
     `  event-loop delay   p50 ${(loop.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms (each includes the 10 ms sampling interval)`,
   ];
-  if (job.fit) lines.push(`  cross-validated    MAE ${job.fit.before.mae.toFixed(2)} → ${job.fit.after.mae.toFixed(2)} mm, 80 % interval ${(100 * job.fit.before.coverage).toFixed(1)} → ${(100 * job.fit.after.coverage).toFixed(1)} %`);
+  if (job.fit)
+    lines.push(
+      `  cross-validated    MAE ${job.fit.before.mae.toFixed(2)} → ${job.fit.after.mae.toFixed(2)} mm, 80 % interval ${(100 * job.fit.before.coverage).toFixed(1)} → ${(100 * job.fit.after.coverage).toFixed(1)} %`,
+    );
   process.stdout.write(`${lines.join('\n')}\n`);
 } finally {
   await core.close();

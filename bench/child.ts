@@ -63,10 +63,7 @@ export function memoryOf(child: ChildProcess): Promise<NodeJS.MemoryUsage> {
  * the API (the long runs' set-up: scripts/fuzz.ts, scripts/soak.ts). The caller stops the server
  * and removes `dataDir`; if the set-up fails, both are done here.
  */
-export async function startProServer(
-  label: string,
-  analyzer: ServerOptions['analyzer'],
-): Promise<{ server: BenchServer; dataDir: string; apiKey: string }> {
+export async function startProServer(label: string, analyzer: ServerOptions['analyzer']): Promise<{ server: BenchServer; dataDir: string; apiKey: string }> {
   const keys = generateLicenseKeyPair();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), `tirewear-${label}-`));
   let server: BenchServer | null = null;

@@ -47,12 +47,7 @@ async function sourcePhoto(): Promise<Sharp> {
 
 /** Upscaled tread plus per-pixel noise (deterministic), as raw RGB at the target size. */
 async function photoPixels(width: number, height: number): Promise<Buffer> {
-  const raw = await (await sourcePhoto())
-    .resize(width, height, { fit: 'cover' })
-    .removeAlpha()
-    .toColourspace('srgb')
-    .raw()
-    .toBuffer();
+  const raw = await (await sourcePhoto()).resize(width, height, { fit: 'cover' }).removeAlpha().toColourspace('srgb').raw().toBuffer();
   let seed = 0x2545f491;
   for (let i = 0; i < raw.length; i++) {
     seed ^= seed << 13;
@@ -63,13 +58,7 @@ async function photoPixels(width: number, height: number): Promise<Buffer> {
   return raw;
 }
 
-async function encode(
-  name: string,
-  width: number,
-  height: number,
-  format: (s: Sharp) => Sharp,
-  mime: string,
-): Promise<BenchImage> {
+async function encode(name: string, width: number, height: number, format: (s: Sharp) => Sharp, mime: string): Promise<BenchImage> {
   const raw = await photoPixels(width, height);
   const data = await format(sharp(raw, { raw: { width, height, channels: 3 } })).toBuffer();
   return { name, mime, width, height, data };

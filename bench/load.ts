@@ -49,11 +49,7 @@ export function summarise(samples: readonly Sample[], wallMs: number): CellStats
 }
 
 /** Runs `task` `requests` times with at most `concurrency` at once. */
-export async function closedLoop(
-  concurrency: number,
-  requests: number,
-  task: () => Promise<number>,
-): Promise<{ samples: Sample[]; wallMs: number }> {
+export async function closedLoop(concurrency: number, requests: number, task: () => Promise<number>): Promise<{ samples: Sample[]; wallMs: number }> {
   const samples: Sample[] = [];
   let next = 0;
   const started = performance.now();
@@ -72,31 +68,20 @@ export async function closedLoop(
 /** A multipart body built once, so the load generator spends no CPU encoding it per request. */
 export function multipartBody(image: Buffer, filename: string, mime: string): { body: Buffer; contentType: string } {
   const boundary = `----tirewear-bench-${randomBytes(8).toString('hex')}`;
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="${filename}"\r\nContent-Type: ${mime}\r\n\r\n`,
-  );
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="${filename}"\r\nContent-Type: ${mime}\r\n\r\n`);
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   return { body: Buffer.concat([head, image, tail]), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
 /** One POST over a keep-alive agent; resolves with the status once the whole answer is read. */
-export function post(
-  agent: http.Agent,
-  url: URL,
-  body: Buffer,
-  headers: Record<string, string>,
-): Promise<{ status: number; text: string }> {
+export function post(agent: http.Agent, url: URL, body: Buffer, headers: Record<string, string>): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const request = http.request(
-      url,
-      { method: 'POST', agent, headers: { ...headers, 'content-length': String(body.length) } },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (c: Buffer) => chunks.push(c));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-        response.on('error', reject);
-      },
-    );
+    const request = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(body.length) } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (c: Buffer) => chunks.push(c));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+      response.on('error', reject);
+    });
     request.on('error', reject);
     request.end(body);
   });

@@ -68,7 +68,9 @@ export function renderReport(report: Report): string {
     `- Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB RAM, ${m.os}; Node ${m.node}, sharp ${m.sharp} (libvips ${m.libvips}), onnxruntime-node ${m.onnxruntime}; load average ${m.loadAverage} at start`,
     `- Analyzer: ${report.analyzer} (model ${report.modelVersion})${report.fallbackReason ? ` — fell back: ${report.fallbackReason}` : ''}; ${report.date}`,
     `- Server idle RSS after start-up: ${report.idleRssMb.toFixed(0)} MB; server environment: ${
-      Object.entries(report.serverEnv).map(([k, v]) => (v === '' ? `${k} unset` : `${k}=${v}`)).join(' ') || 'nothing added'
+      Object.entries(report.serverEnv)
+        .map(([k, v]) => (v === '' ? `${k} unset` : `${k}=${v}`))
+        .join(' ') || 'nothing added'
     }`,
     '',
     '| image | conc. | HTTP p50 ms | p95 ms | p99 ms | scans/s | server peak RSS MB | server CPU | server CPU ms/scan | in-process p50 ms | in-process scans/s | in-process CPU ms/scan | HTTP overhead p50 | HTTP overhead CPU | not 200 |',
@@ -76,7 +78,10 @@ export function renderReport(report: Report): string {
   ];
   for (const c of report.cells) {
     const o = overhead(c);
-    const refused = Object.entries(c.http.refused).map(([s, n]) => `${n}× ${s}`).join(', ') || '–';
+    const refused =
+      Object.entries(c.http.refused)
+        .map(([s, n]) => `${n}× ${s}`)
+        .join(', ') || '–';
     lines.push(
       `| ${c.image} | ${c.concurrency} | ${ms(c.http.p50)} | ${ms(c.http.p95)} | ${ms(c.http.p99)} | ${c.http.scansPerSecond.toFixed(1)} | ` +
         `${c.server.peakRssMb.toFixed(0)} | ${c.server.cpuPercent.toFixed(0)} % | ${c.cpuMsPerScan.http.toFixed(0)} | ` +

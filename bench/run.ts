@@ -55,13 +55,16 @@ function measured(run: { samples: Sample[]; wallMs: number }, cpuMs: number): Me
 /** The server in a child process, a pro API key on it, and a keep-alive client. */
 async function httpSide(bench: BenchAnalyzer, keys: Keys, env: Record<string, string>, modelsDir: string) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tirewear-bench-http-'));
-  const { child, url } = await startBenchServer({
-    dataDir,
-    modelsDir,
-    licensePublicKeyPem: keys.publicKeyPem,
-    analyzer: bench.mode,
-    logFile: path.join(dataDir, 'server.log'),
-  }, env);
+  const { child, url } = await startBenchServer(
+    {
+      dataDir,
+      modelsDir,
+      licensePublicKeyPem: keys.publicKeyPem,
+      analyzer: bench.mode,
+      logFile: path.join(dataDir, 'server.log'),
+    },
+    env,
+  );
   const apiKey = await setUpAccount(url, proCode(keys.privateKeyPem, 'bench'));
   const idleRssMb = watchProcess(child.pid!).stop().peakRssMb;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
@@ -101,7 +104,8 @@ async function inProcessSide(bench: BenchAnalyzer, keys: Keys) {
   const { token } = await services.auth.login(account.email, 'bench password 1', '127.0.0.1');
   const caller = await services.auth.authenticateSession(token, '127.0.0.1');
   const analyze = (image: BenchImage) => async () =>
-    (await services.scans.analyze({ caller, image: image.data, verbose: false, vehicle: null, position: null, idempotencyKey: null, receivedAt: Date.now() })).status;
+    (await services.scans.analyze({ caller, image: image.data, verbose: false, vehicle: null, position: null, idempotencyKey: null, receivedAt: Date.now() }))
+      .status;
   const p50 = async (fn: () => Promise<unknown>, runs: number) => {
     const run = await closedLoop(1, runs, async () => (await fn(), 200));
     return summarise(run.samples, run.wallMs).p50;
@@ -170,8 +174,17 @@ async function main(): Promise<void> {
         const overHttp = await remote.cell(image, concurrency, n);
         const after = await local.cell(image, concurrency, Math.ceil(n / 2));
         const inProcess = measured({ samples: [...before.samples, ...after.samples], wallMs: before.wallMs + after.wallMs }, before.cpuMs + after.cpuMs);
-        cells.push({ image: image.name, concurrency, http: overHttp.stats, server: overHttp.usage, inProcess: inProcess.stats, cpuMsPerScan: { http: overHttp.cpuMsPerScan, inProcess: inProcess.cpuMsPerScan } });
-        process.stderr.write(`  ${image.name} c=${concurrency}: HTTP p50 ${overHttp.stats.p50.toFixed(1)} ms, in-process ${inProcess.stats.p50.toFixed(1)} ms\n`);
+        cells.push({
+          image: image.name,
+          concurrency,
+          http: overHttp.stats,
+          server: overHttp.usage,
+          inProcess: inProcess.stats,
+          cpuMsPerScan: { http: overHttp.cpuMsPerScan, inProcess: inProcess.cpuMsPerScan },
+        });
+        process.stderr.write(
+          `  ${image.name} c=${concurrency}: HTTP p50 ${overHttp.stats.p50.toFixed(1)} ms, in-process ${inProcess.stats.p50.toFixed(1)} ms\n`,
+        );
       }
       parts.set(image.name, await local.parts(image, Math.round(12 * scale)));
     }

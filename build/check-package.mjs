@@ -76,7 +76,9 @@ try {
   const du = (dir) => (existsSync(dir) ? execFileSync('du', ['-sh', dir]).toString().split('\t')[0] : 'missing');
   console.log(`app.asar: ${megabytes(appAsar)} MB`);
   console.log(`models: ${du(path.join(resources, 'models'))}`);
-  console.log(`unpacked native modules: ${du(`${appAsar}.unpacked`)} (${natives.length} native files, all outside the asar: ${layout.length === 0 ? 'yes' : 'NO'})`);
+  console.log(
+    `unpacked native modules: ${du(`${appAsar}.unpacked`)} (${natives.length} native files, all outside the asar: ${layout.length === 0 ? 'yes' : 'NO'})`,
+  );
 
   // 2. The main process, run from the extracted app with the models next to it.
   try {
@@ -89,7 +91,10 @@ try {
       ['--import', path.join(root, 'test', 'main', 'fixtures', 'electron-stub', 'register.mjs'), 'out/main/index.js'],
       { cwd: app, env: { PATH: process.env.PATH, SMOKE_USER_DATA: userData, SMOKE_PACKAGED: '1', TIREWEAR_PORT: '0' }, timeout: 60_000 },
     ).toString();
-    const reports = stdout.split('\n').filter((line) => line.startsWith('{"event"')).map((line) => JSON.parse(line));
+    const reports = stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{"event"'))
+      .map((line) => JSON.parse(line));
     const loaded = reports.find((r) => r.event === 'loaded');
     const dialog = reports.find((r) => r.event === 'dialog');
     if (dialog) problems.push(`the packaged app showed a startup dialog: ${dialog.title}: ${dialog.message}`);

@@ -17,7 +17,10 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 async function main(): Promise<void> {
   const svg = await readFile(path.join(here, 'icon.svg'));
   const render = (size: number, file: string) =>
-    sharp(svg, { density: Math.max(72, (72 * size) / 1024) }).resize(size, size).png().toFile(path.join(here, file));
+    sharp(svg, { density: Math.max(72, (72 * size) / 1024) })
+      .resize(size, size)
+      .png()
+      .toFile(path.join(here, file));
   await mkdir(path.join(here, 'icons'), { recursive: true });
   await render(1024, 'icon.png');
   for (const size of [512, 256, 128, 64, 48, 32, 16]) await render(size, path.join('icons', `${size}x${size}.png`));
@@ -30,7 +33,10 @@ async function main(): Promise<void> {
       '<defs><mask id="rim"><rect width="1024" height="1024" fill="white"/><circle cx="512" cy="512" r="215" fill="black"/></mask></defs>' +
       `<g fill="black" mask="url(#rim)">${tread}</g><circle cx="512" cy="512" r="90" fill="black"/></svg>`,
   );
-  for (const [size, file] of [[16, 'trayTemplate.png'], [32, 'trayTemplate@2x.png']] as const) {
+  for (const [size, file] of [
+    [16, 'trayTemplate.png'],
+    [32, 'trayTemplate@2x.png'],
+  ] as const) {
     await sharp(template, { density: 72 }).resize(size, size).png().toFile(path.join(here, file));
   }
 }

@@ -60,8 +60,10 @@ async function main(): Promise<void> {
         received,
       });
       const l = await auditDataDir(dataDir);
-      console.log(`round ${String(round).padStart(3)}: ${l.scans} scans, ${l.charged} charged, integrity ${l.integrity}; ` +
-        `left by crashes: ${l.reservations} holds, ${l.orphanFiles.length} unreferenced files, ${l.tempFiles.length} temp files`);
+      console.log(
+        `round ${String(round).padStart(3)}: ${l.scans} scans, ${l.charged} charged, integrity ${l.integrity}; ` +
+          `left by crashes: ${l.reservations} holds, ${l.orphanFiles.length} unreferenced files, ${l.tempFiles.length} temp files`,
+      );
       if (l.integrity !== 'ok') problems.push(`round ${round}: integrity_check ${l.integrity}`);
       if (l.charged !== l.scans) problems.push(`round ${round}: ${l.charged} charged but ${l.scans} scans`);
       if (l.scansMissingFiles.length) problems.push(`round ${round}: ${l.scansMissingFiles.length} scans without their files`);

@@ -94,8 +94,10 @@ async function main(): Promise<void> {
 
     await stopBenchServer(server.child);
     const ledger = await readLedger(path.join(dataDir, SQLITE_FILE_NAME), path.join(dataDir, 'images'));
-    console.log(`ledger: integrity ${ledger.integrity}, scans ${ledger.scans}, charged ${ledger.charged}, holds ${ledger.reservations}, ` +
-      `missing files ${ledger.scansMissingFiles.length}, orphans ${ledger.orphanFiles.length}, temp ${ledger.tempFiles.length}`);
+    console.log(
+      `ledger: integrity ${ledger.integrity}, scans ${ledger.scans}, charged ${ledger.charged}, holds ${ledger.reservations}, ` +
+        `missing files ${ledger.scansMissingFiles.length}, orphans ${ledger.orphanFiles.length}, temp ${ledger.tempFiles.length}`,
+    );
     if (ledger.integrity !== 'ok' || ledger.scans !== ok || ledger.charged !== ok) problems.push(`ledger does not match ${ok} stored scans`);
     if (ledger.scansMissingFiles.length + ledger.tempFiles.length + ledger.orphanFiles.length > 0) problems.push('files half-written or left behind');
     // Holds whose release also failed on the full or read-only disk expire with housekeeping.

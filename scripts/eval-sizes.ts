@@ -31,13 +31,24 @@ if (dirs.length < 2 || dirs.some((d) => !existsSync(path.join(d, 'labels.csv')))
 /** file → depth (mm) of the labelled tires in a folder's labels.csv. */
 function depths(dir: string): Map<string, number> {
   const rows = readFileSync(path.join(dir, 'labels.csv'), 'utf8').trim().split('\n').slice(1);
-  return new Map(rows.map((l) => l.split(',')).filter((r) => r[1]).map((r) => [r[0]!, Number(r[1])]));
+  return new Map(
+    rows
+      .map((l) => l.split(','))
+      .filter((r) => r[1])
+      .map((r) => [r[0]!, Number(r[1])]),
+  );
 }
 
 const labels = dirs.map(depths);
 // a scene counts when every size has it with the same depth (a size may have dropped a render)
 const files = [...labels[0]!.keys()].filter((f) => labels.every((m) => m.get(f) === labels[0]!.get(f)));
-const BANDS: [string, number, number][] = [['critical', 0, 1.6], ['worn', 1.6, 3], ['medium', 3, 5], ['good', 5, 7], ['new', 7, Infinity]];
+const BANDS: [string, number, number][] = [
+  ['critical', 0, 1.6],
+  ['worn', 1.6, 3],
+  ['medium', 3, 5],
+  ['good', 5, 7],
+  ['new', 7, Infinity],
+];
 const errors = new Map(BANDS.map(([b]) => [b, dirs.map(() => [] as number[])]));
 const analyzer = await createOnnxAnalyzer({ modelsDir: values.models ?? path.resolve(import.meta.dirname, '../models'), threads: 2 });
 let answered = 0;

@@ -53,17 +53,28 @@ async function main(): Promise<void> {
     const mb = outcome.rss.map((r) => Math.round(r / 2 ** 20));
 
     console.log(`${cases} cases in ${seconds.toFixed(0)} s (${(cases / seconds).toFixed(0)}/s), analyzer ${analyzer}, seed ${seed}`);
-    console.log(`statuses: ${[...outcome.statuses].sort().map(([s, n]) => `${s}×${n}`).join(' ')}`);
+    console.log(
+      `statuses: ${[...outcome.statuses]
+        .sort()
+        .map(([s, n]) => `${s}×${n}`)
+        .join(' ')}`,
+    );
     const broke = outcome.bad.length;
     console.log(
       `tried ${cases}, held ${cases - broke}, broke ${broke} (unanswered within ${answerWithinMs / 1000} s: ${outcome.unanswered}); ` +
         `slowest answer ${(outcome.slowestMs / 1000).toFixed(2)} s`,
     );
-    console.log(`server RSS MB: first ${mb[0]}, min ${Math.min(...mb)}, max ${Math.max(...mb)}, last ${mb.at(-1)}; growth after warm-up ${growth.toFixed(1)} MB`);
+    console.log(
+      `server RSS MB: first ${mb[0]}, min ${Math.min(...mb)}, max ${Math.max(...mb)}, last ${mb.at(-1)}; growth after warm-up ${growth.toFixed(1)} MB`,
+    );
     const m = (v: number) => `${(v / 2 ** 20).toFixed(0)} MB`;
-    console.log(`server at the end: V8 heap ${m(memory.heapUsed)} of ${m(memory.heapTotal)}, Buffers ${m(memory.arrayBuffers)}, external ${m(memory.external)}, RSS ${m(memory.rss)}`);
-    console.log(`ledger: integrity ${ledger.integrity}, scans ${ledger.scans}, charged ${ledger.charged}, holds ${ledger.reservations}, ` +
-      `missing files ${ledger.scansMissingFiles.length}, orphans ${ledger.orphanFiles.length}, temp files ${ledger.tempFiles.length}`);
+    console.log(
+      `server at the end: V8 heap ${m(memory.heapUsed)} of ${m(memory.heapTotal)}, Buffers ${m(memory.arrayBuffers)}, external ${m(memory.external)}, RSS ${m(memory.rss)}`,
+    );
+    console.log(
+      `ledger: integrity ${ledger.integrity}, scans ${ledger.scans}, charged ${ledger.charged}, holds ${ledger.reservations}, ` +
+        `missing files ${ledger.scansMissingFiles.length}, orphans ${ledger.orphanFiles.length}, temp files ${ledger.tempFiles.length}`,
+    );
 
     const problems = [
       ...outcome.bad.slice(0, 20),

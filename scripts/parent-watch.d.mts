@@ -1,4 +1,1 @@
-export function parentGone(
-  parent: number,
-  probe?: { ppid?: () => number; kill?: (pid: number, signal: number) => void },
-): boolean;
+export function parentGone(parent: number, probe?: { ppid?: () => number; kill?: (pid: number, signal: number) => void }): boolean;

@@ -20,14 +20,16 @@ import { judge } from '../test/reliability/fuzz-runner.js';
 import { readLedger } from '../test/reliability/ledger.js';
 import { arg, checkFlags } from '../bench/cli.js';
 
-
 interface Interval {
   latencies: number[];
   statuses: Map<number, number>;
 }
 
 async function main(): Promise<void> {
-  checkFlags(['minutes', 'concurrency', 'interval', 'analyzer'], 'usage: npx tsx scripts/soak.ts [--minutes 10] [--concurrency 4] [--interval 30] [--analyzer onnx|decode-only]');
+  checkFlags(
+    ['minutes', 'concurrency', 'interval', 'analyzer'],
+    'usage: npx tsx scripts/soak.ts [--minutes 10] [--concurrency 4] [--interval 30] [--analyzer onnx|decode-only]',
+  );
   const minutes = Number(arg('minutes', '10'));
   const concurrency = Number(arg('concurrency', '4'));
   const intervalS = Number(arg('interval', '30'));
@@ -58,11 +60,16 @@ async function main(): Promise<void> {
         perSecond: sorted.length / intervalS,
         p50: percentile(sorted, 50),
         p95: percentile(sorted, 95),
-        statuses: [...done.statuses].sort().map(([s, n]) => `${s}×${n}`).join(' '),
+        statuses: [...done.statuses]
+          .sort()
+          .map(([s, n]) => `${s}×${n}`)
+          .join(' '),
       };
       rows.push(row);
-      console.log(`${String(row.at).padStart(5)} s  RSS ${row.rssMb.toFixed(0).padStart(4)} MB  ${row.perSecond.toFixed(1).padStart(5)}/s  ` +
-        `p50 ${row.p50.toFixed(0).padStart(5)} ms  p95 ${row.p95.toFixed(0).padStart(5)} ms  ${row.statuses}`);
+      console.log(
+        `${String(row.at).padStart(5)} s  RSS ${row.rssMb.toFixed(0).padStart(4)} MB  ${row.perSecond.toFixed(1).padStart(5)}/s  ` +
+          `p50 ${row.p50.toFixed(0).padStart(5)} ms  p95 ${row.p95.toFixed(0).padStart(5)} ms  ${row.statuses}`,
+      );
     }, intervalS * 1000);
 
     let n = 0;
@@ -74,7 +81,10 @@ async function main(): Promise<void> {
         const body = fuzz ? (fuzz.body ?? multipart(fuzz.image)) : photos[i % photos.length]!.body;
         const contentType = fuzz ? `multipart/form-data; boundary=${BOUNDARY}` : photos[i % photos.length]!.contentType;
         const t0 = performance.now();
-        const answer = await post(agent, target, body, { 'content-type': contentType, 'x-api-key': apiKey }).catch((e: Error) => ({ status: 0, text: e.message }));
+        const answer = await post(agent, target, body, { 'content-type': contentType, 'x-api-key': apiKey }).catch((e: Error) => ({
+          status: 0,
+          text: e.message,
+        }));
         current.statuses.set(answer.status, (current.statuses.get(answer.status) ?? 0) + 1);
         const verdict = judge(answer.status, answer.text);
         if (verdict) bad.push(`${fuzz ? fuzz.label : 'photo'}: ${verdict}`);
@@ -96,9 +106,13 @@ async function main(): Promise<void> {
     const drift = steady.length >= 2 ? steady.at(-1)!.p50 / steady[0]!.p50 : 1;
     const mb = (v: number) => `${(v / 2 ** 20).toFixed(0)} MB`;
     console.log(`\n${n} uploads in ${minutes} min, ${ok} analysed; analyzer ${analyzer}, concurrency ${concurrency}`);
-    console.log(`server RSS: max ${mb(Math.max(...rss))}, growth after warm-up ${growth.toFixed(1)} MB; at the end V8 heap ${mb(memory.heapUsed)}, Buffers ${mb(memory.arrayBuffers)}`);
+    console.log(
+      `server RSS: max ${mb(Math.max(...rss))}, growth after warm-up ${growth.toFixed(1)} MB; at the end V8 heap ${mb(memory.heapUsed)}, Buffers ${mb(memory.arrayBuffers)}`,
+    );
     console.log(`p50 last interval / first steady interval: ${drift.toFixed(2)}`);
-    console.log(`ledger: integrity ${ledger.integrity}, scans ${ledger.scans}, charged ${ledger.charged}, holds ${ledger.reservations}, orphans ${ledger.orphanFiles.length}, temp ${ledger.tempFiles.length}`);
+    console.log(
+      `ledger: integrity ${ledger.integrity}, scans ${ledger.scans}, charged ${ledger.charged}, holds ${ledger.reservations}, orphans ${ledger.orphanFiles.length}, temp ${ledger.tempFiles.length}`,
+    );
 
     const problems = [
       ...bad.slice(0, 20),

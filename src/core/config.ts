@@ -107,15 +107,7 @@ export function defaultConfig(root = ROOT): Config {
   };
 }
 
-const SERVER_SETTING_KEYS = [
-  'port',
-  'host',
-  'lanAccess',
-  'allowedHosts',
-  'sync',
-  'analysisConcurrency',
-  'analysisQueueLimit',
-] as const;
+const SERVER_SETTING_KEYS = ['port', 'host', 'lanAccess', 'allowedHosts', 'sync', 'analysisConcurrency', 'analysisQueueLimit'] as const;
 
 /**
  * Settings the desktop UI may change; persisted as `<dataDir>/settings.json`.
@@ -305,7 +297,7 @@ export const SERVE_FLAGS: readonly { flag: string; value: string; help: string }
   { flag: '--renderer-dir', value: 'DIR', help: 'built UI served at / (--renderer-dir= for none)' },
   { flag: '--database-url', value: 'postgres://…', help: 'hub mode on PostgreSQL' },
   { flag: '--images-dir', value: 'DIR', help: 'scan images (default <data dir>/images)' },
-  { flag: '--trust-proxy', value: 'true|false|ADDRESS', help: 'trust X-Forwarded-For from the hub\'s proxy' },
+  { flag: '--trust-proxy', value: 'true|false|ADDRESS', help: "trust X-Forwarded-For from the hub's proxy" },
   { flag: '--registrations-per-hour', value: 'N', help: 'registrations per client address and hour, 1 to 1000000 (default 10)' },
   { flag: '--registration', value: 'open|first', help: 'who may register: anyone (default), or only the first account (a hub)' },
   { flag: '--analysis-concurrency', value: 'N', help: 'analyses running at once, 1 to 64 (default 2)' },
@@ -376,7 +368,9 @@ export function loadConfig(env: Env, argv: readonly string[] = [], base: Config 
   for (const key of ['port', 'host', 'lanAccess'] as const) {
     const name = variables[key];
     if (vars[name]) {
-      origins[key] = flags[name] ? { source: 'flag', setBy: `--${name.slice('TIREWEAR_'.length).toLowerCase().replace(/_/g, '-')}` } : { source: 'env', setBy: name };
+      origins[key] = flags[name]
+        ? { source: 'flag', setBy: `--${name.slice('TIREWEAR_'.length).toLowerCase().replace(/_/g, '-')}` }
+        : { source: 'env', setBy: name };
     } else if (fromFile[key] !== undefined) {
       origins[key] = { source: 'file', setBy: null };
     }
@@ -403,7 +397,9 @@ export function loadConfig(env: Env, argv: readonly string[] = [], base: Config 
   }
   if (vars.TIREWEAR_LAN_ACCESS) config.lanAccess = bool('TIREWEAR_LAN_ACCESS', vars.TIREWEAR_LAN_ACCESS);
   if (vars.TIREWEAR_ALLOWED_HOSTS) {
-    config.allowedHosts = vars.TIREWEAR_ALLOWED_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+    config.allowedHosts = vars.TIREWEAR_ALLOWED_HOSTS.split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean);
   }
   if (vars.TIREWEAR_TRUST_PROXY) {
     config.trustProxy = trustProxyOf(vars.TIREWEAR_TRUST_PROXY);

@@ -52,10 +52,7 @@ export const RESERVATION_MAX_AGE_MS = 10 * 60 * 1000;
 export const HOUSEKEEPING_INTERVAL_MS = 60 * 1000;
 
 /** Drop stale holds, expired sessions, day-old idempotency records and stale throttle entries. */
-export async function housekeeping(
-  core: Pick<Core, 'store' | 'clock'>,
-  ...throttles: Array<{ prune(now: number): void }>
-): Promise<void> {
+export async function housekeeping(core: Pick<Core, 'store' | 'clock'>, ...throttles: Array<{ prune(now: number): void }>): Promise<void> {
   const now = core.clock.now();
   await core.store.usage.expireReservations(new Date(now.getTime() - RESERVATION_MAX_AGE_MS));
   await core.store.sessions.deleteExpired(now);
@@ -99,7 +96,9 @@ export async function loadOnnxAnalyzer(
  */
 export function modelLoadFailure(error: unknown, platform: NodeJS.Platform, source: Config['modelsDirSource'] = 'shipped'): string {
   const text = error instanceof Error ? error.message : String(error);
-  const native = (error as { code?: unknown } | null)?.code === 'ERR_DLOPEN_FAILED' || /specified module could not be found|cannot open shared object|dlopen|Library not loaded/i.test(text);
+  const native =
+    (error as { code?: unknown } | null)?.code === 'ERR_DLOPEN_FAILED' ||
+    /specified module could not be found|cannot open shared object|dlopen|Library not loaded/i.test(text);
   if (native && platform === 'win32') {
     return (
       'The analysis runtime could not be loaded. The usual cause is a missing Microsoft Visual C++ 2015-2022 ' +
@@ -152,9 +151,7 @@ export async function createCore(config: Config, overrides: CoreOverrides = {}):
     const calibration = createCalibrationService({ config, store, images, analyzer, queue, clock, logger });
 
     const timer = setInterval(() => {
-      housekeeping({ store, clock }, loginThrottle, registrationThrottle).catch((error: unknown) =>
-        logger.warn({ err: error }, 'housekeeping failed'),
-      );
+      housekeeping({ store, clock }, loginThrottle, registrationThrottle).catch((error: unknown) => logger.warn({ err: error }, 'housekeeping failed'));
     }, HOUSEKEEPING_INTERVAL_MS);
     timer.unref();
 

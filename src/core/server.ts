@@ -83,11 +83,7 @@ async function portIsFree(config: Pick<Config, 'host' | 'port'>): Promise<void> 
   });
 }
 
-export async function startServer(
-  config: Config,
-  overrides: CoreOverrides = {},
-  options: StartOptions = {},
-): Promise<RunningServer> {
+export async function startServer(config: Config, overrides: CoreOverrides = {}, options: StartOptions = {}): Promise<RunningServer> {
   // SQLite lives in the data folder: one server per folder (a hub's folder holds settings alone)
   const unlock = config.databaseUrl === null ? lockDataDir(config.dataDir) : () => undefined;
   try {

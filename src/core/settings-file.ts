@@ -29,9 +29,14 @@ function settingsError(error: unknown): unknown {
   }
   const code = (error as NodeJS.ErrnoException | null)?.code;
   const refusal = diskRefusal(code);
-  if (refusal === 'full') return new AppError('STORAGE_UNAVAILABLE', 'The settings could not be saved: the disk is full; free space on it and save again', { cause: error });
+  if (refusal === 'full')
+    return new AppError('STORAGE_UNAVAILABLE', 'The settings could not be saved: the disk is full; free space on it and save again', { cause: error });
   if (code === 'EBUSY') {
-    return new AppError('STORAGE_UNAVAILABLE', 'The settings could not be saved: another program (an antivirus scan, a backup) holds settings.json; save again in a moment', { cause: error });
+    return new AppError(
+      'STORAGE_UNAVAILABLE',
+      'The settings could not be saved: another program (an antivirus scan, a backup) holds settings.json; save again in a moment',
+      { cause: error },
+    );
   }
   if (refusal === 'not-writable' || code === 'EIO') {
     return new AppError('STORAGE_UNAVAILABLE', 'The settings could not be saved: the data folder cannot be written; save again once it can', { cause: error });
@@ -71,10 +76,7 @@ async function writeSettingsFile(dataDir: string, settings: FileSettings): Promi
 }
 
 /** Apply `change` to the current file and save the result; resolves to what was saved. */
-export function updateSettingsFile(
-  dataDir: string,
-  change: (current: FileSettings) => FileSettings,
-): Promise<FileSettings> {
+export function updateSettingsFile(dataDir: string, change: (current: FileSettings) => FileSettings): Promise<FileSettings> {
   const previous = queues.get(dataDir) ?? Promise.resolve();
   const update = previous.then(async () => {
     const next = change(readSettingsForRequest(dataDir));

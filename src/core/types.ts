@@ -42,9 +42,7 @@ export interface ApiKeyRecord {
 }
 
 /** Who is calling: decided once per request by the auth layer. */
-export type Caller =
-  | { kind: 'anonymous'; ip: string }
-  | { kind: 'account'; account: Account; via: 'session' | 'key'; apiKeyId: string | null; ip: string };
+export type Caller = { kind: 'anonymous'; ip: string } | { kind: 'account'; account: Account; via: 'session' | 'key'; apiKeyId: string | null; ip: string };
 
 export type ScanSource = 'anonymous' | 'session' | 'key' | 'sync';
 

@@ -8,19 +8,7 @@ import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import {
-  app,
-  BrowserWindow,
-  dialog,
-  ipcMain,
-  Menu,
-  nativeImage,
-  powerMonitor,
-  session,
-  shell,
-  Tray,
-  type WebContents,
-} from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, powerMonitor, session, shell, Tray, type WebContents } from 'electron';
 import trayIconPath from '../../build/tray.png?asset';
 import trayTemplatePath from '../../build/trayTemplate.png?asset';
 import trayTemplate2xPath from '../../build/trayTemplate@2x.png?asset';
@@ -247,13 +235,21 @@ async function run(): Promise<void> {
   const apiUrl = localServerUrl(server.url);
   const windowUrl = rendererUrl(apiUrl, process.env, app.isPackaged);
   const appOrigin = originOf(windowUrl) ?? '';
-  const shutdown = closeCoreBeforeQuit(app, () => server.close(), (error) => logger.error({ err: error }, 'closing the core failed'), {
-    // the core answers 503 while it closes: nothing to click meanwhile
-    onClosing: () => mainWindow?.hide(),
-    confirmQuit: { now: () => leaving.mayLeaveNow(), ask: () => leaving.confirm() },
-  });
+  const shutdown = closeCoreBeforeQuit(
+    app,
+    () => server.close(),
+    (error) => logger.error({ err: error }, 'closing the core failed'),
+    {
+      // the core answers 503 while it closes: nothing to click meanwhile
+      onClosing: () => mainWindow?.hide(),
+      confirmQuit: { now: () => leaving.mayLeaveNow(), ask: () => leaving.confirm() },
+    },
+  );
   // macOS and Linux: the OS shutting down or restarting waits while the core closes
-  powerMonitor.on('shutdown', quitOnSystemShutdown(app, () => leaving.systemEnding()));
+  powerMonitor.on(
+    'shutdown',
+    quitOnSystemShutdown(app, () => leaving.systemEnding()),
+  );
 
   secureSession(appOrigin, originOf(apiUrl) ?? '');
   const guards = navigationGuards(appOrigin, (url) => shell.openExternal(url));

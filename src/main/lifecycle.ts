@@ -32,12 +32,7 @@ export const QUIT_DEADLINE_MS = 15_000;
  * `close()` settles (database checkpointed, port released) and then repeated. The windows hide at
  * once, and a close that hangs cannot keep the app alive: after the deadline it exits anyway.
  */
-export function closeCoreBeforeQuit(
-  app: QuittableApp,
-  close: () => Promise<void>,
-  onError: (error: unknown) => void,
-  options: QuitOptions = {},
-): Shutdown {
+export function closeCoreBeforeQuit(app: QuittableApp, close: () => Promise<void>, onError: (error: unknown) => void, options: QuitOptions = {}): Shutdown {
   const { deadlineMs = QUIT_DEADLINE_MS, setTimer = setTimeout } = options;
   let state: 'running' | 'closing' | 'closed' = 'running';
   app.on('before-quit', (event) => {
@@ -85,10 +80,7 @@ export function closeCoreBeforeQuit(
  * 'query-session-end' (Windows) asks the OS to wait while the app quits as soon as it can;
  * 'session-end' comes too late for that and carries no event here.
  */
-export function quitOnSystemShutdown(
-  app: Pick<QuittableApp, 'quit'>,
-  onEnding: () => void = () => undefined,
-): (event?: { preventDefault(): void }) => void {
+export function quitOnSystemShutdown(app: Pick<QuittableApp, 'quit'>, onEnding: () => void = () => undefined): (event?: { preventDefault(): void }) => void {
   return (event) => {
     event?.preventDefault();
     onEnding(); // the system ends the session: nobody is asked anything

@@ -15,6 +15,9 @@ export const VEHICLE_KEY_MAX = 1024;
  */
 export function vehicleKey(vehicle: string | null | undefined): string | null {
   if (vehicle === null || vehicle === undefined) return null;
-  const key = vehicle.normalize('NFKC').replace(/[^\p{L}\p{M}\p{N}]/gu, '').toUpperCase();
+  const key = vehicle
+    .normalize('NFKC')
+    .replace(/[^\p{L}\p{M}\p{N}]/gu, '')
+    .toUpperCase();
   return key === '' ? null : key;
 }

@@ -194,7 +194,10 @@ describe('verbose extras', () => {
     // and a 12 MP JPEG, whose frame (its 1/8 decode) is 444 x 333
     const big = await sharp(image).resize(4000, 3000, { fit: 'fill' }).jpeg({ quality: 80 }).toBuffer();
     const bigVerbose = (await analyzer.analyze({ image: big, verbose: true })).verbose!;
-    for (const [extras, size] of [[verbose!, [frame.width, frame.height]], [bigVerbose, [444, 333]]] as const) {
+    for (const [extras, size] of [
+      [verbose!, [frame.width, frame.height]],
+      [bigVerbose, [444, 333]],
+    ] as const) {
       for (const name of ['depthHeatmap', 'mask']) {
         const url = extras.overlays[name]!;
         expect(url.startsWith('data:image/png;base64,')).toBe(true);
@@ -212,7 +215,7 @@ describe('verbose extras', () => {
     }
   });
 
-  it('reads a long strip extended to 4:3: overlays the strip\'s own size, points on the strip, each wear bar counted once', async () => {
+  it("reads a long strip extended to 4:3: overlays the strip's own size, points on the strip, each wear bar counted once", async () => {
     const image = readFileSync(tires[2]!.file);
     const meta = await sharp(image).metadata();
     const height = Math.round(meta.width! / 3);

@@ -37,7 +37,10 @@ async function shopFolder(name: string, tires: { file: string; depthMm: number }
   return folder;
 }
 
-const sha = async (file: string) => createHash('sha256').update(await readFile(file)).digest('hex');
+const sha = async (file: string) =>
+  createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
 
 describe('mistakes refused before any photo is read', () => {
   test('usage: a folder and --out are required', async () => {
@@ -74,7 +77,10 @@ describe('mistakes refused before any photo is read', () => {
       [[bad, '--out', out], /labels.csv line 2: /],
       [[enough, '--out', MODELS_DIR], /--out must be another folder than the models it starts from/],
       [[enough, '--out', other], /holds other models .*choose an empty or new folder/],
-      [[enough, '--models', shopped, '--out', out], /already holds a shop calibration \(tread-x\+shop\.1\); calibrate from the models it was made from \("tread-x"\)/],
+      [
+        [enough, '--models', shopped, '--out', out],
+        /already holds a shop calibration \(tread-x\+shop\.1\); calibrate from the models it was made from \("tread-x"\)/,
+      ],
     ] as const) {
       const r = await calibrate(...args);
       expect(r.code, args.join(' ')).toBe(2);
@@ -95,7 +101,10 @@ describe('mistakes refused before any photo is read', () => {
 
 describe('calibrating on a shop’s photos', () => {
   // 100 tires to fit on, 100 others to measure on: the committed held-out set's first 200
-  const tires = () => heldoutLabels().filter((l) => l.depthMm !== null).slice(0, 200) as { file: string; depthMm: number }[];
+  const tires = () =>
+    heldoutLabels()
+      .filter((l) => l.depthMm !== null)
+      .slice(0, 200) as { file: string; depthMm: number }[];
   // A stand-in for a shop whose photos the models read too shallow (their phones, their light):
   // its gauge says 1.3 × what the renders' truth says, plus 0.4 mm.
   const shifted = (d: number) => 1.3 * d + 0.4;

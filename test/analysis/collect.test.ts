@@ -41,7 +41,11 @@ beforeAll(async () => {
   server = await t.app.listen({ host: '127.0.0.1', port: 0 });
   key = await createKey(t.app, (await signIn(t.app)).cookie);
   otherKey = await createKey(t.app, (await signIn(t.app)).cookie);
-  for (const [shade, vehicle] of [[60, 'AB-123, "van"'], [120, 'CD-456'], [200, 'EF-789']] as const) {
+  for (const [shade, vehicle] of [
+    [60, 'AB-123, "van"'],
+    [120, 'CD-456'],
+    [200, 'EF-789'],
+  ] as const) {
     ids.push(await scan(key, shade, vehicle));
     t.clock.advance(60_000);
   }
@@ -66,7 +70,10 @@ test('measured scans become labels.csv and the original photos; eval reads the f
   expect(csv).not.toMatch(/AB-123|EF-789|van/); // no plates leave the server
   const loaded = await loadSamples(out);
   expect(loaded.samples.map((s) => [path.basename(s.file), s.depthMm, s.truth]).sort()).toEqual(
-    [[`${ids[2]}.jpg`, 7.5, 'new'], [`${ids[0]}.jpg`, 2.4, 'worn']].sort(),
+    [
+      [`${ids[2]}.jpg`, 7.5, 'new'],
+      [`${ids[0]}.jpg`, 2.4, 'worn'],
+    ].sort(),
   );
   expect(loaded.unlisted).toBe(0);
 
@@ -89,7 +96,9 @@ test('from/to narrow the scans; a photo that cannot be fetched is left out and n
   expect(await readFile(path.join(out, 'labels.csv'), 'utf8')).toBe('file,depthMm,wear,scanId,estimatedDepthMm,modelVersion,measuredAt\n');
   const lines: string[] = [];
   const flaky: typeof fetch = (input, init) =>
-    String(input).includes(`/scans/${ids[2]}/image`) ? Promise.resolve(new Response(JSON.stringify({ success: false, error: { code: 'NOT_FOUND', message: 'Scan not found' } }), { status: 404 })) : fetch(input, init);
+    String(input).includes(`/scans/${ids[2]}/image`)
+      ? Promise.resolve(new Response(JSON.stringify({ success: false, error: { code: 'NOT_FOUND', message: 'Scan not found' } }), { status: 404 }))
+      : fetch(input, init);
   const report = await collectMeasured({ server, apiKey: key, out, from: day, to: day, fetch: flaky, log: (l) => lines.push(l) });
   expect(report).toMatchObject({ measured: 2, downloaded: 2, missing: [ids[2]] });
   expect(lines.join('\n')).toMatch(new RegExp(`skipped ${ids[2]}: .*NOT_FOUND: Scan not found`));
@@ -106,7 +115,7 @@ test('a refused key, an unreachable server and a bad URL are CollectErrors with 
   await expect(collectMeasured({ server, apiKey: key, out: path.join(dir, 'a-file', 'sub') })).rejects.toThrow(/Cannot create/);
 });
 
-test("a labels.csv collect did not write is never overwritten; a file it cannot write is named, with no partial file left", async () => {
+test('a labels.csv collect did not write is never overwritten; a file it cannot write is named, with no partial file left', async () => {
   const own = path.join(dir, 'hand-made');
   await mkdir(own, { recursive: true });
   await writeFile(path.join(own, 'labels.csv'), 'file,depthMm\nmine.jpg,4.2\n');
@@ -144,12 +153,17 @@ test('npm run collect: key from the environment, usage mistakes exit 2, server f
   expect(await run([out, '--server', server], {})).toMatchObject({ code: 2, stderr: expect.stringMatching(/set TIREWEAR_API_KEY/) });
   expect(await run(['--server', server], { TIREWEAR_API_KEY: key })).toMatchObject({ code: 2, stderr: expect.stringMatching(/which folder\?/) });
   expect(await run([out, '--key', key], { TIREWEAR_API_KEY: key })).toMatchObject({ code: 2, stderr: expect.stringMatching(/Unknown option '--key'/) });
-  expect(await run([out, '--server', 'http://127.0.0.1:1'], { TIREWEAR_API_KEY: key })).toMatchObject({ code: 1, stderr: expect.stringMatching(/Cannot reach/) });
+  expect(await run([out, '--server', 'http://127.0.0.1:1'], { TIREWEAR_API_KEY: key })).toMatchObject({
+    code: 1,
+    stderr: expect.stringMatching(/Cannot reach/),
+  });
   // a mistyped date is a usage mistake, found before any request (the server is not even reachable here)
   const badDate = await run([out, '--server', 'http://127.0.0.1:1', '--from', 'yesterday'], { TIREWEAR_API_KEY: key });
   expect(badDate).toMatchObject({ code: 2, stderr: expect.stringMatching(/--from must be a date YYYY-MM-DD/) });
   expect(await run([out, '--to', '2026-02-30'], { TIREWEAR_API_KEY: key })).toMatchObject({ code: 2, stderr: expect.stringMatching(/--to must be a date/) });
   const ok = await run([out, '--server', server], { TIREWEAR_API_KEY: key });
   expect(ok.code, ok.stderr).toBe(0);
-  expect(ok.stdout).toMatch(/^3 measured scan\(s\) in .* \(3 photo\(s\) downloaded now\), 0 without a gauge reading left out\.\nMeasure the model on them: npm run eval -- /);
+  expect(ok.stdout).toMatch(
+    /^3 measured scan\(s\) in .* \(3 photo\(s\) downloaded now\), 0 without a gauge reading left out\.\nMeasure the model on them: npm run eval -- /,
+  );
 }, 30_000);

@@ -156,7 +156,15 @@ describe('combining the estimators', () => {
 
   it('gives depth32nds as the nearest whole 32nd inside the wear band, as the counter UI shows it', () => {
     // [estimate mm, 32nds]: plain rounding would give 2, 4 and 6 for 1.4, 2.8 and 5.0 mm
-    for (const [mm, expected] of [[1.4, 1], [2.0, 3], [2.8, 3], [3.2, 4], [4.8, 6], [5.0, 7], [8.0, 10]] as const) {
+    for (const [mm, expected] of [
+      [1.4, 1],
+      [2.0, 3],
+      [2.8, 3],
+      [3.2, 4],
+      [4.8, 6],
+      [5.0, 7],
+      [8.0, 10],
+    ] as const) {
       expect(combine(tread(mm), maps(mm), cal).analysis, String(mm)).toMatchObject({ estimatedDepthMm: mm, depth32nds: expected });
     }
   });

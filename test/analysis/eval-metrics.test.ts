@@ -54,7 +54,13 @@ test('depth, wear, interval, calibration and refusal figures', () => {
   expect(r.wear!.confusion.worn!.medium).toBe(1);
   expect(r.wear!.confusion.good!.good).toBe(1);
   // Worn-vs-usable: bad = worn and critical truths (recall 1 of 2), usable = good and new (2 of 2).
-  expect(r.wornVsUsable).toEqual({ n: 4, balancedAccuracy: 0.75, badRecall: 0.5, usableRecall: 1, allTires: { n: 5, balancedAccuracy: expect.closeTo((1 / 2 + 2 / 3) / 2, 10) } });
+  expect(r.wornVsUsable).toEqual({
+    n: 4,
+    balancedAccuracy: 0.75,
+    badRecall: 0.5,
+    usableRecall: 1,
+    allTires: { n: 5, balancedAccuracy: expect.closeTo((1 / 2 + 2 / 3) / 2, 10) },
+  });
   // Over all five tires the refused medium one (usable) counts as wrong: usable 2 of 3, bad 1 of 2.
   // The ranges of good, critical and new hold the truth; worn's (3–4 around 2.0) does not.
   expect(r.interval!.coverage).toBe(0.75);
@@ -75,7 +81,9 @@ test('depth, wear, interval, calibration and refusal figures', () => {
   const text = formatReport(r, 'tread-test');
   expect(text).toContain('depth MAE           0.80 mm over 4');
   expect(text).toContain('calibration error   0.450 (ECE, 10 bins; mean confidence 70.0 % vs accuracy 75.0 %)');
-  expect(text).toContain('worn-vs-usable      balanced accuracy 0.750 (bad recall 50.0 %, usable recall 100.0 %)\n                    0.583 over all 5 tires, counting the 1 without an answer as wrong');
+  expect(text).toContain(
+    'worn-vs-usable      balanced accuracy 0.750 (bad recall 50.0 %, usable recall 100.0 %)\n                    0.583 over all 5 tires, counting the 1 without an answer as wrong',
+  );
   expect(text).toContain('tires refused       20.0 %');
   expect(text).toContain(`${' '.repeat(20)}new         1     1.00       100.0 %     -1.00\n`);
   expect(text).toContain(`${' '.repeat(20)}worn        1     1.50         0.0 %     +1.50\n`);
@@ -137,7 +145,12 @@ test('bootstrap intervals: seeded, ordered, around the figure, absent when not a
 test('the percentile interval cuts as many draws off above as below', () => {
   const draws = Array.from({ length: 1000 }, (_, i) => (i * 7919) % 1000); // 0..999, shuffled
   expect(centralInterval(draws, 0.95)).toEqual([25, 974]); // 950 values inside, 25 cut off each side
-  expect(centralInterval(Array.from({ length: 200 }, (_, i) => 199 - i), 0.9)).toEqual([10, 189]);
+  expect(
+    centralInterval(
+      Array.from({ length: 200 }, (_, i) => 199 - i),
+      0.9,
+    ),
+  ).toEqual([10, 189]);
   expect(centralInterval([3, 1, 2], 0.95)).toEqual([1, 3]); // too few to cut: the whole range
   expect(centralInterval([], 0.95).every(Number.isNaN)).toBe(true);
 });

@@ -4,7 +4,15 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Analysis, Analyzer, AnalyzeRequest } from '../../src/core/analysis/analyzer.js';
-import { analyzeReal, formatRealTable, loadRealSets, quartersWithoutWheels, realFigures, spearman, type RealOutcome } from '../../src/core/analysis/eval-real.js';
+import {
+  analyzeReal,
+  formatRealTable,
+  loadRealSets,
+  quartersWithoutWheels,
+  realFigures,
+  spearman,
+  type RealOutcome,
+} from '../../src/core/analysis/eval-real.js';
 import { AppError } from '../../src/core/errors.js';
 
 let root: string;
@@ -12,7 +20,12 @@ let root: string;
 /** A photo whose mean brightness encodes what the fake analyzer answers. */
 async function photo(file: string, grey: number, width = 300, height = 300): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, await sharp({ create: { width, height, channels: 3, background: { r: grey, g: grey, b: grey } } }).jpeg().toBuffer());
+  await writeFile(
+    file,
+    await sharp({ create: { width, height, channels: 3, background: { r: grey, g: grey, b: grey } } })
+      .jpeg()
+      .toBuffer(),
+  );
 }
 
 const analysis = (depth: number, confidence: number): Analysis => ({

@@ -27,7 +27,8 @@ const problems = (fn: () => unknown): string[] => {
 };
 
 test('labels.csv rows: depth, wear defaulting to the depth band, notire, binary classes, any column order and case', () => {
-  const text = '\uFEFFWear, File ,depthMm\r\n# measured with a gauge\r\n,a.jpg,7.2\r\nworn,b.jpg,2.0\r\nNOTIRE,c.jpg,\r\n\r\nbad,d.jpg,\r\n"usable","e, with comma.jpg",\r\n,f.jpg,4.1 mm\r\n';
+  const text =
+    '\uFEFFWear, File ,depthMm\r\n# measured with a gauge\r\n,a.jpg,7.2\r\nworn,b.jpg,2.0\r\nNOTIRE,c.jpg,\r\n\r\nbad,d.jpg,\r\n"usable","e, with comma.jpg",\r\n,f.jpg,4.1 mm\r\n';
   expect(parseLabelsCsv(text, '/x')).toEqual([
     { file: path.join('/x', 'a.jpg'), depthMm: 7.2, truth: 'new' },
     { file: path.join('/x', 'b.jpg'), depthMm: 2, truth: 'worn' },
@@ -140,13 +141,22 @@ test('a folder with labels.csv: listed files must exist, unlisted images are cou
 });
 
 test('class folders: five names, notire, the binary pair, good as usable only without five-class folders', async () => {
-  for (const [folder, file] of [['good', 'g.jpg'], ['bad', 'b.JPEG'], ['notire', 'n.webp'], ['misc', 'm.jpg']] as const) {
+  for (const [folder, file] of [
+    ['good', 'g.jpg'],
+    ['bad', 'b.JPEG'],
+    ['notire', 'n.webp'],
+    ['misc', 'm.jpg'],
+  ] as const) {
     await mkdir(path.join(dir, folder), { recursive: true });
     await writeFile(path.join(dir, folder, file), 'x');
   }
   await writeFile(path.join(dir, 'good', 'readme.txt'), 'x');
   let loaded = await loadSamples(dir);
-  expect(loaded.samples.map((s) => [path.basename(s.file), s.truth])).toEqual([['b.JPEG', 'bad'], ['g.jpg', 'usable'], ['n.webp', 'notire']]);
+  expect(loaded.samples.map((s) => [path.basename(s.file), s.truth])).toEqual([
+    ['b.JPEG', 'bad'],
+    ['g.jpg', 'usable'],
+    ['n.webp', 'notire'],
+  ]);
   expect(loaded.ignored).toEqual(['misc']);
   await mkdir(path.join(dir, 'worn'));
   await writeFile(path.join(dir, 'worn', 'w.png'), 'x');

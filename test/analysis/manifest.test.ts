@@ -89,7 +89,10 @@ describe('model manifest', () => {
     const folder = await copyModels();
     await rm(path.join(folder, 'crop.onnx'));
     await mkdir(path.join(folder, 'crop.onnx'));
-    await expect(createOnnxAnalyzer({ modelsDir: folder })).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringMatching(/crop\.onnx is missing/) });
+    await expect(createOnnxAnalyzer({ modelsDir: folder })).rejects.toMatchObject({
+      code: 'MODEL_UNAVAILABLE',
+      message: expect.stringMatching(/crop\.onnx is missing/),
+    });
   });
 
   it('refuses a manifest without calibration', async () => {
@@ -190,27 +193,34 @@ describe('model manifest', () => {
     expect((await loadManifest(await copyModelsWith(() => {}))).calibration.voteMap).toBeUndefined();
     for (const bad of [{ intercept: 0, slope: 0 }, { intercept: 0, slope: -1 }, { intercept: '0', slope: 1 }, { slope: 1 }, 7]) {
       const dir = await copyModelsWith((x) => (x.calibration.voteMap = bad));
-      await expect(loadManifest(dir), JSON.stringify(bad)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('calibration.voteMap') });
+      await expect(loadManifest(dir), JSON.stringify(bad)).rejects.toMatchObject({
+        code: 'MODEL_UNAVAILABLE',
+        message: expect.stringContaining('calibration.voteMap'),
+      });
     }
   });
 
   describe('the photo-size term', () => {
-    const sized = (size: number, more: (m: any) => void = () => {}) => (m: any) => {
-      m.calibration.photoSize = { reference: 400, cap: 3 };
-      m.calibration.stack.size = size;
-      m.calibration.stackWithoutDense.size = size;
-      more(m);
-    };
+    const sized =
+      (size: number, more: (m: any) => void = () => {}) =>
+      (m: any) => {
+        m.calibration.photoSize = { reference: 400, cap: 3 };
+        m.calibration.stack.size = size;
+        m.calibration.stackWithoutDense.size = size;
+        more(m);
+      };
 
     it('reads it, and a manifest without it has none', async () => {
       const m = await loadManifest(await copyModelsWith(sized(0.25)));
       expect(m.calibration.photoSize).toEqual({ reference: 400, cap: 3 });
       expect(m.calibration.stack.size).toBe(0.25);
-      const old = await loadManifest(await copyModelsWith((x) => {
-        delete x.calibration.photoSize;
-        delete x.calibration.stack.size;
-        delete x.calibration.stackWithoutDense.size;
-      }));
+      const old = await loadManifest(
+        await copyModelsWith((x) => {
+          delete x.calibration.photoSize;
+          delete x.calibration.stack.size;
+          delete x.calibration.stackWithoutDense.size;
+        }),
+      );
       expect(old.calibration.photoSize).toBeUndefined();
       expect(old.calibration.stack.size).toBe(0);
     });
@@ -232,7 +242,10 @@ describe('model manifest', () => {
     it('gives the stack the upload’s own long side: none for a 400 px photo, log2(L / 400) for a larger one', async () => {
       const image = await readFile(heldoutLabels().find((l) => l.depthMm !== null && l.depthMm > 4)!.file);
       const meta = await sharp(image).metadata();
-      const large = await sharp(image).resize(Math.round(meta.width! * 4), Math.round(meta.height! * 4)).jpeg({ quality: 90 }).toBuffer();
+      const large = await sharp(image)
+        .resize(Math.round(meta.width! * 4), Math.round(meta.height! * 4))
+        .jpeg({ quality: 90 })
+        .toBuffer();
       const long = Math.max(meta.width!, meta.height!); // 360 or 400 px
       expect(long).toBeLessThanOrEqual(400);
       const estimates = async (size: number) => {
@@ -273,16 +286,25 @@ describe('model manifest', () => {
       ['calibration.confidencePlatt.a', (m) => (m.calibration.confidencePlatt.a = -1)],
     ];
     for (const [field, edit] of cases) {
-      await expect(loadManifest(await copyModelsWith(edit)), field).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining(field) });
+      await expect(loadManifest(await copyModelsWith(edit)), field).rejects.toMatchObject({
+        code: 'MODEL_UNAVAILABLE',
+        message: expect.stringContaining(field),
+      });
     }
   });
 
   it('answers MODEL_UNAVAILABLE, not a result of nulls or an impossible depth, when the stack is broken', async () => {
     const image = await readFile(heldoutLabels().find((l) => l.depthMm !== null)!.file);
     for (const intercept of [1e308, 40]) {
-      const analyzer = await createOnnxAnalyzer({ modelsDir: await copyModelsWith((m) => (m.calibration.stack.intercept = m.calibration.stackWithoutDense.intercept = intercept)), threads: 1 });
+      const analyzer = await createOnnxAnalyzer({
+        modelsDir: await copyModelsWith((m) => (m.calibration.stack.intercept = m.calibration.stackWithoutDense.intercept = intercept)),
+        threads: 1,
+      });
       try {
-        await expect(analyzer.analyze({ image, verbose: false }), String(intercept)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringMatching(/no usable reading/) });
+        await expect(analyzer.analyze({ image, verbose: false }), String(intercept)).rejects.toMatchObject({
+          code: 'MODEL_UNAVAILABLE',
+          message: expect.stringMatching(/no usable reading/),
+        });
       } finally {
         await analyzer.close();
       }
@@ -291,7 +313,9 @@ describe('model manifest', () => {
 
   it('releases the sessions that loaded when another network does not load', async () => {
     const junk = Buffer.from('not an onnx model');
-    const dir = await copyModelsWith((m) => (m.models.crop = { ...m.models.crop, sha256: createHash('sha256').update(junk).digest('hex'), bytes: junk.length }));
+    const dir = await copyModelsWith(
+      (m) => (m.models.crop = { ...m.models.crop, sha256: createHash('sha256').update(junk).digest('hex'), bytes: junk.length }),
+    );
     await writeFile(path.join(dir, 'crop.onnx'), junk);
     const created: ort.InferenceSession[] = [];
     const original = ort.InferenceSession.create.bind(ort.InferenceSession) as (...args: unknown[]) => Promise<ort.InferenceSession>;
@@ -302,7 +326,10 @@ describe('model manifest', () => {
     }) as never);
     const release = vi.spyOn((ort.InferenceSession as unknown as { prototype: ort.InferenceSession }).prototype, 'release');
     try {
-      await expect(createOnnxAnalyzer({ modelsDir: dir, threads: 1 })).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('crop.onnx') });
+      await expect(createOnnxAnalyzer({ modelsDir: dir, threads: 1 })).rejects.toMatchObject({
+        code: 'MODEL_UNAVAILABLE',
+        message: expect.stringContaining('crop.onnx'),
+      });
     } finally {
       vi.restoreAllMocks();
     }
@@ -326,7 +353,9 @@ describe('model manifest', () => {
     await cp(path.join(other, 'tread.onnx'), path.join(other, 'crop.onnx'));
     const image = await readFile(heldoutLabels().find((l) => l.depthMm !== null)!.file);
     const frame = await decodeFrame(image, await checkImageHeader(image));
-    const [copy, swapped, shipped] = (await Promise.all([dir, other, MODELS_DIR].map((d) => createOnnxAnalyzer({ modelsDir: d, threads: 1 })))) as OnnxAnalyzer[];
+    const [copy, swapped, shipped] = (await Promise.all(
+      [dir, other, MODELS_DIR].map((d) => createOnnxAnalyzer({ modelsDir: d, threads: 1 })),
+    )) as OnnxAnalyzer[];
     try {
       const readings = async (a: OnnxAnalyzer) => {
         const { tensor } = await prepareFrameInput(frame, a.manifest.input);

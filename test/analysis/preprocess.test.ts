@@ -144,22 +144,26 @@ describe('the tread crop (the regressor’s second look) matches training', () =
     for (const i of cells) treadProb[i] = 0.9;
     return { side: fixture.side, label: new Uint8Array(n), treadProb, depth: new Float32Array(n) };
   };
-  const asBox = (b: [number, number, number, number] | null) =>
-    b === null ? null : { left: b[0], top: b[1], width: b[2] - b[0], height: b[3] - b[1] };
+  const asBox = (b: [number, number, number, number] | null) => (b === null ? null : { left: b[0], top: b[1], width: b[2] - b[0], height: b[3] - b[1] });
 
   it(`treadBox gives preprocess.tread_box's pixel box in all 40 cases (masks × sizes × parameters)`, () => {
     expect(fixture.cases.length).toBe(40);
     expect(fixture.cases.some((c) => c.box === null)).toBe(true); // too few cells, too small a box
     for (const c of fixture.cases) {
-      expect({ case: `${c.mask} ${c.width}x${c.height} m${c.crop.margin}`, box: treadBox(mapsOf(fixture.masks[c.mask]!), c.width, c.height, c.crop) })
-        .toEqual({ case: `${c.mask} ${c.width}x${c.height} m${c.crop.margin}`, box: asBox(c.box) });
+      expect({ case: `${c.mask} ${c.width}x${c.height} m${c.crop.margin}`, box: treadBox(mapsOf(fixture.masks[c.mask]!), c.width, c.height, c.crop) }).toEqual({
+        case: `${c.mask} ${c.width}x${c.height} m${c.crop.margin}`,
+        box: asBox(c.box),
+      });
     }
   });
 
   it('a box never leaves the image and is never more elongated than maxAspect unless the image edge cut it', () => {
     const crop: CropSpec = { margin: 0.08, maxAspect: 16 / 9, lowPercentile: 1, highPercentile: 99, minCells: 20, minSide: 16 };
     const side = fixture.side;
-    const band = (rows: [number, number]) => Array.from({ length: side * side }, (_, i) => i).filter((i) => i % side >= 5 && i % side < 75 && Math.floor(i / side) >= rows[0] && Math.floor(i / side) < rows[1]);
+    const band = (rows: [number, number]) =>
+      Array.from({ length: side * side }, (_, i) => i).filter(
+        (i) => i % side >= 5 && i % side < 75 && Math.floor(i / side) >= rows[0] && Math.floor(i / side) < rows[1],
+      );
     const centred = treadBox(mapsOf(band([36, 44])), 400, 300, crop)!; // room to widen: exactly maxAspect
     expect(centred.width / centred.height).toBeCloseTo(16 / 9, 1);
     const atEdge = treadBox(mapsOf(band([72, 80])), 400, 300, crop)!; // widened past the bottom edge: cut there
@@ -176,7 +180,12 @@ describe('the tread crop (the regressor’s second look) matches training', () =
     const data = readFileSync(path.join(PARITY, 'tread.jpg'));
     const frame = await decodeFrame(data, await checkImageHeader(data));
     const box = treadBox(mapsOf(fixture.masks.ellipse!), frame.width, frame.height, {
-      margin: 0.08, maxAspect: 16 / 9, lowPercentile: 1, highPercentile: 99, minCells: 20, minSide: 16,
+      margin: 0.08,
+      maxAspect: 16 / 9,
+      lowPercentile: 1,
+      highPercentile: 99,
+      minCells: 20,
+      minSide: 16,
     });
     expect(box).toEqual(asBox(fixture.cropOfTreadJpg));
     const { mean, max } = compare('tread.jpg.crop', cropPixels(frame, box!, SIZE));
@@ -190,7 +199,12 @@ describe('the tread crop (the regressor’s second look) matches training', () =
     const data = readFileSync(path.join(PARITY, 'tread.png'));
     const frame = await decodeFrame(data, await checkImageHeader(data));
     const box = treadBox(mapsOf(fixture.masks.small!), frame.width, frame.height, {
-      margin: 0.2, maxAspect: 1, lowPercentile: 1, highPercentile: 99, minCells: 20, minSide: 16,
+      margin: 0.2,
+      maxAspect: 1,
+      lowPercentile: 1,
+      highPercentile: 99,
+      minCells: 20,
+      minSide: 16,
     })!;
     expect(box).toEqual(asBox(fixture.cropOfTreadPng));
     expect(box.width).toBeLessThan(SIZE); // enlarged, where sharp's linear kernel would differ
@@ -215,7 +229,13 @@ describe('a photo longer than the models were trained on', () => {
   const pixel = (f: { data: Buffer; width: number }, x: number, y: number) => [...f.data.subarray((y * f.width + x) * 3, (y * f.width + x) * 3 + 3)];
 
   it('leaves 4:3, 3:4, 1:1 and anything up to 4:3 as it is', async () => {
-    for (const [w, h] of [[400, 300], [300, 400], [360, 360], [640, 480], [401, 301]] as const) {
+    for (const [w, h] of [
+      [400, 300],
+      [300, 400],
+      [360, 360],
+      [640, 480],
+      [401, 301],
+    ] as const) {
       const f = frame(w, h);
       const out = await extendToModelShape(f);
       expect(out.frame).toBe(f);
@@ -229,7 +249,12 @@ describe('a photo longer than the models were trained on', () => {
     expect([out.width, out.height]).toEqual([300, 225]);
     expect(content).toEqual({ left: 0, top: 62, width: 300, height: 100 });
     expect([out.uprightWidth, out.uprightHeight]).toEqual([1200, 400]);
-    for (const [x, y] of [[0, 0], [150, 50], [299, 99]] as const) expect(pixel(out, x, y + 62)).toEqual(pixel(strip, x, y));
+    for (const [x, y] of [
+      [0, 0],
+      [150, 50],
+      [299, 99],
+    ] as const)
+      expect(pixel(out, x, y + 62)).toEqual(pixel(strip, x, y));
     // mirrored: the rows next to the photo repeat its edge rows, not grey bars
     expect(pixel(out, 10, 61)[0]).toBeLessThanOrEqual(1);
     expect(pixel(out, 10, 162)[0]).toBeGreaterThanOrEqual(98);

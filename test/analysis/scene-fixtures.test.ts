@@ -57,7 +57,11 @@ describe('the scene reader on real photos', () => {
     const blurred = await sharp(image).blur(14).jpeg().toBuffer();
     const dark = await sharp(image).linear(0.05, 0).jpeg().toBuffer();
     for (const bad of [blurred, dark]) {
-      await expect(analyzer.analyze(await upload(bad))).rejects.toMatchObject({ code: 'TREAD_NOT_VISIBLE', status: 422, message: expect.stringMatching(/face-on/) });
+      await expect(analyzer.analyze(await upload(bad))).rejects.toMatchObject({
+        code: 'TREAD_NOT_VISIBLE',
+        status: 422,
+        message: expect.stringMatching(/face-on/),
+      });
       expect((await analyzer.scene(await upload(bad))).scene).toBe('tread_not_visible');
     }
   });

@@ -41,7 +41,10 @@ describe('the scene reader in the manifest', () => {
 
   it('refuses a scene model without its constants, and constants without the model', async () => {
     for (const edit of [(m: any) => delete m.calibration.scene, (m: any) => delete m.models.scene]) {
-      await expect(loadManifest(await copyModelsWith(edit))).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('models.scene and calibration.scene') });
+      await expect(loadManifest(await copyModelsWith(edit))).rejects.toMatchObject({
+        code: 'MODEL_UNAVAILABLE',
+        message: expect.stringContaining('models.scene and calibration.scene'),
+      });
     }
   });
 
@@ -59,7 +62,10 @@ describe('the scene reader in the manifest', () => {
       ['trainedOn', (m) => (m.trainedOn = ['web', 42])],
     ];
     for (const [field, edit] of cases) {
-      await expect(loadManifest(await copyModelsWith(edit)), field).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining(field) });
+      await expect(loadManifest(await copyModelsWith(edit)), field).rejects.toMatchObject({
+        code: 'MODEL_UNAVAILABLE',
+        message: expect.stringContaining(field),
+      });
     }
   });
 
@@ -69,7 +75,10 @@ describe('the scene reader in the manifest', () => {
     const bytes = await readFile(file);
     bytes[bytes.length >> 1] = bytes[bytes.length >> 1]! ^ 0xff;
     await writeFile(file, bytes);
-    await expect(createOnnxAnalyzer({ modelsDir: dir, threads: 1 })).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringContaining('scene.onnx') });
+    await expect(createOnnxAnalyzer({ modelsDir: dir, threads: 1 })).rejects.toMatchObject({
+      code: 'MODEL_UNAVAILABLE',
+      message: expect.stringContaining('scene.onnx'),
+    });
   });
 
   it('loads a manifest from before the scene reader: the renders-only gate and stack decide', async () => {

@@ -125,7 +125,11 @@ describe('folding the correction into the manifest', () => {
     await writeFile(path.join(dir, 'manifest.json'), JSON.stringify(out));
     const [base, shopped] = await Promise.all([loadManifest(MODELS_DIR), loadManifest(dir)]);
     // the scene reader's estimate takes the same line and interval factor (scene.ts shopLine)
-    expect(shopped.calibration.scene?.shopLine).toEqual({ intercept: fitted.correction.intercept, slope: fitted.correction.slope, intervalScale: fitted.correction.intervalScale });
+    expect(shopped.calibration.scene?.shopLine).toEqual({
+      intercept: fitted.correction.intercept,
+      slope: fitted.correction.slope,
+      intervalScale: fitted.correction.intervalScale,
+    });
     expect(base.calibration.scene?.shopLine).toBeUndefined();
     await rm(dir, { recursive: true });
     const { intercept, slope, intervalScale } = fitted.correction;

@@ -32,17 +32,29 @@ afterAll(async () => {
 test('scans with gauge readings → collect → calibrate → settings.json modelsDir', async () => {
   const server = await t.app.listen({ host: '127.0.0.1', port: 0 });
   const { cookie } = await signIn(t.app);
-  const redeemed = await t.app.inject({ method: 'POST', url: '/api/v1/licenses', headers: { cookie }, payload: { code: t.issueCode({ kind: 'pro', expiresAt: '2099-01-01T00:00:00Z' }) } });
+  const redeemed = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/licenses',
+    headers: { cookie },
+    payload: { code: t.issueCode({ kind: 'pro', expiresAt: '2099-01-01T00:00:00Z' }) },
+  });
   expect(redeemed.statusCode).toBe(200); // 40 scans are beyond the free plan's month
   const key = await createKey(t.app, cookie);
-  const tires = heldoutLabels().filter((l) => l.depthMm !== null).slice(0, 40);
+  const tires = heldoutLabels()
+    .filter((l) => l.depthMm !== null)
+    .slice(0, 40);
   for (const tire of tires) {
     const upload = imageForm(await readFile(tire.file), { vehicle: 'calibration' });
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', payload: upload.payload, headers: { ...upload.headers, 'x-api-key': key } });
     expect(res.statusCode, res.body).toBe(200);
     // the shop's gauge reads 1.3 × the render's truth + 0.4 mm: photos its models read too shallow
     const gauge = Math.round((1.3 * tire.depthMm! + 0.4) * 10) / 10;
-    const put = await t.app.inject({ method: 'PUT', url: `/api/v1/scans/${res.json().data.scanId}/measurement`, headers: { 'x-api-key': key }, payload: { measurementMm: gauge } });
+    const put = await t.app.inject({
+      method: 'PUT',
+      url: `/api/v1/scans/${res.json().data.scanId}/measurement`,
+      headers: { 'x-api-key': key },
+      payload: { measurementMm: gauge },
+    });
     expect(put.statusCode, put.body).toBe(200);
   }
 

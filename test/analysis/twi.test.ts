@@ -20,17 +20,60 @@ const confirmed = (maps: MaskMaps) => findTwiBars(maps).filter((b) => b.confirme
 
 describe('TWI bars counted in twiConsensusCount', () => {
   it('counts bars in different main grooves that line up across the tread', () => {
-    expect(confirmed(tread([8, 20, 32], [[8, 15], [20, 15], [32, 16]]))).toBe(3);
+    expect(
+      confirmed(
+        tread(
+          [8, 20, 32],
+          [
+            [8, 15],
+            [20, 15],
+            [32, 16],
+          ],
+        ),
+      ),
+    ).toBe(3);
     // the same with the grooves running across the frame
-    expect(confirmed(tread([8, 20, 32], [[8, 15], [20, 15], [32, 16]], true))).toBe(3);
+    expect(
+      confirmed(
+        tread(
+          [8, 20, 32],
+          [
+            [8, 15],
+            [20, 15],
+            [32, 16],
+          ],
+          true,
+        ),
+      ),
+    ).toBe(3);
   });
 
   it('does not count a bar no other groove agrees with', () => {
     expect(confirmed(tread([8, 20, 32], [[8, 15]]))).toBe(0);
     // bars in two grooves, far apart along them
-    expect(confirmed(tread([8, 20, 32], [[8, 5], [20, 30]]))).toBe(0);
+    expect(
+      confirmed(
+        tread(
+          [8, 20, 32],
+          [
+            [8, 5],
+            [20, 30],
+          ],
+        ),
+      ),
+    ).toBe(0);
     // two bars in one groove, one above the other
-    expect(confirmed(tread([8, 20, 32], [[8, 15], [8, 17]]))).toBe(0);
+    expect(
+      confirmed(
+        tread(
+          [8, 20, 32],
+          [
+            [8, 15],
+            [8, 17],
+          ],
+        ),
+      ),
+    ).toBe(0);
   });
 
   it('does not count a blob that does not lie across a main groove', () => {
@@ -49,12 +92,24 @@ describe('TWI bars counted in twiConsensusCount', () => {
 
 describe('one segmentation, read once', () => {
   it('finds the bars and grooves of a segmentation once, however many readers ask (result, cap, overlay)', () => {
-    const maps = tread([8, 20, 32], [[8, 15], [20, 15]]);
+    const maps = tread(
+      [8, 20, 32],
+      [
+        [8, 15],
+        [20, 15],
+      ],
+    );
     const first = findTwiBars(maps);
     expect(findTwiBars(maps)).toBe(first);
     expect(grooveRegions(maps)).toBe(grooveRegions(maps));
     // another segmentation, even an equal one, is read afresh
-    const other = tread([8, 20, 32], [[8, 15], [20, 15]]);
+    const other = tread(
+      [8, 20, 32],
+      [
+        [8, 15],
+        [20, 15],
+      ],
+    );
     expect(findTwiBars(other)).not.toBe(first);
     expect(findTwiBars(other)).toEqual(first);
   });

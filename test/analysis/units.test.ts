@@ -4,8 +4,16 @@ import { BAND_32NDS, MM_PER_32ND, WEAR_CLASSES, wearForDepth, whole32nds } from 
 describe('shared units (the API and the counter UI use the same rules)', () => {
   it('puts a depth in the docs/API.md §2 band, edges included', () => {
     const cases: [number, string][] = [
-      [0, 'critical'], [1.59, 'critical'], [1.6, 'worn'], [2.99, 'worn'], [3.0, 'medium'],
-      [4.99, 'medium'], [5.0, 'good'], [6.99, 'good'], [7.0, 'new'], [12, 'new'],
+      [0, 'critical'],
+      [1.59, 'critical'],
+      [1.6, 'worn'],
+      [2.99, 'worn'],
+      [3.0, 'medium'],
+      [4.99, 'medium'],
+      [5.0, 'good'],
+      [6.99, 'good'],
+      [7.0, 'new'],
+      [12, 'new'],
     ];
     for (const [mm, band] of cases) expect(wearForDepth(mm), String(mm)).toBe(band);
   });

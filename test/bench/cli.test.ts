@@ -63,7 +63,7 @@ describe('bench and long-run flags', () => {
   });
 });
 
-describe('the server launcher\'s glibc tunables', () => {
+describe("the server launcher's glibc tunables", () => {
   it('are the two variables on Linux and nothing elsewhere', () => {
     if (process.platform === 'linux') expect(SERVER_MALLOC_ENV).toEqual({ MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' });
     else expect(SERVER_MALLOC_ENV).toEqual({});
@@ -79,7 +79,7 @@ describe('the server launcher\'s glibc tunables', () => {
   });
 });
 
-describe('npm run serve\'s launcher (scripts/serve.mjs)', () => {
+describe("npm run serve's launcher (scripts/serve.mjs)", () => {
   /** Starts `parent` → launcher → server; resolves with the parent and the server's URL once it listens. */
   async function startUnderParent(dataDir: string) {
     const script =

@@ -82,7 +82,9 @@ describe('loadConfig', () => {
     expect(() => loadConfig(env({ TIREWEAR_LAN_ACCESS: 'maybe' }))).toThrow(/TIREWEAR_LAN_ACCESS/);
     const privatePem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     expect(() => loadConfig(env({ TIREWEAR_LICENSE_PUBLIC_KEY: privatePem }))).toThrow(/TIREWEAR_LICENSE_PUBLIC_KEY \(PEM text\): .*PRIVATE key/);
-    expect(() => loadConfig(env({ TIREWEAR_LOG_LEVEL: 'bogus' }))).toThrow(/TIREWEAR_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "bogus"/);
+    expect(() => loadConfig(env({ TIREWEAR_LOG_LEVEL: 'bogus' }))).toThrow(
+      /TIREWEAR_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "bogus"/,
+    );
     expect(loadConfig(env({ TIREWEAR_LOG_LEVEL: ' Debug ' })).logLevel).toBe('debug');
     expect(() => loadConfig(env(), ['--port'])).toThrow(ConfigError);
     expect(() => loadConfig(env(), ['stray'])).toThrow(/unknown argument/);
@@ -109,7 +111,11 @@ describe('loadConfig', () => {
     expect(loadConfig(env())).toMatchObject({ modelsDir: path.join(dir, 'models-shop'), shippedModelsDir: shipped, modelsDirSource: 'settings' });
     writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({ modelsDir: '/srv/tirewear/models-shop' }));
     expect(loadConfig(env()).modelsDir).toBe('/srv/tirewear/models-shop');
-    expect(loadConfig(env({ TIREWEAR_MODELS_DIR: '/opt/models' }))).toMatchObject({ modelsDir: '/opt/models', shippedModelsDir: shipped, modelsDirSource: 'env' });
+    expect(loadConfig(env({ TIREWEAR_MODELS_DIR: '/opt/models' }))).toMatchObject({
+      modelsDir: '/opt/models',
+      shippedModelsDir: shipped,
+      modelsDirSource: 'env',
+    });
     for (const bad of ['', '  ', 42, null]) {
       writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({ modelsDir: bad }));
       expect(() => loadConfig(env()), JSON.stringify(bad)).toThrow(/settings\.json: modelsDir must be a folder path/);
@@ -170,10 +176,16 @@ describe('loadConfig', () => {
     };
     refused({ TIREWEAR_HUB_URL: 'https://hub.example' }, /TIREWEAR_HUB_URL is set but TIREWEAR_HUB_API_KEY is not/);
     refused({ TIREWEAR_HUB_API_KEY: hubKey }, /TIREWEAR_HUB_API_KEY is set but TIREWEAR_HUB_URL is not/);
-    refused({ TIREWEAR_HUB_URL: '127.0.0.1:8911', TIREWEAR_HUB_API_KEY: hubKey }, /^TIREWEAR_HUB_URL must be a full URL such as https:\/\/hub\.example\.com, got "127\.0\.0\.1:8911"/);
+    refused(
+      { TIREWEAR_HUB_URL: '127.0.0.1:8911', TIREWEAR_HUB_API_KEY: hubKey },
+      /^TIREWEAR_HUB_URL must be a full URL such as https:\/\/hub\.example\.com, got "127\.0\.0\.1:8911"/,
+    );
     refused({ TIREWEAR_HUB_URL: 'localhost:8911', TIREWEAR_HUB_API_KEY: hubKey }, /^TIREWEAR_HUB_URL must start with http:\/\/ or https:\/\//);
     refused({ TIREWEAR_HUB_URL: 'https://u:p@hub.example', TIREWEAR_HUB_API_KEY: hubKey }, /^TIREWEAR_HUB_URL must not contain a user name/);
-    refused({ TIREWEAR_HUB_URL: 'https://hub.example', TIREWEAR_HUB_API_KEY: 'tw_x' }, /^TIREWEAR_HUB_API_KEY must be an API key of the hub: tw_ followed by 32 letters or digits$/);
+    refused(
+      { TIREWEAR_HUB_URL: 'https://hub.example', TIREWEAR_HUB_API_KEY: 'tw_x' },
+      /^TIREWEAR_HUB_API_KEY must be an API key of the hub: tw_ followed by 32 letters or digits$/,
+    );
     // refused, and the refusal never echoes the secret
     expect(() => loadConfig(env({ TIREWEAR_HUB_URL: 'https://hub.example', TIREWEAR_HUB_API_KEY: 'secret-value-123' }))).toThrow(
       /TIREWEAR_HUB_API_KEY must be an API key of the hub/,
@@ -267,16 +279,34 @@ describe('loadConfig', () => {
 
   it('refuses a misspelt flag with the list of accepted ones instead of ignoring it', () => {
     expect(() => loadConfig(env(), ['--port', '9000', '--prot', '9001'])).toThrow(ConfigError);
-    expect(() => loadConfig(env(), ['--prot', '9001'])).toThrow(/^unknown flag --prot; accepted: --data-dir, --port, --host, .*--hub-url, --hub-api-key.*\(npm run serve -- --help\)/);
+    expect(() => loadConfig(env(), ['--prot', '9001'])).toThrow(
+      /^unknown flag --prot; accepted: --data-dir, --port, --host, .*--hub-url, --hub-api-key.*\(npm run serve -- --help\)/,
+    );
     expect(() => loadConfig(env(), ['--registrations', '5'])).toThrow(/unknown flag --registrations/);
-    for (const flag of ['--data-dir', '--port', '--host', '--lan-access', '--allowed-hosts', '--license-public-key', '--models-dir',
-      '--renderer-dir', '--database-url', '--images-dir', '--trust-proxy', '--registrations-per-hour', '--analysis-concurrency',
-      '--analysis-queue-limit', '--hub-url', '--hub-api-key', '--log-level']) {
+    for (const flag of [
+      '--data-dir',
+      '--port',
+      '--host',
+      '--lan-access',
+      '--allowed-hosts',
+      '--license-public-key',
+      '--models-dir',
+      '--renderer-dir',
+      '--database-url',
+      '--images-dir',
+      '--trust-proxy',
+      '--registrations-per-hour',
+      '--analysis-concurrency',
+      '--analysis-queue-limit',
+      '--hub-url',
+      '--hub-api-key',
+      '--log-level',
+    ]) {
       expect(SERVE_FLAGS.map((f) => f.flag)).toContain(flag);
     }
   });
 
-  it('--help is the entry point\'s to answer (usage listing every flag), never read as a setting', () => {
+  it("--help is the entry point's to answer (usage listing every flag), never read as a setting", () => {
     expect(wantsHelp(['--port', '9000', '--help'])).toBe(true);
     expect(wantsHelp(['-h'])).toBe(true);
     expect(wantsHelp(['--port', '9000'])).toBe(false);

@@ -66,7 +66,9 @@ describe('counter details in the browser', () => {
     await page.getByRole('button', { name: 'Save settings' }).click();
     await plainError('Enter a port number from 1 to 65535');
     await expect.poll(() => port.getAttribute('aria-invalid')).toBe('true');
-    await expect.poll(() => port.evaluate((el) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
+    await expect
+      .poll(() => port.evaluate((el) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement))
+      .toBe(true);
     // described by the message (and by the port in use now)
     const described = await Promise.all(
       ((await port.getAttribute('aria-describedby')) ?? '').split(' ').map((id) => page.locator(`[id="${id}"]`).textContent()),
@@ -201,7 +203,13 @@ describe('counter details in the browser', () => {
     await expect(page.getByRole('search').getByLabel('Vehicle / plate').inputValue()).resolves.toBe('AB-1');
     await expect(page.locator('.history-item').count()).resolves.toBe(2);
     await expect.poll(async () => (await focused(page)).text).toMatch(/^AB-1(?!\d)/);
-    await expect(page.evaluate(() => (globalThis as unknown as { document: { activeElement: { getAttribute(n: string): string | null } } }).document.activeElement.getAttribute('data-scan-id'))).resolves.toBe(opened);
+    await expect(
+      page.evaluate(() =>
+        (globalThis as unknown as { document: { activeElement: { getAttribute(n: string): string | null } } }).document.activeElement.getAttribute(
+          'data-scan-id',
+        ),
+      ),
+    ).resolves.toBe(opened);
 
     // the browser's Back too
     await page.locator('.history-item').nth(1).click();
@@ -236,7 +244,12 @@ describe('counter details in the browser', () => {
     const row = page.locator('a.history-item').first();
     // no aria-label replacing the row's words: vehicle, date, depth, gauge and "Wear: <class>" are its name
     expect(await row.getAttribute('aria-label')).toBeNull();
-    await expect(page.getByRole('link', { name: /″.*Wear: (New|Good|Medium|Worn|Critical)/ }).first().isVisible()).resolves.toBe(true);
+    await expect(
+      page
+        .getByRole('link', { name: /″.*Wear: (New|Good|Medium|Worn|Critical)/ })
+        .first()
+        .isVisible(),
+    ).resolves.toBe(true);
     await expect.poll(() => page.getByTestId('history-status').textContent()).toMatch(/^\d+ scans? of \d+ vehicles? shown/);
     await row.click();
     await expect.poll(() => page.title()).toBe('Scan details – TireWear');
@@ -334,24 +347,41 @@ describe('counter details in the browser', () => {
             closest(s: string): unknown;
             getBoundingClientRect(): { right: number; width: number };
           }
-          const doc = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number }; querySelectorAll(s: string): El[] } }).document;
+          const doc = (
+            globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number }; querySelectorAll(s: string): El[] } }
+          ).document;
           const width = doc.documentElement.clientWidth;
           const out = [...doc.querySelectorAll('main *, header *')]
-            .filter((el) => !el.closest('table, .table-scroll, .sr-only, .skip-link') && el.getBoundingClientRect().right > width + 1 && el.getBoundingClientRect().width > 0)
+            .filter(
+              (el) =>
+                !el.closest('table, .table-scroll, .sr-only, .skip-link') &&
+                el.getBoundingClientRect().right > width + 1 &&
+                el.getBoundingClientRect().width > 0,
+            )
             .slice(0, 5)
             .map((el) => `${el.tagName.toLowerCase()}.${String(el.className)}`);
           return { extra: doc.documentElement.scrollWidth - width, out };
         });
-      for (const [link, heading] of [['Scan', 'Scan tires'], ['History', 'History'], ['Account', 'Account'], ['API keys', 'API keys'], ['Settings', 'Settings']] as const) {
+      for (const [link, heading] of [
+        ['Scan', 'Scan tires'],
+        ['History', 'History'],
+        ['Account', 'Account'],
+        ['API keys', 'API keys'],
+        ['Settings', 'Settings'],
+      ] as const) {
         await page.getByRole('link', { name: link, exact: true }).click();
         await page.getByRole('heading', { name: heading, exact: true }).first().waitFor();
         if (link === 'History') await page.locator('.history-item').first().waitFor();
         found[link] = await overflow();
       }
-      await page.locator('.history-item').first().click().catch(async () => {
-        await page.getByRole('link', { name: 'History', exact: true }).click();
-        await page.locator('.history-item').first().click();
-      });
+      await page
+        .locator('.history-item')
+        .first()
+        .click()
+        .catch(async () => {
+          await page.getByRole('link', { name: 'History', exact: true }).click();
+          await page.locator('.history-item').first().click();
+        });
       await page.getByRole('heading', { name: 'Scan details' }).waitFor();
       await page.getByRole('region', { name: 'Scan details' }).locator('.result-card').waitFor();
       found['scan details'] = await overflow();

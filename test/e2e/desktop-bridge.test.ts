@@ -73,7 +73,7 @@ describe('the counter UI in the desktop window (preload stand-in)', () => {
     await expect(page.getByText('9.9.9-desktop').count()).resolves.toBeGreaterThan(0);
   });
 
-  it("saves the customer report as a PDF and says where", async () => {
+  it('saves the customer report as a PDF and says where', async () => {
     await page.getByRole('link', { name: 'Scan' }).click();
     await page.getByRole('textbox', { name: 'Vehicle / plate' }).fill('DESK-1');
     await page.getByTestId('file-input').setInputFiles(tirePhotos()[0]!);

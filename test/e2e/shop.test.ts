@@ -170,7 +170,9 @@ describe('shop account in the browser', () => {
       await page.getByRole('button', { name: 'Search' }).click();
       await answered;
       await expect.poll(() => page.getByTestId('history-status').textContent()).toMatch(/ shown\.$|^No scans match/);
-      return page.locator('.history-item').evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-scan-id'), r.querySelector('.badge')?.getAttribute('data-wear')]));
+      return page
+        .locator('.history-item')
+        .evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-scan-id'), r.querySelector('.badge')?.getAttribute('data-wear')]));
     };
     await wearFilter.selectOption(wear === 'critical' ? 'new' : 'critical');
     await page.getByRole('button', { name: 'Search' }).click();
@@ -178,13 +180,20 @@ describe('shop account in the browser', () => {
     // a gauge reading in another band than that scan's estimate: the filter follows the gauge (then the reading is cleared again)
     const origin = new URL(app.url).origin;
     const [reading, band] = wear === 'good' ? [3.5, 'medium'] : [6, 'good'];
-    const measure = (measurementMm: number | null) => page.request.put(`${origin}/api/v1/scans/${plainId}/measurement`, { headers: { origin }, data: { measurementMm } });
+    const measure = (measurementMm: number | null) =>
+      page.request.put(`${origin}/api/v1/scans/${plainId}/measurement`, { headers: { origin }, data: { measurementMm } });
     expect((await measure(reading)).status()).toBe(200);
     for (const filter of [wear!, band]) {
       const rows = await listed(filter);
       // every row listed wears the band asked for, and the measured scan is listed by its gauge's band only
-      expect(rows.every(([, badge]) => badge === filter), `${filter}: ${JSON.stringify(rows)}`).toBe(true);
-      expect(rows.some(([id]) => id === plainId), filter).toBe(filter === band);
+      expect(
+        rows.every(([, badge]) => badge === filter),
+        `${filter}: ${JSON.stringify(rows)}`,
+      ).toBe(true);
+      expect(
+        rows.some(([id]) => id === plainId),
+        filter,
+      ).toBe(filter === band);
     }
     expect((await measure(null)).status()).toBe(200);
     const rows = await listed(wear!);
@@ -279,7 +288,9 @@ describe('shop account in the browser', () => {
     // 36 more scans with gauge readings, through the same API as the page (its cookie): a gauge that reads
     // 1.3 × the truth + 0.4 mm, i.e. photos this shop's models read too shallow
     const origin = new URL(app.url).origin;
-    for (const tire of heldoutLabels().filter((l) => l.depthMm !== null).slice(0, 36)) {
+    for (const tire of heldoutLabels()
+      .filter((l) => l.depthMm !== null)
+      .slice(0, 36)) {
       const res = await page.request.post(`${origin}/api/v1/analyze`, {
         headers: { origin },
         multipart: { image: { name: 'tire.jpg', mimeType: 'image/jpeg', buffer: await readFile(tire.file) } },
@@ -305,7 +316,9 @@ describe('shop account in the browser', () => {
     await expect(panel.getByTestId('calibration-announcement').textContent()).resolves.toMatch(finished);
     await expect(panel.getByTestId('calibration-model').textContent()).resolves.toMatch(new RegExp(`^${shipped.replace(/\./g, '\\.')}\\+shop\\.`));
     // the shop chose 32nds above: errors in tenths of a 32nd, millimetres beside them
-    await expect(panel.getByRole('row', { name: /Mean error against the gauge/ }).textContent()).resolves.toMatch(/\d\.\d\/32″ \(\d\.\d\d mm\).*\d\.\d\/32″ \(\d\.\d\d mm\)/);
+    await expect(panel.getByRole('row', { name: /Mean error against the gauge/ }).textContent()).resolves.toMatch(
+      /\d\.\d\/32″ \(\d\.\d\d mm\).*\d\.\d\/32″ \(\d\.\d\d mm\)/,
+    );
     await panel.getByText(new RegExp(`^Made .* on ${measured} tires: mean error`)).waitFor();
     await shot('calibration', panel);
     await panel.getByRole('button', { name: 'Back to the models as shipped' }).click();

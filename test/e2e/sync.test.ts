@@ -34,7 +34,10 @@ async function hubOffice(hubUrl: string): Promise<{ newKey(shop: string): Promis
   const office = { email: 'ops@chain.test', password: 'chain office password' };
   expect((await post('auth/register', office)).ok).toBe(true);
   const login = await post('auth/login', office);
-  const cookie = login.headers.getSetCookie().find((c) => c.startsWith('auth-token='))?.split(';')[0];
+  const cookie = login.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('auth-token='))
+    ?.split(';')[0];
   expect(cookie).toBeTruthy();
   return {
     async newKey(shop) {
@@ -135,7 +138,9 @@ describe('desktop sync with the hub in the browser', () => {
     // the key field says so and has the focus, the message as its description
     const keyField = panel.getByLabel('Hub API key');
     await expect.poll(() => keyField.getAttribute('aria-invalid')).toBe('true');
-    await expect.poll(() => keyField.evaluate((el) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
+    await expect
+      .poll(() => keyField.evaluate((el) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement))
+      .toBe(true);
     await expect(panel.locator(`[id="${await keyField.getAttribute('aria-describedby')}"]`).textContent()).resolves.toContain('Enter the hub API key as well');
     expect(await panel.getByLabel('Hub address').getAttribute('aria-invalid')).toBeNull();
     await expect(panel.getByTestId('sync-hub').textContent()).resolves.toBe(hubUrl);
@@ -147,7 +152,9 @@ describe('desktop sync with the hub in the browser', () => {
     await page.getByRole('link', { name: 'Settings' }).click();
     await pending().waitFor();
     await syncNow();
-    await pending().filter({ hasText: /^0 scans$/ }).waitFor();
+    await pending()
+      .filter({ hasText: /^0 scans$/ })
+      .waitFor();
     await expect(page.getByTestId('sync-last').textContent()).resolves.not.toBe('not yet');
     await expect(page.getByTestId('sync-error').count()).resolves.toBe(0);
     await page.mouse.move(0, 0);
@@ -176,7 +183,9 @@ describe('desktop sync with the hub in the browser', () => {
     await hub.stop();
     await scan('HUB-2', photos[1]!, 2);
     await page.getByRole('link', { name: 'Settings' }).click();
-    await pending().filter({ hasText: /^1 scan$/ }).waitFor();
+    await pending()
+      .filter({ hasText: /^1 scan$/ })
+      .waitFor();
     await syncNow();
     await page.getByTestId('sync-error').getByText('Nothing answers at the hub address').waitFor();
     await expect(pending().textContent()).resolves.toBe('1 scan');
@@ -187,7 +196,9 @@ describe('desktop sync with the hub in the browser', () => {
 
     hub = await startHub({ dataDir: hub.dataDir, port: hub.port });
     await syncNow();
-    await pending().filter({ hasText: /^0 scans$/ }).waitFor();
+    await pending()
+      .filter({ hasText: /^0 scans$/ })
+      .waitFor();
     await page.getByTestId('sync-error').waitFor({ state: 'detached' });
 
     await page.getByRole('link', { name: 'History' }).click();
@@ -316,7 +327,10 @@ describe('what the window says when something else answers for the hub, or the h
 
     middle.mode = 'refuseScan';
     await page.getByRole('button', { name: 'Sync now' }).click();
-    await panel.getByTestId('sync-skipped').filter({ hasText: /^1 change\. Once the cause is fixed/ }).waitFor();
+    await panel
+      .getByTestId('sync-skipped')
+      .filter({ hasText: /^1 change\. Once the cause is fixed/ })
+      .waitFor();
     await panel.getByTestId('sync-error').getByText('The hub refused one scan for good').waitFor();
     await expect(panel.getByTestId('sync-pending').textContent()).resolves.toBe('0 scans');
 

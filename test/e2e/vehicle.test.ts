@@ -47,7 +47,11 @@ describe('one vehicle at a time in the browser', () => {
   /** A README picture, scrolled so that `selector` sits under the top. */
   const shot = async (name: string, selector?: string) => {
     await page.mouse.move(0, 0);
-    if (selector) await page.locator(selector).first().evaluate((el) => (el as unknown as { scrollIntoView(o: unknown): void }).scrollIntoView({ block: 'start' }));
+    if (selector)
+      await page
+        .locator(selector)
+        .first()
+        .evaluate((el) => (el as unknown as { scrollIntoView(o: unknown): void }).scrollIntoView({ block: 'start' }));
     else await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
     await saveScreenshot(page, name);
   };
@@ -76,7 +80,10 @@ describe('one vehicle at a time in the browser', () => {
     }
     await expect.poll(() => page.getByRole('radio', { name: 'Spare' }).isChecked()).toBe(true);
     await waitForResults(page, 4);
-    await page.getByRole('status').filter({ hasText: `All four tires of ${PLATE} are done` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `All four tires of ${PLATE} are done` })
+      .waitFor();
     for (const p of ['FL', 'FR', 'RL', 'RR']) await corner(p).locator('.badge').waitFor();
     // the cards name the corner each photo was taken for
     await expect(page.locator('article.result-card h3').allTextContents()).resolves.toEqual(
@@ -118,7 +125,9 @@ describe('one vehicle at a time in the browser', () => {
 
   it('answers a photo it cannot read with a card showing how to photograph a tread, and asks for that corner again', async () => {
     // a plain grey picture: no tread to read (refused, free)
-    const grey = await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 128, g: 128, b: 128 } } }).jpeg().toBuffer();
+    const grey = await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 128, g: 128, b: 128 } } })
+      .jpeg()
+      .toBuffer();
     await page.getByRole('radio', { name: 'Spare' }).check();
     await page.getByTestId('file-input').setInputFiles({ name: 'wall.jpg', mimeType: 'image/jpeg', buffer: grey });
     const refused = page.locator('article.queue-failed').filter({ hasText: 'wall.jpg' });
@@ -136,7 +145,9 @@ describe('one vehicle at a time in the browser', () => {
     await expect.poll(() => page.getByRole('radio', { name: 'Spare' }).isChecked()).toBe(true);
 
     // too small: the same card
-    const tiny = await sharp({ create: { width: 200, height: 150, channels: 3, background: { r: 40, g: 40, b: 40 } } }).png().toBuffer();
+    const tiny = await sharp({ create: { width: 200, height: 150, channels: 3, background: { r: 40, g: 40, b: 40 } } })
+      .png()
+      .toBuffer();
     await page.getByTestId('file-input').setInputFiles({ name: 'thumb.png', mimeType: 'image/png', buffer: tiny });
     const small = page.locator('article.queue-failed').filter({ hasText: 'thumb.png' });
     await small.getByRole('region', { name: 'How to photograph a tread' }).waitFor();
@@ -162,7 +173,9 @@ describe('one vehicle at a time in the browser', () => {
     await expect(card.locator('.result-head .badge').getAttribute('data-wear')).resolves.toBe('medium');
     await expect(card.locator('.depth-main').textContent()).resolves.toBe('4/32″ (3.2 mm)');
     await expect(card.locator('.depth-figure').textContent()).resolves.toContain('measured with a tread depth gauge');
-    await expect(card.getByTestId('photo-estimate').textContent()).resolves.toMatch(/^Photo estimate \d+\/32″ \(\d+\.\d mm\), likely \d+\/32″–\d+\/32″ \((New|Good|Medium|Worn|Critical)\)$/);
+    await expect(card.getByTestId('photo-estimate').textContent()).resolves.toMatch(
+      /^Photo estimate \d+\/32″ \(\d+\.\d mm\), likely \d+\/32″–\d+\/32″ \((New|Good|Medium|Worn|Critical)\)$/,
+    );
     await expect(card.locator('.advice').textContent()).resolves.toBe('Plan replacement; wet-road grip is reduced.');
     await expect(card.textContent()).resolves.not.toContain('Preliminary');
     await expect(corner('RL').locator('.badge').getAttribute('data-wear')).resolves.toBe('medium');
@@ -330,9 +343,7 @@ describe('one vehicle at a time in the browser', () => {
     await card.getByLabel('Depth heat map').check();
     const alert = card.getByRole('alert');
     await alert.waitFor();
-    await expect(alert.textContent()).resolves.toBe(
-      'The photo of this scan is no longer kept, so its overlays cannot be made. Its result is as stored.',
-    );
+    await expect(alert.textContent()).resolves.toBe('The photo of this scan is no longer kept, so its overlays cannot be made. Its result is as stored.');
     await expect(card.locator('img.overlay').count()).resolves.toBe(0);
     await card.getByLabel('Photo only').check();
   });
@@ -399,7 +410,10 @@ describe('one vehicle at a time in the browser', () => {
 
   it('fits a window 320 px wide with the corners, the guide, the groups and the correction form', async () => {
     await page.setViewportSize({ width: 320, height: 700 });
-    await page.getByRole('button', { name: 'Hide camera' }).click({ timeout: 1000 }).catch(() => undefined); // left on by a failed step
+    await page
+      .getByRole('button', { name: 'Hide camera' })
+      .click({ timeout: 1000 })
+      .catch(() => undefined); // left on by a failed step
     try {
       const overflow = () =>
         page.evaluate(() => {
@@ -410,10 +424,17 @@ describe('one vehicle at a time in the browser', () => {
             closest(s: string): unknown;
             getBoundingClientRect(): { right: number; width: number };
           }
-          const doc = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number }; querySelectorAll(s: string): El[] } }).document;
+          const doc = (
+            globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number }; querySelectorAll(s: string): El[] } }
+          ).document;
           const width = doc.documentElement.clientWidth;
           const out = [...doc.querySelectorAll('main *, header *')]
-            .filter((el) => !el.closest('table, .table-scroll, .sr-only, .skip-link') && el.getBoundingClientRect().right > width + 1 && el.getBoundingClientRect().width > 0)
+            .filter(
+              (el) =>
+                !el.closest('table, .table-scroll, .sr-only, .skip-link') &&
+                el.getBoundingClientRect().right > width + 1 &&
+                el.getBoundingClientRect().width > 0,
+            )
             .slice(0, 5)
             .map((el) => `${el.tagName.toLowerCase()}.${String(el.className)}`);
           return { extra: doc.documentElement.scrollWidth - width, out };
@@ -446,7 +467,12 @@ describe('one vehicle at a time in the browser', () => {
   it('names no HTTP header to staff when the window has been signed out', async () => {
     await page.context().clearCookies();
     await page.getByRole('link', { name: 'History', exact: true }).click();
-    await page.locator('main').getByRole('alert').or(page.getByRole('heading', { name: 'Please sign in again' })).first().waitFor();
+    await page
+      .locator('main')
+      .getByRole('alert')
+      .or(page.getByRole('heading', { name: 'Please sign in again' }))
+      .first()
+      .waitFor();
     const text = (await page.locator('main').textContent()) ?? '';
     expect(text).not.toMatch(/X-API-Key|header/i);
     expect(errors).toEqual([]);

@@ -26,8 +26,17 @@ describe('POST /api/v1/analyze succeeds', () => {
     expect(body.data.scanId).toMatch(/^[A-Za-z0-9_-]{16,}$/);
     expect(Object.keys(body.data.result)).toEqual(
       expect.arrayContaining([
-        'wear', 'confidence', 'estimatedDepthMm', 'depthRangeMm', 'treadHealthIndex', 'isPreliminary',
-        'modelAlignment', 'twiConsensusCount', 'processingTimeMs', 'modelVersion', 'disclaimer',
+        'wear',
+        'confidence',
+        'estimatedDepthMm',
+        'depthRangeMm',
+        'treadHealthIndex',
+        'isPreliminary',
+        'modelAlignment',
+        'twiConsensusCount',
+        'processingTimeMs',
+        'modelVersion',
+        'disclaimer',
       ]),
     );
     expect(body.data.result.overlays).toBeUndefined();
@@ -184,7 +193,12 @@ describe('POST /api/v1/analyze refuses hostile or wrong uploads', () => {
   });
 
   it('two images', async () => {
-    const res = await analyze(form([{ name: 'image', data: jpeg }, { name: 'image', data: jpeg }]));
+    const res = await analyze(
+      form([
+        { name: 'image', data: jpeg },
+        { name: 'image', data: jpeg },
+      ]),
+    );
     expect(expectError(res, 400, 'VALIDATION_ERROR')).toMatch(/exactly one file, the image/i);
   });
 
@@ -199,7 +213,9 @@ describe('POST /api/v1/analyze refuses hostile or wrong uploads', () => {
   it('a text field sent as a file, or a file part without a name, is said to be that', async () => {
     const position = { name: 'position', data: Buffer.from('FL'), filename: 'position.txt', contentType: 'text/plain' };
     const asFile = form([position, { name: 'image', data: jpeg }]);
-    expect(expectError(await analyze(asFile), 400, 'VALIDATION_ERROR')).toBe('Field "position" was sent as a file (it has a filename); send it as a plain text field');
+    expect(expectError(await analyze(asFile), 400, 'VALIDATION_ERROR')).toBe(
+      'Field "position" was sent as a file (it has a filename); send it as a plain text field',
+    );
     // after the image it is a second file: the limit's message says where text fields go
     expect(expectError(await analyze(form([{ name: 'image', data: jpeg }, position])), 400, 'VALIDATION_ERROR')).toMatch(/plain text fields/);
     const body = Buffer.concat([
@@ -241,7 +257,11 @@ describe('POST /api/v1/analyze refuses hostile or wrong uploads', () => {
     expect(expectError(await analyze(imageForm(jpeg, { vehicle: 'v'.repeat(5000) })), 400, 'VALIDATION_ERROR')).toMatch(/too long/);
     const many = form([...Array.from({ length: 11 }, () => ({ name: 'verbose', value: '1' })), { name: 'image', data: jpeg }]);
     expectError(await analyze(many), 400, 'VALIDATION_ERROR');
-    const twice = form([{ name: 'verbose', value: '1' }, { name: 'verbose', value: '0' }, { name: 'image', data: jpeg }]);
+    const twice = form([
+      { name: 'verbose', value: '1' },
+      { name: 'verbose', value: '0' },
+      { name: 'image', data: jpeg },
+    ]);
     expect(expectError(await analyze(twice), 400, 'VALIDATION_ERROR')).toMatch(/more than once/);
   });
 

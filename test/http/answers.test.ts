@@ -86,8 +86,16 @@ function oddPart(headers: string, size: number): Buffer {
 describe('a form part that is not form-data', () => {
   it.each([
     ['no Content-Disposition', 'Content-Type: image/jpeg\r\n', /Part 1 of the form has no Content-Disposition header/],
-    ['Content-Disposition: attachment', 'Content-Disposition: attachment; filename="tire.jpg"\r\nContent-Type: image/jpeg\r\n', /Part 1 of the form is Content-Disposition "attachment", not form-data/],
-    ['a folded first header line', ' Content-Disposition: form-data; name="image"\r\nContent-Type: image/jpeg\r\n', /no Content-Disposition header \(its "content-disposition" line starts with a space or tab/],
+    [
+      'Content-Disposition: attachment',
+      'Content-Disposition: attachment; filename="tire.jpg"\r\nContent-Type: image/jpeg\r\n',
+      /Part 1 of the form is Content-Disposition "attachment", not form-data/,
+    ],
+    [
+      'a folded first header line',
+      ' Content-Disposition: form-data; name="image"\r\nContent-Type: image/jpeg\r\n',
+      /no Content-Disposition header \(its "content-disposition" line starts with a space or tab/,
+    ],
     ['form-data folded onto a second line', 'Content-Disposition:\r\n form-data\r\n', /is Content-Disposition " form-data" \(folded onto a second line\)/],
   ])('%s: 400 VALIDATION_ERROR naming it, at 16 KiB, 20,000 bytes, 64 KiB and 5 MB', async (_name, headers, message) => {
     const { url } = await serve();
@@ -150,7 +158,10 @@ describe('a form part that is not form-data', () => {
     const body = oddPart(`Content-Disposition: form-data; name*=utf-8''im%0Dage\r\nContent-Type: image/jpeg\r\n`, 20_000);
     const answer = await exchange(url, uploadHead('XYZ', body.length), body);
     expect(answer.status).toBe(400);
-    expect(answer.body!.error).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/not complete multipart\/form-data 0\.3 s after its last byte/) });
+    expect(answer.body!.error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      message: expect.stringMatching(/not complete multipart\/form-data 0\.3 s after its last byte/),
+    });
     expect(answer.closed).toBe(true);
   });
 
@@ -327,7 +338,11 @@ describe("the server's last bound", () => {
     const release = t.analyzer.hold();
     try {
       const form = imageForm(await makeJpeg({ width: 320, height: 256 }));
-      const answer = await exchange(url, `POST /api/v1/analyze HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${form.headers['content-type']}\r\nContent-Length: ${form.payload.length}\r\n\r\n`, form.payload);
+      const answer = await exchange(
+        url,
+        `POST /api/v1/analyze HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${form.headers['content-type']}\r\nContent-Length: ${form.payload.length}\r\n\r\n`,
+        form.payload,
+      );
       expect(answer.status).toBe(503);
       expect(answer.body!.error).toMatchObject({ code: 'SERVER_BUSY', message: 'The server did not answer within 0.4 s; please retry' });
       expect(answer.text.toLowerCase()).toContain('connection: close');

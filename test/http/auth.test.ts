@@ -68,8 +68,7 @@ describe('register and login', () => {
   it('with registration "first", the first account registers and every later one is refused, signing in still works', async () => {
     const hub = await httpTest({ config: { registration: 'first' } });
     try {
-      const register = (email: string) =>
-        hub.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email, password: PASSWORD } });
+      const register = (email: string) => hub.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email, password: PASSWORD } });
       expect((await register('office@chain.example')).statusCode).toBe(201);
       expect(expectError(await register('stranger@example.com'), 403, 'FORBIDDEN')).toMatch(/Registration is closed on this server/);
       const login = await hub.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'office@chain.example', password: PASSWORD } });
@@ -140,7 +139,12 @@ describe('who is calling', () => {
   it('a malformed, unknown or revoked key is 401 INVALID_API_KEY, never anonymous', async () => {
     const jpeg = await makeJpeg({ width: 300, height: 256 });
     for (const key of ['nope', `tw_${'a'.repeat(32)}`]) {
-      const res = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', headers: { 'x-api-key': key, ...imageForm(jpeg).headers }, payload: imageForm(jpeg).payload });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/analyze',
+        headers: { 'x-api-key': key, ...imageForm(jpeg).headers },
+        payload: imageForm(jpeg).payload,
+      });
       expectError(res, 401, 'INVALID_API_KEY');
     }
     const { cookie } = await signIn(t.app);

@@ -33,29 +33,74 @@ test('calibrate from the desk, served at once, reverted', async () => {
   // who may: the desk only
   expectError(await t.app.inject({ method: 'GET', url: '/api/v1/calibration' }), 401, 'INVALID_SESSION');
   expectError(await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { 'x-api-key': key }, payload: {} }), 403, 'FORBIDDEN');
-  expectError(await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie }, remoteAddress: '192.168.1.20', payload: {} }), 403, 'FORBIDDEN');
+  expectError(
+    await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie }, remoteAddress: '192.168.1.20', payload: {} }),
+    403,
+    'FORBIDDEN',
+  );
   expectError(await t.app.inject({ method: 'DELETE', url: '/api/v1/calibration', headers: { 'x-api-key': key } }), 403, 'FORBIDDEN');
   expectError(await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie }, payload: { force: true } }), 400, 'VALIDATION_ERROR');
   expectError(await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie }, payload: {} }), 400, 'VALIDATION_ERROR');
   // hostile or malformed bodies: refused before anything runs
-  expectError(await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie, 'content-type': 'application/xml' }, payload: '<go/>' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
-  expectError(await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie, 'content-type': 'text/plain' }, payload: 'go' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
-  expectError(await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie, 'content-type': 'application/json' }, payload: '{"' }), 400, 'VALIDATION_ERROR');
-  expectError(await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie, 'content-type': 'application/json' }, payload: '[]' }), 400, 'VALIDATION_ERROR');
-  expectError(await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie, 'content-type': 'application/json' }, payload: `{"x":"${'a'.repeat(70 * 1024)}"}` }), 413, 'FILE_TOO_LARGE');
+  expectError(
+    await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie, 'content-type': 'application/xml' }, payload: '<go/>' }),
+    415,
+    'UNSUPPORTED_MEDIA_TYPE',
+  );
+  expectError(
+    await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie, 'content-type': 'text/plain' }, payload: 'go' }),
+    415,
+    'UNSUPPORTED_MEDIA_TYPE',
+  );
+  expectError(
+    await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie, 'content-type': 'application/json' }, payload: '{"' }),
+    400,
+    'VALIDATION_ERROR',
+  );
+  expectError(
+    await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie, 'content-type': 'application/json' }, payload: '[]' }),
+    400,
+    'VALIDATION_ERROR',
+  );
+  expectError(
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/calibration',
+      headers: { cookie, 'content-type': 'application/json' },
+      payload: `{"x":"${'a'.repeat(70 * 1024)}"}`,
+    }),
+    413,
+    'FILE_TOO_LARGE',
+  );
   expectError(await t.app.inject({ method: 'PUT', url: '/api/v1/calibration', headers: { cookie }, payload: {} }), 405, 'METHOD_NOT_ALLOWED');
 
-  const tires = heldoutLabels().filter((l) => l.depthMm !== null).slice(0, 40);
+  const tires = heldoutLabels()
+    .filter((l) => l.depthMm !== null)
+    .slice(0, 40);
   for (const tire of tires) {
     const upload = imageForm(readFileSync(tire.file));
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', payload: upload.payload, headers: { ...upload.headers, 'x-api-key': key } });
     expect(res.statusCode, res.body).toBe(200);
     const gauge = Math.round((1.3 * tire.depthMm! + 0.4) * 10) / 10;
-    const put = await t.app.inject({ method: 'PUT', url: `/api/v1/scans/${res.json().data.scanId}/measurement`, headers: { cookie }, payload: { measurementMm: gauge } });
+    const put = await t.app.inject({
+      method: 'PUT',
+      url: `/api/v1/scans/${res.json().data.scanId}/measurement`,
+      headers: { cookie },
+      payload: { measurementMm: gauge },
+    });
     expect(put.statusCode, put.body).toBe(200);
   }
   const first = (await get()).json().data;
-  expect(first).toEqual({ modelVersion: FAKE_MODEL_VERSION, active: null, measuredScans: 40, byModel: [expect.objectContaining({ modelVersion: FAKE_MODEL_VERSION, scans: 40 })], minimumScans: 30, blockedBy: null, canRevert: false, job: null });
+  expect(first).toEqual({
+    modelVersion: FAKE_MODEL_VERSION,
+    active: null,
+    measuredScans: 40,
+    byModel: [expect.objectContaining({ modelVersion: FAKE_MODEL_VERSION, scans: 40 })],
+    minimumScans: 30,
+    blockedBy: null,
+    canRevert: false,
+    job: null,
+  });
 
   expectError(await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie } }), 400, 'VALIDATION_ERROR');
   const started = await t.app.inject({ method: 'POST', url: '/api/v1/calibration', headers: { cookie }, payload: {} });

@@ -5,14 +5,7 @@
 import sharp from 'sharp';
 import { AppError } from '../../src/core/errors.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  BRIGHTNESS_MAX,
-  BRIGHTNESS_MIN,
-  CHECKS_PER_MINUTE,
-  SHARPNESS_MIN,
-  judge,
-  measureFrame,
-} from '../../src/core/services/capture-check.js';
+import { BRIGHTNESS_MAX, BRIGHTNESS_MIN, CHECKS_PER_MINUTE, SHARPNESS_MIN, judge, measureFrame } from '../../src/core/services/capture-check.js';
 import { makeJpeg, makePng } from '../fixtures/images/make.js';
 import { createKey, expectError, form, httpTest, imageForm, signIn, type HttpTest } from './helpers.js';
 
@@ -26,7 +19,11 @@ const check = (upload: ReturnType<typeof form>, headers: Record<string, string> 
   t.app.inject({ method: 'POST', url, payload: upload.payload, headers: { ...upload.headers, ...headers } });
 
 const tread = () => makeJpeg({ width: 640, height: 480 });
-const blurred = async () => sharp(await tread()).blur(6).jpeg().toBuffer();
+const blurred = async () =>
+  sharp(await tread())
+    .blur(6)
+    .jpeg()
+    .toBuffer();
 
 describe('what it answers', () => {
   it('a sharp, lit tread: ok, with the scene reading, the measures and no depth', async () => {
@@ -128,11 +125,24 @@ describe('bad input', () => {
     expectError(await check(form([{ name: 'vehicle', value: 'x' }])), 400, 'VALIDATION_ERROR');
     expectError(await check(form([])), 400, 'VALIDATION_ERROR');
     expect(expectError(await check(imageForm(jpeg, { verbose: '1' })), 400, 'VALIDATION_ERROR')).toMatch(/verbose/);
-    expectError(await check(form([{ name: 'image', data: jpeg }, { name: 'image', data: jpeg }])), 400, 'VALIDATION_ERROR');
+    expectError(
+      await check(
+        form([
+          { name: 'image', data: jpeg },
+          { name: 'image', data: jpeg },
+        ]),
+      ),
+      400,
+      'VALIDATION_ERROR',
+    );
     expectError(await check(form([{ name: 'photo', data: jpeg }])), 400, 'VALIDATION_ERROR');
     expectError(await check(form([{ name: 'image', data: Buffer.alloc(0) }])), 400, 'VALIDATION_ERROR');
     expectError(await check(imageForm(jpeg), {}, '/api/v1/analyze/check?verbose=1'), 400, 'VALIDATION_ERROR');
-    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/analyze/check', headers: { 'content-type': 'application/json' }, payload: '{}' }), 400, 'VALIDATION_ERROR');
+    expectError(
+      await t.app.inject({ method: 'POST', url: '/api/v1/analyze/check', headers: { 'content-type': 'application/json' }, payload: '{}' }),
+      400,
+      'VALIDATION_ERROR',
+    );
     expectError(await check(form([{ name: 'image', data: Buffer.from('GIF89a not a tire'.repeat(50)) }])), 415, 'UNSUPPORTED_MEDIA_TYPE');
     expectError(await check(imageForm(await makeJpeg({ width: 200, height: 150 }))), 422, 'IMAGE_TOO_SMALL');
     expectError(await check(imageForm(jpeg.subarray(0, Math.floor(jpeg.length / 2)))), 422, 'IMAGE_UNREADABLE');
@@ -160,7 +170,11 @@ describe('the measures', () => {
     expect(sharpOne.sharpness).toBeGreaterThan(SHARPNESS_MIN);
     expect(soft.sharpness).toBeLessThan(sharpOne.sharpness / 4);
     expect((await frame(await makeJpeg({ shade: 30 }))).brightness).toBeLessThan((await frame(await makeJpeg({ shade: 200 }))).brightness);
-    const flat = await frame(await sharp({ create: { width: 400, height: 300, channels: 3, background: '#808080' } }).png().toBuffer());
+    const flat = await frame(
+      await sharp({ create: { width: 400, height: 300, channels: 3, background: '#808080' } })
+        .png()
+        .toBuffer(),
+    );
     expect(flat).toEqual({ sharpness: 0, brightness: 128 });
   });
 

@@ -126,7 +126,10 @@ class Contract {
         problems.push(`${name} ${status}: the always-sent header ${header} is missing`);
       }
     }
-    const sentType = String(res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    const sentType = String(res.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim()
+      .toLowerCase();
     if (res.rawPayload.length === 0 && sentType === '') return problems;
     const content = declared.content;
     if (content === undefined) {
@@ -246,7 +249,9 @@ describe('the contract checker', () => {
     expect(refused('GET', '/api/v1/health', tamper({ ...body, data: { ...body.data, modelVersion: null } }))).toEqual([]);
     expect(refused('GET', '/api/v1/health', tamper(body, { statusCode: 302 })).join()).toMatch(/302 is not documented/);
     expect(refused('GET', '/api/v1/health', tamper(body, { headers: { 'content-type': 'text/html' } })).join()).toMatch(/text\/html/);
-    expect(refused('GET', '/api/v1/health', tamper({ success: false, error: { code: 'OOPS', message: 'x' } }, { statusCode: 400 })).join()).toMatch(/allowed values/);
+    expect(refused('GET', '/api/v1/health', tamper({ success: false, error: { code: 'OOPS', message: 'x' } }, { statusCode: 400 })).join()).toMatch(
+      /allowed values/,
+    );
   });
 });
 
@@ -265,9 +270,7 @@ describe('the document for integrators (issue 42)', () => {
   it('documents each operation’s errors by status, with their codes', () => {
     const codes = (method: string, url: string, status: string) => {
       const response = contract.operation(method, url).op.responses[status];
-      const schema = response?.content?.['application/json']?.schema as
-        | { properties: { error: { properties: { code: { enum: string[] } } } } }
-        | undefined;
+      const schema = response?.content?.['application/json']?.schema as { properties: { error: { properties: { code: { enum: string[] } } } } } | undefined;
       return schema?.properties.error.properties.code.enum ?? [];
     };
     expect(codes('POST', '/api/v1/analyze', '422')).toEqual(
@@ -568,7 +571,8 @@ describe('scans', () => {
     }
     // the per-minute limit (a whole analysis each): the account's key counts with its session
     let last = await t.app.inject({ url: `/api/v1/scans/${scanId}/overlays`, headers: { 'x-api-key': key } });
-    for (let i = 0; i < 40 && last.statusCode === 200; i++) last = await t.app.inject({ url: `/api/v1/scans/${scanId}/overlays`, headers: { 'x-api-key': key } });
+    for (let i = 0; i < 40 && last.statusCode === 200; i++)
+      last = await t.app.inject({ url: `/api/v1/scans/${scanId}/overlays`, headers: { 'x-api-key': key } });
     expect(last.statusCode).toBe(429);
     const limited = await send(t, 'GET', `/api/v1/scans/${scanId}/overlays`, { status: 429, headers: { cookie } });
     expect(limited.headers['retry-after']).toBeDefined();
@@ -584,7 +588,11 @@ describe('scans', () => {
   });
 
   it('PATCH /scans/{scanId} 200 (account, key, anonymous by id), 400, 401, 403, 404, 413, 415', async () => {
-    const set = await send(t, 'PATCH', `/api/v1/scans/${scanId}`, { status: 200, headers: { cookie }, payload: { vehicle: 'VW Golf KA-TW-204', position: 'fl', measurementMm: 3.2 } });
+    const set = await send(t, 'PATCH', `/api/v1/scans/${scanId}`, {
+      status: 200,
+      headers: { cookie },
+      payload: { vehicle: 'VW Golf KA-TW-204', position: 'fl', measurementMm: 3.2 },
+    });
     expect(set.json().data).toMatchObject({ vehicleKey: 'VWGOLFKATW204', isPreliminary: false, ofRecord: { source: 'gauge' } });
     await send(t, 'PATCH', `/api/v1/scans/${scanId}`, { status: 200, headers: { 'x-api-key': key }, payload: { position: null } });
     await send(t, 'PATCH', `/api/v1/scans/${anonymousId}`, { status: 200, payload: { vehicle: 'Walk-in' } });
@@ -661,9 +669,12 @@ describe('calibration with the shipped models', () => {
     const { cookie } = await signIn(cal.app);
     const pro = cal.issueCode({ kind: 'pro', expiresAt: '2099-01-01T00:00:00Z' });
     await send(cal, 'POST', '/api/v1/licenses', { status: 200, headers: { cookie }, payload: { code: pro } });
-    for (const tire of heldoutLabels().filter((l) => l.depthMm !== null).slice(0, 30)) {
+    for (const tire of heldoutLabels()
+      .filter((l) => l.depthMm !== null)
+      .slice(0, 30)) {
       const upload = imageForm(readFileSync(tire.file));
-      const scanId = (await send(cal, 'POST', '/api/v1/analyze', { status: 200, payload: upload.payload, headers: { ...upload.headers, cookie } })).json().data.scanId;
+      const scanId = (await send(cal, 'POST', '/api/v1/analyze', { status: 200, payload: upload.payload, headers: { ...upload.headers, cookie } })).json().data
+        .scanId;
       const gauge = Math.round((1.3 * tire.depthMm! + 0.4) * 10) / 10;
       await send(cal, 'PUT', `/api/v1/scans/${scanId}/measurement`, { status: 200, headers: { cookie }, payload: { measurementMm: gauge } });
     }
@@ -708,7 +719,9 @@ describe('sync', () => {
     await send(desk, 'PUT', '/api/v1/sync/link', { status: 400, headers, payload: { hubUrl: 'ftp://hub', hubApiKey: hubKey } });
     await send(desk, 'PUT', '/api/v1/sync/link', { status: 400, headers, payload: { hubUrl: hub.url } });
     await send(desk, 'PUT', '/api/v1/sync/link', { status: 200, headers, payload: { hubUrl: hub.url, hubApiKey: hubKey } });
-    const scanId = (await send(desk, 'POST', '/api/v1/analyze', { status: 200, ...imageForm(jpeg), headers: { ...imageForm(jpeg).headers, ...headers } })).json().data.scanId;
+    const scanId = (
+      await send(desk, 'POST', '/api/v1/analyze', { status: 200, ...imageForm(jpeg), headers: { ...imageForm(jpeg).headers, ...headers } })
+    ).json().data.scanId;
     const ran = await send(desk, 'POST', '/api/v1/sync/run', { status: 200, headers });
     expect(ran.json().data).toMatchObject({ linked: true, pending: 0 });
     await send(desk, 'GET', '/api/v1/sync/status', { status: 200, headers });
@@ -741,14 +754,22 @@ describe('sync', () => {
     const shop = await httpTest();
     try {
       const { cookie } = await signIn(shop.app);
-      const scanId = (await send(shop, 'POST', '/api/v1/analyze', { status: 200, ...imageForm(jpeg), headers: { ...imageForm(jpeg).headers, cookie } })).json().data.scanId;
+      const scanId = (await send(shop, 'POST', '/api/v1/analyze', { status: 200, ...imageForm(jpeg), headers: { ...imageForm(jpeg).headers, cookie } })).json()
+        .data.scanId;
       const scan = await shop.core.store.scans.get(scanId);
       const wire = toSyncScan(scan!);
       const push = (body: ReturnType<typeof form>, headers: Record<string, string> = { 'x-api-key': hubKey }, id = scanId) =>
         send(hub, 'PUT', `/api/v1/sync/scans/${id}`, { payload: body.payload, headers: { ...body.headers, ...headers } });
-      const upload = form([{ name: 'scan', value: JSON.stringify(wire) }, { name: 'image', data: jpeg }]);
+      const upload = form([
+        { name: 'scan', value: JSON.stringify(wire) },
+        { name: 'image', data: jpeg },
+      ]);
       expect((await push(upload)).statusCode).toBe(200);
-      const marked = await push(form([{ name: 'scan', value: JSON.stringify(wire) }]), { 'x-api-key': hubKey, 'x-desk-id': 'desk-contract', 'x-desk-seq': '1' });
+      const marked = await push(form([{ name: 'scan', value: JSON.stringify(wire) }]), {
+        'x-api-key': hubKey,
+        'x-desk-id': 'desk-contract',
+        'x-desk-seq': '1',
+      });
       expect(marked.statusCode).toBe(200);
       expect(marked.headers['x-hub-desk-seq']).toBe('0');
       const mismatch = await push(upload, { 'x-api-key': hubKey }, 'another-id');

@@ -127,7 +127,11 @@ describe('PATCH /scans/:scanId', () => {
       expect(res.statusCode, vehicle).toBe(200);
       expect(res.json().data.vehicle).toBe(vehicle);
     }
-    expect((await t.app.inject({ url: '/api/v1/scans?vehicle=%C3%BCn%C3%AFc%C3%B8d%C3%A9%20ka-tw', headers: owner })).json().data.items.map((s: { scanId: string }) => s.scanId)).toContain(id);
+    expect(
+      (await t.app.inject({ url: '/api/v1/scans?vehicle=%C3%BCn%C3%AFc%C3%B8d%C3%A9%20ka-tw', headers: owner }))
+        .json()
+        .data.items.map((s: { scanId: string }) => s.scanId),
+    ).toContain(id);
     const csv = (await t.app.inject({ url: '/api/v1/scans/export', headers: owner })).body;
     expect(csv).toContain('Ünïcødé 🚗 KA·TW');
   });

@@ -75,10 +75,7 @@ function connect(url: string) {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function uploadHead(contentType: string, contentLength: number, extra = ''): string {
-  return (
-    `POST /api/v1/analyze HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${contentType}\r\n` +
-    `Content-Length: ${contentLength}\r\n${extra}\r\n`
-  );
+  return `POST /api/v1/analyze HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${contentType}\r\n` + `Content-Length: ${contentLength}\r\n${extra}\r\n`;
 }
 
 describe('M3: shutdown is bounded', () => {
@@ -131,7 +128,13 @@ describe('M1: stalled uploads cannot lock others out of /analyze', () => {
         expect(Number(busy.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       }
 
-      const lan = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', headers: { ...headers, 'x-api-key': key }, payload, remoteAddress: '192.168.1.77' });
+      const lan = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/analyze',
+        headers: { ...headers, 'x-api-key': key },
+        payload,
+        remoteAddress: '192.168.1.77',
+      });
       expect(lan.statusCode).toBe(200);
       const local = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', headers, payload });
       expect(local.statusCode).toBe(200);
@@ -289,12 +292,19 @@ describe('media types, empty bodies, odd paths and keys', () => {
       payload: '{"email":"shop@example.com","password":"a long password"}',
     });
     expect(expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE')).toMatch(/application\/json/);
-    const keys = await t.app.inject({ method: 'POST', url: '/api/v1/keys', headers: { cookie, 'content-type': 'text/plain; charset=utf-8' }, payload: '{"name":"x"}' });
+    const keys = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/keys',
+      headers: { cookie, 'content-type': 'text/plain; charset=utf-8' },
+      payload: '{"name":"x"}',
+    });
     expectError(keys, 415, 'UNSUPPORTED_MEDIA_TYPE');
   });
 
   it('L4: Content-Type: application/json with an empty body works on routes that take no body', async () => {
-    const scanId = (await t.app.inject({ method: 'POST', url: '/api/v1/analyze', headers: { ...imageForm(jpeg).headers, cookie }, payload: imageForm(jpeg).payload })).json().data.scanId;
+    const scanId = (
+      await t.app.inject({ method: 'POST', url: '/api/v1/analyze', headers: { ...imageForm(jpeg).headers, cookie }, payload: imageForm(jpeg).payload })
+    ).json().data.scanId;
     const del = await t.app.inject({ method: 'DELETE', url: `/api/v1/scans/${scanId}`, headers: { ...json, 'x-api-key': key }, payload: '' });
     expect(del.statusCode).toBe(200);
     await createKey(t.app, cookie, 'spare');
@@ -333,7 +343,10 @@ describe('media types, empty bodies, odd paths and keys', () => {
     for (const length of [100, 101, 128, 129, 500]) {
       const id = 'a'.repeat(length);
       // With the UI, its wildcard route also sees GETs the API router does not take.
-      for (const [app, headers] of [[t.app, { 'x-api-key': key }], [ui.app, {}]] as const) {
+      for (const [app, headers] of [
+        [t.app, { 'x-api-key': key }],
+        [ui.app, {}],
+      ] as const) {
         expectError(await app.inject({ url: `/api/v1/scans/${id}`, headers }), 404, 'NOT_FOUND');
         expectError(await app.inject({ method: 'DELETE', url: `/api/v1/scans/${id}`, headers }), 404, 'NOT_FOUND');
         expectError(await app.inject({ url: `/api/v1/scans/${id}/image`, headers }), 404, 'NOT_FOUND');
@@ -357,7 +370,12 @@ describe('media types, empty bodies, odd paths and keys', () => {
   });
 
   it('L8: a key sent as Authorization: Bearer is 401 INVALID_API_KEY naming X-API-Key, never anonymous', async () => {
-    const bearer = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', headers: { ...imageForm(jpeg).headers, authorization: `Bearer ${key}` }, payload: imageForm(jpeg).payload });
+    const bearer = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/analyze',
+      headers: { ...imageForm(jpeg).headers, authorization: `Bearer ${key}` },
+      payload: imageForm(jpeg).payload,
+    });
     expect(expectError(bearer, 401, 'INVALID_API_KEY')).toMatch(/X-API-Key/);
     expectError(await t.app.inject({ url: '/api/v1/scans', headers: { authorization: `bearer ${key}` } }), 401, 'INVALID_API_KEY');
     expectError(await t.app.inject({ url: '/api/v1/scans', headers: { authorization: 'Bearer tw_unknown' } }), 401, 'INVALID_API_KEY');
@@ -392,7 +410,11 @@ describe('media types, empty bodies, odd paths and keys', () => {
     // base64url in Basic too
     const url64 = Buffer.from(`${key}:`).toString('base64url');
     const upload = imageForm(jpeg);
-    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/analyze', headers: { ...upload.headers, authorization: `Basic ${url64}` }, payload: upload.payload }), 401, 'INVALID_API_KEY');
+    expectError(
+      await t.app.inject({ method: 'POST', url: '/api/v1/analyze', headers: { ...upload.headers, authorization: `Basic ${url64}` }, payload: upload.payload }),
+      401,
+      'INVALID_API_KEY',
+    );
     // text that merely contains a key-like string, in headers no key is sent in, is no key
     const { cookie } = await signIn(t.app);
     const lookalike = `tw_${'B'.repeat(32)}`;
@@ -411,7 +433,12 @@ describe('media types, empty bodies, odd paths and keys', () => {
 
   it('L9: a query parameter on POST /analyze is 400 VALIDATION_ERROR naming it', async () => {
     const upload = imageForm(jpeg);
-    const verbose = await t.app.inject({ method: 'POST', url: '/api/v1/analyze?verbose=1', headers: { ...upload.headers, 'x-api-key': key }, payload: upload.payload });
+    const verbose = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/analyze?verbose=1',
+      headers: { ...upload.headers, 'x-api-key': key },
+      payload: upload.payload,
+    });
     expect(expectError(verbose, 400, 'VALIDATION_ERROR')).toMatch(/Query parameter "verbose".*form field/);
     expect(verbose.headers['x-ratelimit-limit']).toBe('10');
     const typo = await t.app.inject({ method: 'POST', url: '/api/v1/analyze?vehcle=AB-1', headers: upload.headers, payload: upload.payload });

@@ -24,9 +24,7 @@ export async function httpTest(options: { config?: Partial<Config>; store?: Stor
   };
 }
 
-export type Part =
-  | { name: string; value: string }
-  | { name: string; data: Buffer; filename?: string | null; contentType?: string };
+export type Part = { name: string; value: string } | { name: string; data: Buffer; filename?: string | null; contentType?: string };
 
 const BOUNDARY = '----tirewear-test-boundary';
 
@@ -40,8 +38,7 @@ export function form(parts: Part[], { close = true } = {}): { payload: Buffer; h
       const filename = part.filename === null ? '' : `; filename="${part.filename ?? 'tire.jpg'}"`;
       chunks.push(
         Buffer.from(
-          `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${part.name}"${filename}\r\n` +
-            `Content-Type: ${part.contentType ?? 'image/jpeg'}\r\n\r\n`,
+          `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${part.name}"${filename}\r\n` + `Content-Type: ${part.contentType ?? 'image/jpeg'}\r\n\r\n`,
         ),
         part.data,
         Buffer.from('\r\n'),

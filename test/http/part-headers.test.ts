@@ -73,7 +73,10 @@ describe('PartHeaderCheck reads part headers as busboy does', () => {
       for (const piece of [1, 3, 7, 64, body.length]) {
         const problem = check(body, piece);
         expect({ piece, refused: problem !== null }).toEqual({ piece, refused: skipped });
-        if (problem) expect(problem).toMatch(/^Part 1 of the form (has no Content-Disposition header|is Content-Disposition ".*"( \(folded onto a second line\))?, not form-data)/);
+        if (problem)
+          expect(problem).toMatch(
+            /^Part 1 of the form (has no Content-Disposition header|is Content-Disposition ".*"( \(folded onto a second line\))?, not form-data)/,
+          );
       }
     });
   }

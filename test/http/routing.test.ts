@@ -146,7 +146,9 @@ describe('GET /api/v1/openapi.json', () => {
     const result = doc.paths['/api/v1/analyze'].post.responses['200'].content['application/json'].schema.properties.data.properties.result;
     expect(JSON.stringify(result.properties.wear)).toMatch(/"new".*"good".*"medium".*"worn".*"critical"/);
     expect(result.properties.depth32nds.description).toMatch(/whole 32nds/);
-    expect(doc.components.schemas.ErrorEnvelope.properties.error.properties.code.enum).toEqual(expect.arrayContaining(['RATE_LIMIT_EXCEEDED', 'NO_TIRE_DETECTED', 'STORAGE_UNAVAILABLE']));
+    expect(doc.components.schemas.ErrorEnvelope.properties.error.properties.code.enum).toEqual(
+      expect.arrayContaining(['RATE_LIMIT_EXCEEDED', 'NO_TIRE_DETECTED', 'STORAGE_UNAVAILABLE']),
+    );
     // the documented headers are not only documented: an answer carries them
     const upload = imageForm(await makeJpeg({ width: 320, height: 256 }));
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', ...upload });

@@ -30,7 +30,7 @@ afterAll(() => t.cleanup());
 const ids = async (query: string) =>
   ((await t.app.inject({ url: `/api/v1/scans?${query}`, headers: owner })).json().data.items as Array<{ scanId: string }>).map((s) => s.scanId);
 
-it('a day holds its last millisecond and not the next day\'s first, as date= and as from/to', async () => {
+it("a day holds its last millisecond and not the next day's first, as date= and as from/to", async () => {
   expect(await ids('date=2026-11-21')).toEqual([at.lastOfDay]);
   expect(await ids('date=2026-11-22')).toEqual([at.firstOfNext]);
   expect(await ids('from=2026-11-21&to=2026-11-21')).toEqual([at.lastOfDay]);

@@ -140,7 +140,9 @@ describe('GET /scans/:scanId/overlays', () => {
     expect(t.analyzer.calls).toBe(calls);
     // the capture check keeps its own count, and another caller its own
     const check = imageForm(await makeJpeg({ width: 320, height: 256 }));
-    expect((await t.app.inject({ method: 'POST', url: '/api/v1/analyze/check', payload: check.payload, headers: { ...check.headers, ...owner } })).statusCode).toBe(200);
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/api/v1/analyze/check', payload: check.payload, headers: { ...check.headers, ...owner } })).statusCode,
+    ).toBe(200);
     const walkIn = await analyze({}, photo);
     expect((await overlaysOf(walkIn.scanId)).statusCode).toBe(200);
     // a minute later the account may again

@@ -123,11 +123,15 @@ describe('GET /scans', () => {
     expect((await t.app.inject({ url: '/api/v1/scans?date=2026-11-20', headers: owner })).json().data.items).toHaveLength(0);
     const csv = (await t.app.inject({ url: '/api/v1/scans/export?date=2026-11-22', headers: owner })).body;
     expect(csv.trim().split('\n')).toHaveLength(1); // the header row alone
-    expect(expectError(await t.app.inject({ url: '/api/v1/scans?date=2026-11-21&from=2026-11-01', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(/either date/);
+    expect(expectError(await t.app.inject({ url: '/api/v1/scans?date=2026-11-21&from=2026-11-01', headers: owner }), 400, 'VALIDATION_ERROR')).toMatch(
+      /either date/,
+    );
     expect(expectError(await t.app.inject({ url: '/api/v1/scans?date=2026-11-21T10:00', headers: owner }), 400, 'VALIDATION_ERROR')).toBe(
       'query parameter date must be one whole UTC day, YYYY-MM-DD such as 2026-11-24; for times send from and to',
     );
-    expect(expectError(await t.app.inject({ url: '/api/v1/scans?date=2026-02-30', headers: owner }), 400, 'VALIDATION_ERROR')).toContain('query parameter date');
+    expect(expectError(await t.app.inject({ url: '/api/v1/scans?date=2026-02-30', headers: owner }), 400, 'VALIDATION_ERROR')).toContain(
+      'query parameter date',
+    );
   });
 
   it.each([
@@ -185,7 +189,13 @@ describe('one scan', () => {
       vehicle: 'VW Golf',
       position: 'FL',
       measurementMm: null,
-      image: { width: 320, height: 256, mime: 'image/jpeg', url: `/api/v1/scans/${ids[0]}/image`, thumbnailUrl: `/api/v1/scans/${ids[0]}/image?variant=thumbnail` },
+      image: {
+        width: 320,
+        height: 256,
+        mime: 'image/jpeg',
+        url: `/api/v1/scans/${ids[0]}/image`,
+        thumbnailUrl: `/api/v1/scans/${ids[0]}/image?variant=thumbnail`,
+      },
     });
   });
 
@@ -231,8 +241,7 @@ describe('one scan', () => {
 
   describe('PUT /measurement takes only a JSON number of mm (0 to 30, 2 decimals) or null', () => {
     const url = () => `/api/v1/scans/${ids[2]}/measurement`;
-    const put = (body: string) =>
-      t.app.inject({ method: 'PUT', url: url(), headers: { ...owner, 'content-type': 'application/json' }, payload: body });
+    const put = (body: string) => t.app.inject({ method: 'PUT', url: url(), headers: { ...owner, 'content-type': 'application/json' }, payload: body });
     const reading = async () => (await t.app.inject({ url: `/api/v1/scans/${ids[2]}`, headers: owner })).json().data;
 
     it.each([

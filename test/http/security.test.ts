@@ -176,7 +176,7 @@ describe('a desk bound to one LAN address of its own', () => {
   }
   const fromHere = { host: `${OWN}:8787`, origin: `http://${OWN}:8787` };
 
-  it('takes its own window (a caller from one of this computer\'s addresses) as this computer: signed in, settings open', async () => {
+  it("takes its own window (a caller from one of this computer's addresses) as this computer: signed in, settings open", async () => {
     const { cookie } = await signIn(own.app);
     await withOwnAddress(async () => {
       expect((await own.app.inject({ url: '/', headers: fromHere, remoteAddress: OWN })).statusCode).not.toBe(403);
@@ -193,7 +193,7 @@ describe('a desk bound to one LAN address of its own', () => {
     expectError(gone, 403, 'FORBIDDEN');
   });
 
-  it('never takes a link-local or zoned address for this computer (fe80::1 is a Mac\'s loopback interface and many routers\' address)', async () => {
+  it("never takes a link-local or zoned address for this computer (fe80::1 is a Mac's loopback interface and many routers' address)", async () => {
     const { cookie } = await signIn(own.app);
     await withOwnAddress(async () => {
       for (const remoteAddress of ['fe80::1', 'fe80::1%en0', 'fe80::aede:48ff:fe00:1122', 'fe80::aede:48ff:fe00:1122%eth9']) {

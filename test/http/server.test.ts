@@ -103,9 +103,7 @@ describe('limits on the wire', () => {
     const { payload, headers } = form([{ name: 'image', data: Buffer.alloc(0) }]);
     const preamble = payload.subarray(0, payload.indexOf('\r\n--', 10));
     const chunk = (data: Buffer) => Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')]);
-    const head =
-      `POST /api/v1/analyze HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${headers['content-type']}\r\n` +
-      'Transfer-Encoding: chunked\r\n\r\n';
+    const head = `POST /api/v1/analyze HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${headers['content-type']}\r\n` + 'Transfer-Encoding: chunked\r\n\r\n';
     // 11 MiB of file data and never the closing boundary nor the last chunk: only a server
     // that judges while streaming can answer at all.
     const body = [chunk(preamble), ...Array.from({ length: 176 }, () => chunk(Buffer.alloc(65536, 0xab)))];
@@ -118,9 +116,7 @@ describe('limits on the wire', () => {
   it('a multipart body that ends mid-part is a 400, not a hang', async () => {
     const { payload, headers } = form([{ name: 'image', data: jpeg }], { close: false });
     const cut = payload.subarray(0, 3000);
-    const head =
-      `POST /api/v1/analyze HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${headers['content-type']}\r\n` +
-      `Content-Length: ${cut.length}\r\n\r\n`;
+    const head = `POST /api/v1/analyze HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${headers['content-type']}\r\n` + `Content-Length: ${cut.length}\r\n\r\n`;
     const response = await rawRequest(server.url, head, [cut]);
     expect(response).toMatch(/^HTTP\/1\.1 400 /);
     expect(response).toMatch(/"code":"VALIDATION_ERROR"/);

@@ -13,8 +13,7 @@ beforeAll(async () => {
 afterAll(() => t.cleanup());
 
 const settingsFile = () => path.join(t.dataDir, 'settings.json');
-const put = (payload: object, headers: Record<string, string> = { cookie }) =>
-  t.app.inject({ method: 'PUT', url: '/api/v1/settings', headers, payload });
+const put = (payload: object, headers: Record<string, string> = { cookie }) => t.app.inject({ method: 'PUT', url: '/api/v1/settings', headers, payload });
 
 describe('GET/PUT /api/v1/settings', () => {
   it('reads defaults before anything was saved', async () => {
@@ -105,7 +104,9 @@ describe('the value in force and where it comes from (issue 42)', () => {
     });
     try {
       const { cookie: owner } = await signIn(flag.app);
-      const data = (await flag.app.inject({ method: 'PUT', url: '/api/v1/settings', headers: { cookie: owner }, payload: { port: 9100, lanAccess: true } })).json().data;
+      const data = (
+        await flag.app.inject({ method: 'PUT', url: '/api/v1/settings', headers: { cookie: owner }, payload: { port: 9100, lanAccess: true } })
+      ).json().data;
       expect(data.restartRequired).toBe(true);
       expect(data.server.port).toEqual({ inForce: 8787, source: 'file', setBy: null, saved: 9100, overridden: false, restartRequired: true });
       expect(data.server.lanAccess).toEqual({ inForce: false, source: 'flag', setBy: '--lan-access', saved: true, overridden: true, restartRequired: false });
@@ -160,7 +161,9 @@ describe('a settings.json damaged while the server runs', () => {
     await writeFile(settingsFile(), damaged);
     for (const res of [await t.app.inject({ url: '/api/v1/settings', headers: { cookie } }), await put({ units: '32nds' })]) {
       const message = expectError(res, 503, 'STORAGE_UNAVAILABLE');
-      expect(message).toBe('settings.json in the data folder is damaged or not valid; correct it, or delete it to go back to the defaults, then restart TireWear');
+      expect(message).toBe(
+        'settings.json in the data folder is damaged or not valid; correct it, or delete it to go back to the defaults, then restart TireWear',
+      );
     }
     expect(await readFile(settingsFile(), 'utf8')).toBe(damaged);
     await writeFile(settingsFile(), '{}');

@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.cleanup());
 
-it('lists a stored scan whose wear is not one of today\'s five and whose 32nds are not whole, as stored', async () => {
+it("lists a stored scan whose wear is not one of today's five and whose 32nds are not whole, as stored", async () => {
   const upload = imageForm(await makeJpeg({ width: 320, height: 256 }));
   const made = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', payload: upload.payload, headers: { ...upload.headers, ...owner } });
   const today = (await t.core.store.scans.get(made.json().data.scanId))!;

@@ -10,7 +10,7 @@ import { expectError, signIn } from '../http/helpers.js';
 import { removeNode, startNode, type Node } from '../sync/nodes.js';
 import { freshSchema, TEST_DATABASE_URL, type TestSchema } from './pg.js';
 
-describe.skipIf(!TEST_DATABASE_URL)('a hub\'s desk routes', () => {
+describe.skipIf(!TEST_DATABASE_URL)("a hub's desk routes", () => {
   let schema: TestSchema;
   let hub: Node;
   let owner: { cookie: string };
@@ -30,10 +30,20 @@ describe.skipIf(!TEST_DATABASE_URL)('a hub\'s desk routes', () => {
 
   it('never links to another hub, nor says it could: 403 for every account, the owner too', async () => {
     for (const { cookie } of [owner, stranger]) {
-      const link = await hub.app.inject({ method: 'PUT', url: '/api/v1/sync/link', headers: { cookie }, payload: { hubUrl: 'http://203.0.113.9:8787', hubApiKey: `tw_${'a'.repeat(32)}` } });
+      const link = await hub.app.inject({
+        method: 'PUT',
+        url: '/api/v1/sync/link',
+        headers: { cookie },
+        payload: { hubUrl: 'http://203.0.113.9:8787', hubApiKey: `tw_${'a'.repeat(32)}` },
+      });
       // (the stranger is refused sooner, as not the owner)
       expect(expectError(link, 403, 'FORBIDDEN')).toMatch(cookie === owner.cookie ? /is a hub: it does not link to another hub/ : /hub's owner/);
-      for (const [method, url] of [['GET', '/api/v1/sync/status'], ['POST', '/api/v1/sync/run'], ['GET', '/api/v1/sync/hub-scans'], ['DELETE', '/api/v1/sync/link']] as const) {
+      for (const [method, url] of [
+        ['GET', '/api/v1/sync/status'],
+        ['POST', '/api/v1/sync/run'],
+        ['GET', '/api/v1/sync/hub-scans'],
+        ['DELETE', '/api/v1/sync/link'],
+      ] as const) {
         expectError(await hub.app.inject({ method, url, headers: { cookie } }), 403, 'FORBIDDEN');
       }
     }
@@ -49,7 +59,12 @@ describe.skipIf(!TEST_DATABASE_URL)('a hub\'s desk routes', () => {
   });
 
   it('will not start with a hub link of its own', () => {
-    const env = { TIREWEAR_DATABASE_URL: schema.url, TIREWEAR_HUB_URL: 'https://hub.example', TIREWEAR_HUB_API_KEY: `tw_${'a'.repeat(32)}`, TIREWEAR_DATA_DIR: hub.dataDir };
+    const env = {
+      TIREWEAR_DATABASE_URL: schema.url,
+      TIREWEAR_HUB_URL: 'https://hub.example',
+      TIREWEAR_HUB_API_KEY: `tw_${'a'.repeat(32)}`,
+      TIREWEAR_DATA_DIR: hub.dataDir,
+    };
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(/a hub does not link to another hub/);
   });

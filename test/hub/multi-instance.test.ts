@@ -67,9 +67,7 @@ describe.skipIf(!TEST_DATABASE_URL)('two hub instances on one PostgreSQL databas
 
   it('charges exactly the allowance left when requests race across instances', async () => {
     const { key, cookie } = await account(a);
-    const answers = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => analyze(i % 2 ? a : b, { 'x-api-key': key })),
-    );
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => analyze(i % 2 ? a : b, { 'x-api-key': key })));
     const statuses = answers.map((res) => res.status).sort();
     expect(statuses).toEqual([...Array(10).fill(200), 429, 429]);
     const summary = await fetch(`${b.url}/api/v1/account`, { headers: { cookie } });

@@ -8,8 +8,7 @@ import pg from 'pg';
 
 export const TEST_DATABASE_URL = process.env.TIREWEAR_TEST_DATABASE_URL ?? '';
 
-export const SKIP_REASON =
-  'TIREWEAR_TEST_DATABASE_URL is not set: PostgreSQL tests skipped (run scripts/pg-test-setup.sh and export the URL it prints)';
+export const SKIP_REASON = 'TIREWEAR_TEST_DATABASE_URL is not set: PostgreSQL tests skipped (run scripts/pg-test-setup.sh and export the URL it prints)';
 
 if (!TEST_DATABASE_URL) console.warn(SKIP_REASON);
 

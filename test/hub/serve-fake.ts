@@ -9,11 +9,7 @@ import { startServer } from '../../src/core/server.js';
 import { FakeAnalyzer } from '../support/fake-analyzer.js';
 
 const config = loadConfig(process.env, process.argv.slice(2));
-const server = await startServer(
-  config,
-  { analyzer: new FakeAnalyzer(), logger: createLogger({ level: 'silent' }) },
-  { logger: false },
-);
+const server = await startServer(config, { analyzer: new FakeAnalyzer(), logger: createLogger({ level: 'silent' }) }, { logger: false });
 process.stdout.write(`LISTENING ${server.url}\n`);
 process.once('SIGTERM', () => {
   void server.close().finally(() => process.exit(0));

@@ -12,15 +12,7 @@ import {
   sniffImageType,
   wholeDecodeBytes,
 } from '../../src/core/images/inspect.js';
-import {
-  makeBombPng,
-  makeExifRotatedJpeg,
-  makeManyScanJpeg,
-  makeJpeg,
-  makePng,
-  makeWebp,
-  truncate,
-} from '../fixtures/images/make.js';
+import { makeBombPng, makeExifRotatedJpeg, makeManyScanJpeg, makeJpeg, makePng, makeWebp, truncate } from '../fixtures/images/make.js';
 import { expectAppError } from '../services/helpers.js';
 
 describe('accepted images', () => {
@@ -97,7 +89,9 @@ describe('the decoded frame (what the networks and the thumbnail are made from)'
         const v = x % 8 < 4 ? 64 : 192;
         for (let y = 0; y < height; y++) raw.fill(v, (y * width + x) * 3, (y * width + x) * 3 + 3);
       }
-      return sharp(raw, { raw: { width, height, channels: 3 } }).jpeg({ quality: 100, chromaSubsampling: '4:4:4' }).toBuffer();
+      return sharp(raw, { raw: { width, height, channels: 3 } })
+        .jpeg({ quality: 100, chromaSubsampling: '4:4:4' })
+        .toBuffer();
     };
     const spread = async (width: number, height: number) => {
       const { frame } = await inspectImage(await stripes(width, height));
@@ -120,9 +114,16 @@ describe('the decoded frame (what the networks and the thumbnail are made from)'
     const cutOut = async (format: 'png' | 'webp', width: number, height: number) => {
       const raw = Buffer.alloc(width * height * 4, 200);
       for (let i = 0; i < width * height; i++) raw[i * 4 + 3] = i % width < width / 2 ? 0 : 128;
-      return sharp(raw, { raw: { width, height, channels: 4 } })[format]({ lossless: true }).toBuffer();
+      return sharp(raw, { raw: { width, height, channels: 4 } })
+        [format]({ lossless: true })
+        .toBuffer();
     };
-    for (const [format, width, height] of [['png', 400, 300], ['png', 1000, 750], ['webp', 400, 300], ['webp', 1000, 750]] as const) {
+    for (const [format, width, height] of [
+      ['png', 400, 300],
+      ['png', 1000, 750],
+      ['webp', 400, 300],
+      ['webp', 1000, 750],
+    ] as const) {
       const { frame } = await inspectImage(await cutOut(format, width, height));
       const at = (x: number) => frame.data[(Math.floor(frame.height / 2) * frame.width + x) * 3]!;
       expect([at(2), at(frame.width - 3)], `${format} ${width}×${height}`).toEqual([0, expect.closeTo(100, -0.5)]); // 200 × 128 / 255, give or take a level
@@ -141,8 +142,12 @@ describe('hostile and unusable uploads', () => {
   });
 
   test('type is decided by content: GIF, TIFF, text and HTML are refused whatever they are called', async () => {
-    const gif = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } }).gif().toBuffer();
-    const tiff = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } }).tiff().toBuffer();
+    const gif = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } })
+      .gif()
+      .toBuffer();
+    const tiff = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } })
+      .tiff()
+      .toBuffer();
     for (const data of [gif, tiff, Buffer.from('definitely a photo.jpg'), Buffer.from('<html><script>')]) {
       await expectAppError(inspectImage(data), 'UNSUPPORTED_MEDIA_TYPE');
     }
@@ -150,8 +155,12 @@ describe('hostile and unusable uploads', () => {
 
   test('a refused file a clerk might send is named, with what to do: HEIC from an iPhone above all', async () => {
     const box = (brand: string) => Buffer.concat([Buffer.from([0, 0, 0, 24]), Buffer.from(`ftyp${brand}`), Buffer.alloc(16)]);
-    const gif = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } }).gif().toBuffer();
-    const tiff = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } }).tiff().toBuffer();
+    const gif = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } })
+      .gif()
+      .toBuffer();
+    const tiff = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } })
+      .tiff()
+      .toBuffer();
     const cases: Array<[Buffer, RegExp]> = [
       [box('heic'), /HEIC photo .*export it as JPEG, or set the camera to "Most Compatible"/],
       [box('mif1'), /HEIC/],
@@ -174,12 +183,7 @@ describe('hostile and unusable uploads', () => {
 
   test('truncated JPEG, PNG and WebP are unreadable', async () => {
     const jpeg = await makeJpeg();
-    for (const data of [
-      truncate(jpeg, 0.6),
-      jpeg.subarray(0, jpeg.length - 2),
-      truncate(await makePng(), 0.6),
-      truncate(await makeWebp(), 0.6),
-    ]) {
+    for (const data of [truncate(jpeg, 0.6), jpeg.subarray(0, jpeg.length - 2), truncate(await makePng(), 0.6), truncate(await makeWebp(), 0.6)]) {
       await expectAppError(inspectImage(data), 'IMAGE_UNREADABLE');
     }
   });
@@ -212,7 +216,9 @@ describe('hostile and unusable uploads', () => {
     const disguise = Buffer.from([0xff, 0x00, 0x00, 0x06, 0xff, 0xfe, 0x00, 0x06, 0xff, 0xd9, 0x00, 0x00]);
     const disguised = Buffer.concat([crafted.subarray(0, sos), disguise, crafted.subarray(sos)]);
     expect(countJpegScans(disguised, MAX_JPEG_SCANS)).toBe(MAX_JPEG_SCANS + 1);
-    const progressive = await sharp(await makeJpeg({ width: 640, height: 480 })).jpeg({ progressive: true }).toBuffer();
+    const progressive = await sharp(await makeJpeg({ width: 640, height: 480 }))
+      .jpeg({ progressive: true })
+      .toBuffer();
     expect(countJpegScans(progressive, MAX_JPEG_SCANS)).toBeGreaterThan(1);
     expect(countJpegScans(progressive, MAX_JPEG_SCANS)).toBeLessThanOrEqual(20);
     expect((await inspectImage(progressive)).width).toBe(640);
@@ -222,8 +228,12 @@ describe('hostile and unusable uploads', () => {
   test('a progressive JPEG or interlaced PNG that would need more than 160 MB to decode is refused from its header', async () => {
     expect(wholeDecodeBytes('image/png', { width: 6300, height: 6300, isProgressive: true, channels: 4, depth: 'ushort' })).toBe(6300 * 6300 * 8);
     expect(wholeDecodeBytes('image/png', { width: 6300, height: 6300, isProgressive: false, channels: 4, depth: 'ushort' })).toBe(0);
-    expect(wholeDecodeBytes('image/jpeg', { width: 4000, height: 3000, isProgressive: true, channels: 3, depth: 'uchar', chromaSubsampling: '4:2:0' })).toBe(12e6 * 3);
-    expect(wholeDecodeBytes('image/jpeg', { width: 6300, height: 6300, isProgressive: true, channels: 3, depth: 'uchar', chromaSubsampling: '4:4:4' })).toBeGreaterThan(MAX_WHOLE_DECODE_BYTES);
+    expect(wholeDecodeBytes('image/jpeg', { width: 4000, height: 3000, isProgressive: true, channels: 3, depth: 'uchar', chromaSubsampling: '4:2:0' })).toBe(
+      12e6 * 3,
+    );
+    expect(
+      wholeDecodeBytes('image/jpeg', { width: 6300, height: 6300, isProgressive: true, channels: 3, depth: 'uchar', chromaSubsampling: '4:4:4' }),
+    ).toBeGreaterThan(MAX_WHOLE_DECODE_BYTES);
     // a real one: 16-bit RGBA, interlaced, 5000 × 5000 (200 MB whole), from a few hundred KB
     const interlaced = await sharp({ create: { width: 5000, height: 5000, channels: 4, background: { r: 90, g: 90, b: 90, alpha: 1 } } })
       .png({ progressive: true, compressionLevel: 1 })

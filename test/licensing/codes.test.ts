@@ -106,11 +106,22 @@ describe('vendor tool', () => {
       const pack = await run(tsx, ['src/core/cli/license.ts', 'issue', '--key', privateFile, '--kind', 'pack', '--scans', '250']);
       expect(verifyLicenseCode(pack.stdout, trusted)).toMatchObject({ kind: 'pack', scans: 250 });
       const pro = await run(tsx, [
-        'src/core/cli/license.ts', 'issue', '--key', privateFile,
-        '--kind', 'pro', '--expires', '2027-12-31T00:00:00Z', '--id', 'shop-42-pro',
+        'src/core/cli/license.ts',
+        'issue',
+        '--key',
+        privateFile,
+        '--kind',
+        'pro',
+        '--expires',
+        '2027-12-31T00:00:00Z',
+        '--id',
+        'shop-42-pro',
       ]);
       expect(verifyLicenseCode(pro.stdout, trusted)).toEqual({
-        v: 1, id: 'shop-42-pro', kind: 'pro', expiresAt: '2027-12-31T00:00:00Z',
+        v: 1,
+        id: 'shop-42-pro',
+        kind: 'pro',
+        expiresAt: '2027-12-31T00:00:00Z',
       });
     } finally {
       await rm(dir, { recursive: true, force: true });

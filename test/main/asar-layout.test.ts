@@ -45,10 +45,7 @@ describe('checkAsarLayout', () => {
     const archive = await pack(APP_FILES, '{*.node,*.so.*}');
     const { problems, natives } = checkAsarLayout(archive);
     expect(problems).toEqual([]);
-    expect(natives.map((n) => n.file).sort()).toEqual([
-      'node_modules/native-a/build/Release/a.node',
-      'node_modules/native-b/lib/libb.so.8.18.7',
-    ]);
+    expect(natives.map((n) => n.file).sort()).toEqual(['node_modules/native-a/build/Release/a.node', 'node_modules/native-b/lib/libb.so.8.18.7']);
   });
 
   it('names each native file packed inside the asar', async () => {
@@ -61,9 +58,7 @@ describe('checkAsarLayout', () => {
   it('names a native file marked unpacked that is missing from app.asar.unpacked', async () => {
     const archive = await pack(APP_FILES, '{*.node,*.so.*}');
     rmSync(path.join(`${archive}.unpacked`, 'node_modules', 'native-a', 'build', 'Release', 'a.node'));
-    expect(checkAsarLayout(archive).problems).toEqual([
-      'node_modules/native-a/build/Release/a.node: marked unpacked but missing from app.asar.unpacked',
-    ]);
+    expect(checkAsarLayout(archive).problems).toEqual(['node_modules/native-a/build/Release/a.node: marked unpacked but missing from app.asar.unpacked']);
   });
 
   it('requires the renderer and the license key inside the asar', async () => {

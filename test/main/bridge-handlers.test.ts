@@ -71,7 +71,7 @@ afterEach(async () => {
 });
 
 describe('bridge handlers', () => {
-  it('takes the window\'s count of photos still to send, a whole number from 0 to 100000 only', async () => {
+  it("takes the window's count of photos still to send, a whole number from 0 to 100000 only", async () => {
     expect(await bridge.invoke(CHANNELS.pendingWork, fromApp(), 3)).toEqual({ ok: true, value: undefined });
     expect(deps.setPendingWork).toHaveBeenCalledWith(3);
     for (const bad of [-1, 2.5, '3', null, 100_001, Number.NaN]) {

@@ -85,7 +85,12 @@ describe.skipIf(problem !== undefined)('built main process', () => {
     expect(loaded).toMatchObject({ health: 200, page: 200, csp: APP_CSP });
     expect(String(loaded?.url)).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
     expect(String(loaded?.html)).toContain('<div id="root">');
-    expect(reports.filter((r) => r.event === 'ipc').map((r) => r.channel).sort()).toEqual(Object.values(CHANNELS).sort());
+    expect(
+      reports
+        .filter((r) => r.event === 'ipc')
+        .map((r) => r.channel)
+        .sort(),
+    ).toEqual(Object.values(CHANNELS).sort());
     expect(reports.at(-1)?.event).toBe('quit');
   });
 

@@ -99,7 +99,7 @@ describe('keepApiRunningInTray', () => {
 });
 
 describe('development user data', () => {
-  it('lives beside the installed app\'s, never in it', () => {
+  it("lives beside the installed app's, never in it", () => {
     const appData = path.join('/home/shop', '.config');
     expect(devUserDataPath(appData)).toBe(path.join(appData, 'TireWear-dev'));
     expect(devUserDataPath(appData)).not.toBe(path.join(appData, 'TireWear'));
@@ -129,4 +129,3 @@ describe('the data folder on Windows', () => {
     expect(config.port).toBe(9123); // its settings.json with it
   });
 });
-

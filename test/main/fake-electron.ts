@@ -148,8 +148,7 @@ export function createFakeElectron(userDataPath: string) {
       showSaveDialog: async () => ({ canceled: true }),
     },
     ipcMain: {
-      handle: (channel: string, listener: (event: unknown, ...args: unknown[]) => Promise<unknown>) =>
-        fake.ipcHandlers.set(channel, listener),
+      handle: (channel: string, listener: (event: unknown, ...args: unknown[]) => Promise<unknown>) => fake.ipcHandlers.set(channel, listener),
     },
     session: {
       defaultSession: {

@@ -165,7 +165,12 @@ describe('quitting', () => {
     const app = new FakeApp();
     const onError = vi.fn();
     const close = vi.fn(async () => undefined);
-    closeCoreBeforeQuit(app, close, onError, { setTimer: () => ({}), onClosing: () => { throw new Error('window already destroyed'); } });
+    closeCoreBeforeQuit(app, close, onError, {
+      setTimer: () => ({}),
+      onClosing: () => {
+        throw new Error('window already destroyed');
+      },
+    });
     app.quit();
     expect(close).toHaveBeenCalledTimes(1);
     await vi.waitFor(() => expect(app.ended).toBe(true));

@@ -73,7 +73,10 @@ describe('navigation guards', () => {
   });
 
   it('refuses redirects off the app origin and any webview', () => {
-    const guards = navigationGuards(APP, vi.fn(async () => {}));
+    const guards = navigationGuards(
+      APP,
+      vi.fn(async () => {}),
+    );
     const away = event('https://example.com/');
     const home = event(`${APP}/`);
     const webview = { preventDefault: vi.fn() };

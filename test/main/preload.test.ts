@@ -143,7 +143,10 @@ describe('the bridge contract from main to the page, as Electron delivers it', (
     deps.openPath.mockResolvedValueOnce('Failed to open path');
     const failure = await pageBridge()
       .openDataFolder()
-      .then(() => null, (error: unknown) => error);
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
     expect(failure).toBeInstanceOf(BridgeError);
     expect(failure).toMatchObject({
       code: 'NOT_FOUND',

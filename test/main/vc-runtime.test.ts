@@ -10,7 +10,10 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 const require = createRequire(import.meta.url);
-const afterPack = require('../../build/vc-runtime.cjs') as ((context: { electronPlatformName: string; appOutDir: string }, env?: Record<string, string>) => Promise<void>) & {
+const afterPack = require('../../build/vc-runtime.cjs') as ((
+  context: { electronPlatformName: string; appOutDir: string },
+  env?: Record<string, string>,
+) => Promise<void>) & {
   VC_RUNTIME_DLLS: string[];
 };
 

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { appVersionFromArgv } from '../../src/preload/channels.js';
-import { applicationMenuTemplate, contextMenuTemplate, lanWindowOrigin, localServerUrl, mainWindowOptions, rendererUrl } from '../../src/main/window-options.js';
+import {
+  applicationMenuTemplate,
+  contextMenuTemplate,
+  lanWindowOrigin,
+  localServerUrl,
+  mainWindowOptions,
+  rendererUrl,
+} from '../../src/main/window-options.js';
 
 const setup = { preloadPath: '/app/out/preload/index.cjs', iconPath: '/app/icon.png', appVersion: '0.1.0', isPackaged: true };
 
@@ -58,7 +65,15 @@ describe('window URL', () => {
       expect(lanWindowOrigin(host, 8787), host).toBeNull();
     }
     // a port not known before the start, or nonsense: nothing is treated as secure
-    for (const [host, port] of [['192.168.1.20', 0], ['192.168.1.20', 70_000], ['192.168.1.20', 1.5], ['', 8787], ['a/b', 8787], ['user@192.168.1.20', 8787], ['a b', 8787]] as const) {
+    for (const [host, port] of [
+      ['192.168.1.20', 0],
+      ['192.168.1.20', 70_000],
+      ['192.168.1.20', 1.5],
+      ['', 8787],
+      ['a/b', 8787],
+      ['user@192.168.1.20', 8787],
+      ['a b', 8787],
+    ] as const) {
       expect(lanWindowOrigin(host, port), `${host}:${port}`).toBeNull();
     }
   });

@@ -77,9 +77,7 @@ test('a burst beyond the queue answers SERVER_BUSY with Retry-After, and only th
 
   // While the one running analysis is held, the three queue places fill and everyone else is refused at once.
   let settled = 0;
-  const requests = Array.from({ length: BURST }, () =>
-    analyze(url, image, { 'x-api-key': key }).then((answer) => (settled++, answer)),
-  );
+  const requests = Array.from({ length: BURST }, () => analyze(url, image, { 'x-api-key': key }).then((answer) => (settled++, answer)));
   for (let i = 0; i < 4000 && settled < BURST - 4; i++) await new Promise((r) => setTimeout(r, 5));
   expect(settled).toBe(BURST - 4);
   release();
@@ -137,16 +135,12 @@ test('a POS retrying one Idempotency-Key 16 times at once is analysed and charge
   await t.analyzer.started(1);
 
   // While the first runs, every retry is told to come back (409), none starts a second analysis.
-  const retries = await Promise.all(
-    Array.from({ length: 15 }, () => analyze(url, image, { 'x-api-key': key, 'idempotency-key': 'pos-order-42' })),
-  );
+  const retries = await Promise.all(Array.from({ length: 15 }, () => analyze(url, image, { 'x-api-key': key, 'idempotency-key': 'pos-order-42' })));
   expect(count(retries)).toEqual({ 409: 15 });
   release();
   const scanId = (await first).body.data.scanId;
 
-  const later = await Promise.all(
-    Array.from({ length: 16 }, () => analyze(url, image, { 'x-api-key': key, 'idempotency-key': 'pos-order-42' })),
-  );
+  const later = await Promise.all(Array.from({ length: 16 }, () => analyze(url, image, { 'x-api-key': key, 'idempotency-key': 'pos-order-42' })));
   expect(later.every((a) => a.status === 200 && a.body.data.scanId === scanId)).toBe(true);
   expect(t.analyzer.calls).toBe(1);
   expect(await ledger()).toMatchObject({ scans: 1, charged: 1, reservations: 0 });

@@ -68,7 +68,9 @@ export async function loadAndKill(options: {
   const worker = async (n: number) => {
     for (let i = 0; !stop; i++) {
       const k = n + i;
-      const answer = await analyze(options.server.url, options.images[k % options.images.length]!, options.callers[k % options.callers.length]).catch(() => null);
+      const answer = await analyze(options.server.url, options.images[k % options.images.length]!, options.callers[k % options.callers.length]).catch(
+        () => null,
+      );
       if (answer?.status === 200) {
         options.received.add(answer.body.data.scanId);
         acknowledged++;

@@ -31,7 +31,7 @@ async function dataDir(): Promise<string> {
   return dir;
 }
 
-test('a start after a crash releases the last run\'s holds and in-flight Idempotency-Key claims, and keeps finished ones', async () => {
+test("a start after a crash releases the last run's holds and in-flight Idempotency-Key claims, and keeps finished ones", async () => {
   const before = await dataDir();
   const analyzer = new FakeAnalyzer();
   const first = await startServer(testConfig(before, keys.publicKeyPem, { port: 0 }), { analyzer }, { logger: false });

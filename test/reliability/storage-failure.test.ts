@@ -34,7 +34,9 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function serve(imagesDir: (dataDir: string) => string): Promise<{ app: FastifyInstance; core: Core; analyzer: FakeAnalyzer; config: Config; db: string }> {
+async function serve(
+  imagesDir: (dataDir: string) => string,
+): Promise<{ app: FastifyInstance; core: Core; analyzer: FakeAnalyzer; config: Config; db: string }> {
   const dataDir = path.join(os.tmpdir(), `tirewear-storage-${process.pid}-${Math.random().toString(36).slice(2)}`);
   await mkdir(dataDir, { recursive: true });
   const config = testConfig(dataDir, keys.publicKeyPem, { imagesDir: imagesDir(dataDir) });

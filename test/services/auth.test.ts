@@ -174,14 +174,15 @@ describe('API keys', () => {
     expect(unknown.message).toMatch(/unknown/);
   });
 
-  test.each([['empty', '   '], ['65 characters', 'n'.repeat(65)], ['a control character', 'POS\u0007']])(
-    'a name that is %s is refused',
-    async (_what, name) => {
-      t = await testCore();
-      const owner = await accountCaller(t.core.services);
-      await expectAppError(t.core.services.apiKeys.create(owner.account.id, name), 'VALIDATION_ERROR');
-    },
-  );
+  test.each([
+    ['empty', '   '],
+    ['65 characters', 'n'.repeat(65)],
+    ['a control character', 'POS\u0007'],
+  ])('a name that is %s is refused', async (_what, name) => {
+    t = await testCore();
+    const owner = await accountCaller(t.core.services);
+    await expectAppError(t.core.services.apiKeys.create(owner.account.id, name), 'VALIDATION_ERROR');
+  });
 
   test('key characters are drawn from all 62 symbols', () => {
     const sample = randomBase62(20_000);

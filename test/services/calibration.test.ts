@@ -89,7 +89,10 @@ describe('shop calibration service', () => {
     expect(status).toMatchObject({ measuredScans: 29, minimumScans: 30, active: null, job: null, blockedBy: null, modelVersion: FAKE_MODEL_VERSION });
     // the stored estimates against the gauge: this shop's gauge agrees with every one
     expect(status.byModel).toEqual([{ modelVersion: FAKE_MODEL_VERSION, scans: 29, mae: 0, within1mm: 1, wearAccuracy: 1 }]);
-    await expect(service.start(account)).rejects.toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/^29 scan\(s\) have a gauge reading; .* at least 30/) });
+    await expect(service.start(account)).rejects.toMatchObject({
+      code: 'VALIDATION_ERROR',
+      message: expect.stringMatching(/^29 scan\(s\) have a gauge reading; .* at least 30/),
+    });
     expect((await service.status(account)).job).toBeNull();
   });
 
@@ -185,7 +188,7 @@ describe('shop calibration service', () => {
     expect(served.closed).toBe(true); // swapped out and closed once idle, as ever
   });
 
-  it('reads each photo in one of the scans\' analysis slots, behind the scans waiting for one', async () => {
+  it("reads each photo in one of the scans' analysis slots, behind the scans waiting for one", async () => {
     const { t } = await setUp();
     const queue = new AnalysisQueue(1, 1);
     const reader = new FakeAnalyzer();
@@ -292,7 +295,10 @@ describe('shop calibration service', () => {
     const { account } = await measuredScans(t, 30, (e) => e);
     // the real loader, on a folder without models, then on one with a manifest the load checks refuse
     const empty = serviceOn(t, { config: { ...t.core.config, shippedModelsDir: path.join(t.dataDir, 'no-models') } });
-    await expect(empty.start(account)).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringMatching(/models that came with the app are missing/) });
+    await expect(empty.start(account)).rejects.toMatchObject({
+      code: 'MODEL_UNAVAILABLE',
+      message: expect.stringMatching(/models that came with the app are missing/),
+    });
     expect((await empty.status(account)).blockedBy).toMatch(/models that came with the app are missing/); // the panel disables the button
     // "shipped" models that are a shop calibration themselves: refused up front too
     await mkdir(path.join(t.dataDir, 'shop-made'));
@@ -304,7 +310,10 @@ describe('shop calibration service', () => {
     const bad = serviceOn(t, { config: { ...t.core.config, shippedModelsDir: t.dataDir } });
     await bad.start(account);
     await bad.idle();
-    expect((await bad.status(account)).job).toMatchObject({ state: 'failed', message: expect.stringMatching(/^The calibration failed and nothing was changed: Model manifest/) });
+    expect((await bad.status(account)).job).toMatchObject({
+      state: 'failed',
+      message: expect.stringMatching(/^The calibration failed and nothing was changed: Model manifest/),
+    });
     expect(t.core.analyzer.modelVersion).toBe(FAKE_MODEL_VERSION);
     expect(existsSync(path.join(t.dataDir, 'settings.json'))).toBe(false);
   });
@@ -346,7 +355,10 @@ describe('shop calibration service', () => {
     await mkdir(path.join(t.dataDir, 'settings.json')); // a folder where the file should be: every write fails
     await service.start(account);
     await service.idle();
-    expect((await service.status(account)).job).toMatchObject({ state: 'failed', message: expect.stringMatching(/^The calibration failed and nothing was changed/) });
+    expect((await service.status(account)).job).toMatchObject({
+      state: 'failed',
+      message: expect.stringMatching(/^The calibration failed and nothing was changed/),
+    });
     expect(await readdir(path.join(t.dataDir, 'calibrations'))).toEqual([]);
     expect(t.core.analyzer.modelVersion).toBe(FAKE_MODEL_VERSION);
   });
@@ -411,7 +423,13 @@ describe('the calibration record the status shows', () => {
   const figures = { mae: 1, within1mm: 0.5, coverage: 0.8, wearAccuracy: 0.6 };
   const good = {
     version: 'tread-x+shop.20261124T0800',
-    shopCalibration: { base: 'tread-x', created: '2026-11-24T08:00:00Z', tires: 40, correction: { intercept: 0.1, slope: 1.2, intervalScale: 1 }, crossValidated: { before: figures, after: figures } },
+    shopCalibration: {
+      base: 'tread-x',
+      created: '2026-11-24T08:00:00Z',
+      tires: 40,
+      correction: { intercept: 0.1, slope: 1.2, intervalScale: 1 },
+      crossValidated: { before: figures, after: figures },
+    },
   };
 
   it('shows a complete record, and none for a manifest without one or with one edited out of shape', () => {

@@ -46,10 +46,7 @@ test('housekeeping drops crash-left holds, expired sessions and day-old idempote
   await housekeeping(t.core);
   expect((await store.usage.usage('ip:10.0.0.1', 'day:2026-11-21')).held).toBe(0);
   expect(await store.sessions.find(sha256Hex('old'))).toBeNull();
-  const again = await store.idempotency.begin(
-    { callerKey: 'ip:10.0.0.1', key: 'k', requestHash: 'other', createdAt: clock.now() },
-    new Date(0),
-  );
+  const again = await store.idempotency.begin({ callerKey: 'ip:10.0.0.1', key: 'k', requestHash: 'other', createdAt: clock.now() }, new Date(0));
   expect(again.claimed).toBe(true);
 });
 
@@ -72,13 +69,19 @@ test('models that fail to load leave the server up, answering MODEL_UNAVAILABLE 
 });
 
 test('a model load failure tells the shop what to do, by cause', () => {
-  const dlopen = Object.assign(new Error('\\\\?\\C:\\TireWear\\onnxruntime_binding.node: The specified module could not be found.'), { code: 'ERR_DLOPEN_FAILED' });
+  const dlopen = Object.assign(new Error('\\\\?\\C:\\TireWear\\onnxruntime_binding.node: The specified module could not be found.'), {
+    code: 'ERR_DLOPEN_FAILED',
+  });
   expect(modelLoadFailure(dlopen, 'win32')).toMatch(/Visual C\+\+ 2015-2022 Redistributable \(x64\).*vc_redist\.x64\.exe.*restart TireWear/);
   expect(modelLoadFailure(dlopen, 'linux')).not.toMatch(/Visual C/);
   const linux = new Error('libonnxruntime.so.1: cannot open shared object file: No such file or directory');
-  expect(modelLoadFailure(linux, 'linux')).toMatch(/^The analysis runtime could not be loaded \(libonnxruntime\.so\.1: cannot open shared object file.*reinstall TireWear/);
+  expect(modelLoadFailure(linux, 'linux')).toMatch(
+    /^The analysis runtime could not be loaded \(libonnxruntime\.so\.1: cannot open shared object file.*reinstall TireWear/,
+  );
   const corrupt = new AppError('MODEL_UNAVAILABLE', 'Model file tread.onnx does not match its manifest sha256.');
-  expect(modelLoadFailure(corrupt, 'win32')).toBe('Model file tread.onnx does not match its manifest sha256. Reinstall TireWear to restore the models that came with it.');
+  expect(modelLoadFailure(corrupt, 'win32')).toBe(
+    'Model file tread.onnx does not match its manifest sha256. Reinstall TireWear to restore the models that came with it.',
+  );
   // a shop calibration, or a folder named in the environment: reinstalling would not help
   expect(modelLoadFailure(corrupt, 'win32', 'settings')).toMatch(/shop calibration: choose "Back to the models as shipped" in Settings/);
   expect(modelLoadFailure(corrupt, 'linux', 'env')).toMatch(/TIREWEAR_MODELS_DIR/);

@@ -35,7 +35,7 @@ let registrations = 0;
  */
 export async function accountCaller(services: Services, email = `shop${Math.random().toString(36).slice(2)}@example.com`) {
   registrations++;
-  await services.auth.register(email, 'correct horse battery', `10.0.${registrations >> 8 & 255}.${registrations & 255}`);
+  await services.auth.register(email, 'correct horse battery', `10.0.${(registrations >> 8) & 255}.${registrations & 255}`);
   const { token } = await services.auth.login(email, 'correct horse battery', '127.0.0.1');
   return services.auth.authenticateSession(token, '127.0.0.1');
 }

@@ -44,10 +44,7 @@ describe('Idempotency-Key on analyze', () => {
   test('the same key with a different image is refused', async () => {
     t = await testCore();
     await t.core.services.scans.analyze(await command(anon(), { idempotencyKey: 'same' }));
-    const error = await expectAppError(
-      t.core.services.scans.analyze(await command(anon(), { idempotencyKey: 'same' })),
-      'IDEMPOTENCY_KEY_REUSED',
-    );
+    const error = await expectAppError(t.core.services.scans.analyze(await command(anon(), { idempotencyKey: 'same' })), 'IDEMPOTENCY_KEY_REUSED');
     expect(error.headers['X-RateLimit-Remaining']).toBe('2');
     expect(await usage()).toEqual({ used: 1, held: 0 });
   });
@@ -58,10 +55,7 @@ describe('Idempotency-Key on analyze', () => {
     const release = t.analyzer.hold();
     const first = t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'slow' }));
     await t.analyzer.started(1);
-    const conflict = await expectAppError(
-      t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'slow' })),
-      'CONFLICT',
-    );
+    const conflict = await expectAppError(t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'slow' })), 'CONFLICT');
     expect(conflict.headers['Retry-After']).toBe('1');
     release();
     await expect(first).resolves.toMatchObject({ status: 200 });
@@ -105,9 +99,7 @@ describe('Idempotency-Key on analyze', () => {
     t = await testCore();
     const image = await freshJpeg();
     const mine = await t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'shared' }));
-    const theirs = await t.core.services.scans.analyze(
-      await command(anon('198.51.100.9'), { image, idempotencyKey: 'shared' }),
-    );
+    const theirs = await t.core.services.scans.analyze(await command(anon('198.51.100.9'), { image, idempotencyKey: 'shared' }));
     expect(theirs.body.data.scanId).not.toBe(mine.body.data.scanId);
 
     t.clock.advance(24 * 3600 * 1000 + 1000);
@@ -127,7 +119,7 @@ describe('Idempotency-Key on analyze', () => {
     expect(t.analyzer.calls).toBe(0);
   });
 
-  test('a replay reports the caller\'s allowance as it is now, not as it was stored', async () => {
+  test("a replay reports the caller's allowance as it is now, not as it was stored", async () => {
     t = await testCore();
     const image = await freshJpeg();
     const first = await t.core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'ro-4711-FL' }));
@@ -168,10 +160,7 @@ describe('Idempotency-Key on analyze', () => {
     const { other, ...retryFields } = { other: {}, ...change } as Record<string, unknown> & { other: Record<string, unknown> };
     const base = { image, idempotencyKey: 'ro-4711-FL', vehicle: 'AB-123', position: 'FL' as const, verbose: false };
     const first = await t.core.services.scans.analyze(await command(anon(), { ...base, ...other }));
-    const error = await expectAppError(
-      t.core.services.scans.analyze(await command(anon(), { ...base, ...other, ...retryFields })),
-      'IDEMPOTENCY_KEY_REUSED',
-    );
+    const error = await expectAppError(t.core.services.scans.analyze(await command(anon(), { ...base, ...other, ...retryFields })), 'IDEMPOTENCY_KEY_REUSED');
     expect(error.message).toMatch(named);
     expect(error.message).not.toMatch(/\bimage\b/);
     expect(error.message).toMatch(/new key/);

@@ -106,9 +106,7 @@ describe('sweepLeftovers', () => {
     expect(existsSync(settingsTemp)).toBe(false);
     for (const key of [...referenced, ...youngOrphans, youngTemp, ...foreign]) expect(present(key)).toBe(true);
     expect(existsSync(path.join(dataDir, 'settings.json'))).toBe(true);
-    expect(lines).toContainEqual(
-      expect.objectContaining({ level: 30, files: 6, orphanImages: 4, tempFiles: 2, bytes: 235 }),
-    );
+    expect(lines).toContainEqual(expect.objectContaining({ level: 30, files: 6, orphanImages: 4, tempFiles: 2, bytes: 235 }));
   });
 
   it('works through more files than one store lookup takes, never touching a referenced one', async () => {
@@ -154,10 +152,7 @@ describe('sweepLeftovers', () => {
   });
 
   it('is a no-op on a data dir that has no images yet', async () => {
-    const report = await sweepLeftovers(
-      { store, imagesDir, dataDir: path.join(dataDir, 'missing'), logger: capture().logger },
-      { now: NOW },
-    );
+    const report = await sweepLeftovers({ store, imagesDir, dataDir: path.join(dataDir, 'missing'), logger: capture().logger }, { now: NOW });
     expect(report).toEqual({ orphanImages: 0, keptImages: 0, tempFiles: 0, bytes: 0, failed: 0 });
   });
 

@@ -109,7 +109,7 @@ describe('scan packs', () => {
     expect(summary).toMatchObject({ plan: 'free', packCredit: 99, allowance: { limit: 10, used: 0, remaining: 10 } });
   });
 
-  test('X-RateLimit-Remaining counts every pack scan in flight, not only the caller\'s own', async () => {
+  test("X-RateLimit-Remaining counts every pack scan in flight, not only the caller's own", async () => {
     t = await testCore({ config: { analysisConcurrency: 1 } });
     const caller = await accountCaller(t.core.services);
     for (let i = 0; i < 10; i++) await scan(caller);
@@ -199,7 +199,7 @@ describe('the refusal known before an upload (POST /analyze answers it before re
     expect(await t.core.services.scans.refusalBeforeUpload(await reauth(caller))).toBeNull();
   });
 
-  test('anonymous: after the day\'s third scan from the address, until midnight UTC', async () => {
+  test("anonymous: after the day's third scan from the address, until midnight UTC", async () => {
     t = await testCore();
     const caller = anon('198.51.100.7');
     for (let i = 0; i < 3; i++) {
@@ -245,14 +245,8 @@ describe('charging is exact and only for successes', () => {
     expect(unreadable.headers).toMatchObject({ 'X-RateLimit-Limit': '3', 'X-RateLimit-Remaining': '3' });
     t.analyzer.setScene('tread');
     t.analyzer.fail();
-    await expectAppError(
-      t.core.services.scans.analyze(await command(anon(), { image: Buffer.from('GIF89a not really') })),
-      'UNSUPPORTED_MEDIA_TYPE',
-    );
-    await expectAppError(
-      t.core.services.scans.analyze(await command(anon(), { image: await makePng({ width: 100, height: 100 }) })),
-      'IMAGE_TOO_SMALL',
-    );
+    await expectAppError(t.core.services.scans.analyze(await command(anon(), { image: Buffer.from('GIF89a not really') })), 'UNSUPPORTED_MEDIA_TYPE');
+    await expectAppError(t.core.services.scans.analyze(await command(anon(), { image: await makePng({ width: 100, height: 100 }) })), 'IMAGE_TOO_SMALL');
     t.analyzer.succeed();
     expect((await scan(anon())).headers['X-RateLimit-Remaining']).toBe('2');
   });

@@ -6,7 +6,22 @@ import { vehicleKey } from '../../src/shared/vehicle.js';
 
 describe('parseGaugeInput, 32nds', () => {
   it('takes 4, 4/32, 4/32", 4/32″ and the other ways an inch mark is typed', () => {
-    for (const text of ['4', '4/32', '4/32"', '4/32″', '4/32”', '4/32“', "4/32''", '4/32in', '4/32 in.', '4 / 32 ″', ' 4/32"  ', '4"', '４/３２＂', '4/32 inches']) {
+    for (const text of [
+      '4',
+      '4/32',
+      '4/32"',
+      '4/32″',
+      '4/32”',
+      '4/32“',
+      "4/32''",
+      '4/32in',
+      '4/32 in.',
+      '4 / 32 ″',
+      ' 4/32"  ',
+      '4"',
+      '４/３２＂',
+      '4/32 inches',
+    ]) {
       expect(parseGaugeInput(text, '32nds'), text).toEqual({ ok: true, mm: 3.2 });
     }
   });
@@ -24,7 +39,22 @@ describe('parseGaugeInput, 32nds', () => {
   it('2/32″ is on the legal line (1.6 mm), not under it; refuses the rest with a reason', () => {
     expect(parseGaugeInput('2/32', '32nds')).toEqual({ ok: true, mm: 1.6 });
     expect(parseGaugeInput('0', '32nds')).toEqual({ ok: true, mm: 0 });
-    for (const text of ['', '  ', '4.5/32', '4,5', '4.3/32', '4/16', '4 mm', 'four', '-4', '4/32/32', '1e1', '39/32"'.replace('39', '99'), '4'.repeat(40), '<script>']) {
+    for (const text of [
+      '',
+      '  ',
+      '4.5/32',
+      '4,5',
+      '4.3/32',
+      '4/16',
+      '4 mm',
+      'four',
+      '-4',
+      '4/32/32',
+      '1e1',
+      '39/32"'.replace('39', '99'),
+      '4'.repeat(40),
+      '<script>',
+    ]) {
       const parsed = parseGaugeInput(text, '32nds');
       expect(parsed.ok, text).toBe(false);
       if (!parsed.ok) expect(parsed.reason).toEqual(expect.any(String));
@@ -43,7 +73,8 @@ describe('parseGaugeInput, mm', () => {
 
 describe('vehicleKey', () => {
   it('one key for a plate however it is typed', () => {
-    for (const text of ['KA TW 204', 'ka-tw-204', 'KA.TW.204', ' Ka/Tw_204 ', 'ＫＡ－ＴＷ－２０４', 'KA\u00A0TW\u2013204']) expect(vehicleKey(text), text).toBe('KATW204');
+    for (const text of ['KA TW 204', 'ka-tw-204', 'KA.TW.204', ' Ka/Tw_204 ', 'ＫＡ－ＴＷ－２０４', 'KA\u00A0TW\u2013204'])
+      expect(vehicleKey(text), text).toBe('KATW204');
   });
 
   it('keeps letters of any script and their marks; null for nothing to key', () => {

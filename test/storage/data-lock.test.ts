@@ -133,7 +133,7 @@ it('a running server holds its data folder and gives it back when it closes', as
   await rm(node.dataDir, { recursive: true, force: true });
 });
 
-it('a lock with this computer\'s id under another host name: taken over when it is from before this boot, refused otherwise (a clone may share the id)', async () => {
+it("a lock with this computer's id under another host name: taken over when it is from before this boot, refused otherwise (a clone may share the id)", async () => {
   const here = machineId();
   if (process.platform === 'linux' && existsSync('/etc/machine-id')) expect(here).toMatch(/^[\w-]{8,}$/);
   if (!here) return; // no id on this system: the host-name rule below is all there is

@@ -100,7 +100,12 @@ describe('renameRetrying', () => {
   it('on Windows tries again while an antivirus or a backup holds the file (EPERM, EBUSY, EACCES)', async () => {
     const rename = flaky('EPERM', 'EBUSY', 'EACCES');
     await renameRetrying('a.tmp', 'a', rename.options('win32'));
-    expect(rename.calls).toEqual([['a.tmp', 'a'], ['a.tmp', 'a'], ['a.tmp', 'a'], ['a.tmp', 'a']]);
+    expect(rename.calls).toEqual([
+      ['a.tmp', 'a'],
+      ['a.tmp', 'a'],
+      ['a.tmp', 'a'],
+      ['a.tmp', 'a'],
+    ]);
     expect(rename.pauses).toEqual(RENAME_RETRY_DELAYS_MS.slice(0, 3));
   });
 
@@ -112,7 +117,12 @@ describe('renameRetrying', () => {
   });
 
   it('answers at once elsewhere, and on Windows for any other error', async () => {
-    for (const [platform, code] of [['linux', 'EPERM'], ['darwin', 'EBUSY'], ['win32', 'ENOSPC'], ['win32', 'ENOENT']] as const) {
+    for (const [platform, code] of [
+      ['linux', 'EPERM'],
+      ['darwin', 'EBUSY'],
+      ['win32', 'ENOSPC'],
+      ['win32', 'ENOENT'],
+    ] as const) {
       const rename = flaky(code);
       await expect(renameRetrying('a.tmp', 'a', rename.options(platform))).rejects.toMatchObject({ code });
       expect(rename.calls, `${platform} ${code}`).toHaveLength(1);

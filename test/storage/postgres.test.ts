@@ -92,9 +92,19 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL store', () => {
       schema ??= await freshSchema();
       const pool = new pg.Pool({ connectionString: schema.url, max: 1 });
       try {
-        expect(await migrate(pool, MIGRATIONS.filter((m) => m.version <= 3))).toEqual([1, 2, 3]);
+        expect(
+          await migrate(
+            pool,
+            MIGRATIONS.filter((m) => m.version <= 3),
+          ),
+        ).toEqual([1, 2, 3]);
         const plain = makeScan();
-        const rows: Array<[string, string | null]> = [['s1', 'KA-TW-204'], ['s2', 'ka tw 204'], ['s3', null], ['s4', '---']];
+        const rows: Array<[string, string | null]> = [
+          ['s1', 'KA-TW-204'],
+          ['s2', 'ka tw 204'],
+          ['s3', null],
+          ['s4', '---'],
+        ];
         for (const [i, [id, vehicle]] of rows.entries()) {
           await pool.query(
             `INSERT INTO scans (id, account_id, api_key_id, source, created_at, vehicle, vehicle_folded, position, wear, result, image,

@@ -76,10 +76,14 @@ describe('opening retries what SQLite refuses at once as busy', () => {
     let calls = 0;
     const started = Date.now();
     expect(() =>
-      untilNotBusy(() => {
-        calls++;
-        throw busy();
-      }, 40, 5),
+      untilNotBusy(
+        () => {
+          calls++;
+          throw busy();
+        },
+        40,
+        5,
+      ),
     ).toThrow('database is locked');
     expect(calls).toBeGreaterThan(1);
     expect(Date.now() - started).toBeGreaterThanOrEqual(40);
@@ -89,10 +93,15 @@ describe('opening retries what SQLite refuses at once as busy', () => {
     let calls = 0;
     const notADatabase = Object.assign(new Error('file is not a database'), { code: 'SQLITE_NOTADB' });
     expect(() =>
-      untilNotBusy(() => {
-        calls++;
-        throw notADatabase;
-      }, 1000, 1, () => undefined),
+      untilNotBusy(
+        () => {
+          calls++;
+          throw notADatabase;
+        },
+        1000,
+        1,
+        () => undefined,
+      ),
     ).toThrow(notADatabase);
     expect(calls).toBe(1);
   });
@@ -128,9 +137,16 @@ describe('SQLite store specifics', () => {
   it('a database of schema 2 with a hold in flight takes migration 3 and the hold is still charged on commit', async () => {
     const file = await dbFile();
     const old = new Database(file);
-    migrate(old, file, new ManualClock(), MIGRATIONS.filter((m) => m.version <= 2));
+    migrate(
+      old,
+      file,
+      new ManualClock(),
+      MIGRATIONS.filter((m) => m.version <= 2),
+    );
     old.prepare("INSERT INTO accounts (id, email, password_hash, created_at, pack_credit) VALUES ('a1', 'a@x.example', 'h', 0, 2)").run();
-    old.prepare("INSERT INTO reservations (id, source, subject, window, pack_account_id, created_at) VALUES ('r1', 'pack', 'acct:a1', 'month:2026-11', 'a1', 0)").run();
+    old
+      .prepare("INSERT INTO reservations (id, source, subject, window, pack_account_id, created_at) VALUES ('r1', 'pack', 'acct:a1', 'month:2026-11', 'a1', 0)")
+      .run();
     old.close();
     const store = openSqliteStore({ file });
     cleanups.push(() => store.close());
@@ -141,13 +157,24 @@ describe('SQLite store specifics', () => {
   it('a database of schema 3 takes migration 4: existing vehicles get their plate key, scans an empty history', async () => {
     const file = await dbFile();
     const old = new Database(file);
-    migrate(old, file, new ManualClock(), MIGRATIONS.filter((m) => m.version <= 3));
+    migrate(
+      old,
+      file,
+      new ManualClock(),
+      MIGRATIONS.filter((m) => m.version <= 3),
+    );
     const insert = old.prepare(
       `INSERT INTO scans (id, account_id, api_key_id, source, created_at, vehicle, vehicle_folded, position, wear, result, image,
          measurement_mm, measured_at, deleted_at, change_seq) VALUES (?, 'a1', NULL, 'session', ?, ?, ?, NULL, 'good', ?, ?, NULL, NULL, NULL, ?)`,
     );
     const plain = makeScan();
-    const rows: Array<[string, string | null]> = [['s1', 'KA-TW-204'], ['s2', 'ka tw 204'], ['s3', null], ['s4', '---'], ['s5', 'ＫＡ－ＴＷ－２０４']];
+    const rows: Array<[string, string | null]> = [
+      ['s1', 'KA-TW-204'],
+      ['s2', 'ka tw 204'],
+      ['s3', null],
+      ['s4', '---'],
+      ['s5', 'ＫＡ－ＴＷ－２０４'],
+    ];
     rows.forEach(([id, vehicle], i) =>
       insert.run(id, i, vehicle, vehicle?.toLowerCase() ?? null, JSON.stringify(plain.result), JSON.stringify(plain.image), i + 1),
     );
@@ -171,7 +198,12 @@ describe('SQLite store specifics', () => {
   it('before upgrading a database that holds a schema, keeps a copy of it as it was and says where', async () => {
     const file = await dbFile();
     const old = new Database(file);
-    migrate(old, file, new ManualClock(), MIGRATIONS.filter((m) => m.version <= 2));
+    migrate(
+      old,
+      file,
+      new ManualClock(),
+      MIGRATIONS.filter((m) => m.version <= 2),
+    );
     old.prepare("INSERT INTO accounts (id, email, password_hash, created_at, pack_credit) VALUES ('a1', 'a@x.example', 'h', 0, 7)").run();
     old.close();
     const logged: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
@@ -186,7 +218,9 @@ describe('SQLite store specifics', () => {
       {
         level: 'info',
         fields: { from: 2, to: MIGRATIONS.length, backup },
-        message: expect.stringMatching(/^upgraded the database from schema 2 to \d+; the database as it was is kept in .*tirewear\.db\.schema-2\.bak .*move tirewear\.db and its -wal and -shm files aside/),
+        message: expect.stringMatching(
+          /^upgraded the database from schema 2 to \d+; the database as it was is kept in .*tirewear\.db\.schema-2\.bak .*move tirewear\.db and its -wal and -shm files aside/,
+        ),
       },
     ]);
     // the copy is the old schema with its data, which the older TireWear opens as it left it
@@ -211,7 +245,12 @@ describe('SQLite store specifics', () => {
 
     const file = await dbFile();
     const old = new Database(file);
-    migrate(old, file, new ManualClock(), MIGRATIONS.filter((m) => m.version <= 2));
+    migrate(
+      old,
+      file,
+      new ManualClock(),
+      MIGRATIONS.filter((m) => m.version <= 2),
+    );
     old.close();
     await mkdir(`${file}.schema-2.bak.tmp`); // in the way: VACUUM INTO cannot write there, rm without recursive cannot remove it
     const warned: string[] = [];

@@ -18,8 +18,7 @@ import { AppError } from '../../src/core/errors.js';
 export const FAKE_MODEL_VERSION = 'fake-2026.11.0';
 
 /** 1×1 transparent PNG: the verbose overlays only need to be well-formed data URLs. */
-const TINY_PNG =
-  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+const TINY_PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
 export class FakeAnalyzer implements Analyzer {
   readonly modelVersion = FAKE_MODEL_VERSION;

@@ -11,9 +11,7 @@ export function makeTestLicenseKeys(): TestLicenseKeys {
   return generateLicenseKeyPair();
 }
 
-export type TestLicense =
-  | { kind: 'pack'; scans?: number; id?: string }
-  | { kind: 'pro'; expiresAt: string | Date; id?: string };
+export type TestLicense = { kind: 'pack'; scans?: number; id?: string } | { kind: 'pro'; expiresAt: string | Date; id?: string };
 
 /** A signed code; the id is random unless given, so each call is a new redeemable license. */
 export function issueTestCode(keys: TestLicenseKeys, license: TestLicense = { kind: 'pack' }): string {

@@ -19,9 +19,7 @@ export async function tempDir(prefix = 'tirewear-test-'): Promise<{ dir: string;
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
-export async function tempSqliteStore(
-  clock?: Clock,
-): Promise<{ store: Store; dir: string; file: string; cleanup(): Promise<void> }> {
+export async function tempSqliteStore(clock?: Clock): Promise<{ store: Store; dir: string; file: string; cleanup(): Promise<void> }> {
   const temp = await tempDir('tirewear-db-');
   const file = path.join(temp.dir, 'tirewear.db');
   const store = openSqliteStore(clock ? { file, clock } : { file });

@@ -53,7 +53,14 @@ export async function fakeHub(target: string): Promise<FakeHub> {
   }
 
   /** Reads the whole request first, as a proxy answering after the body would. */
-  function answer(request: http.IncomingMessage, response: http.ServerResponse, status: number, type: string, body: string, headers: http.OutgoingHttpHeaders = {}): void {
+  function answer(
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+    status: number,
+    type: string,
+    body: string,
+    headers: http.OutgoingHttpHeaders = {},
+  ): void {
     request.resume();
     request.on('end', () => {
       response.writeHead(status, { 'content-type': type, ...headers });
@@ -84,9 +91,7 @@ export async function fakeHub(target: string): Promise<FakeHub> {
       case 'hold':
         return upload ? hold() : forward(request, response);
       case 'refuseScan':
-        return upload
-          ? answer(request, response, 422, 'application/json; charset=utf-8', refusal, { [SCAN_REFUSAL_HEADER]: '1' })
-          : forward(request, response);
+        return upload ? answer(request, response, 422, 'application/json; charset=utf-8', refusal, { [SCAN_REFUSAL_HEADER]: '1' }) : forward(request, response);
       case 'htmlImage':
         return image ? answer(request, response, 200, 'text/html', PAGE('not an image')) : forward(request, response);
       case 'forward':

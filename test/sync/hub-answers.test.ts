@@ -117,9 +117,7 @@ describe('refusals about the scan', () => {
     expect(await sync.pusher!.runOnce()).toEqual({ pushed: 2, error: null });
     const status = await sync.status();
     expect(status).toMatchObject({ pending: 0, skipped: 1 });
-    expect(status.lastError).toBe(
-      `Scan ${bad.id} was not synced: Hub answered 400 VALIDATION_ERROR: The image does not match scan.image.sha256`,
-    );
+    expect(status.lastError).toBe(`Scan ${bad.id} was not synced: Hub answered 400 VALIDATION_ERROR: The image does not match scan.image.sha256`);
     // A pass that pushes nothing new leaves the count and the note alone.
     expect(await sync.pusher!.runOnce()).toEqual({ pushed: 0, error: null });
     expect(await sync.status()).toMatchObject({ skipped: 1, lastError: status.lastError });
@@ -153,7 +151,7 @@ describe('refusals about the scan', () => {
     await expect(sync.resendSkipped()).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
   });
 
-  it("refuses a scan id another shop of the account pushed first; the pushing desktop skips and counts it", async () => {
+  it('refuses a scan id another shop of the account pushed first; the pushing desktop skips and counts it', async () => {
     const hub = await node();
     const { cookie: office } = await signIn(hub.app);
     const main = await createKey(hub.app, office, 'Main Street');
@@ -258,7 +256,9 @@ describe("the chain's scans through a desktop", () => {
     });
     for (const url of ['/api/v1/sync/hub-scans', '/api/v1/sync/hub-shops', `/api/v1/sync/hub-scans/${randomId()}/image`]) {
       const message = expectError(await call(desk, cookie, 'GET', url), 503, 'STORAGE_UNAVAILABLE');
-      expect(message).toMatch(/^The hub could not be read: Hub answered 200 (but not with TireWear's reply|with text\/html instead of a JPEG, PNG or WebP image)/);
+      expect(message).toMatch(
+        /^The hub could not be read: Hub answered 200 (but not with TireWear's reply|with text\/html instead of a JPEG, PNG or WebP image)/,
+      );
     }
   });
 
@@ -287,11 +287,16 @@ describe('the hub client', () => {
     const record = makeScan({ id: randomId(), source: 'session' });
     return toSyncScan(record);
   })();
-  const answering = (status: number, body: string, headers: Record<string, string> = { 'content-type': 'application/json' }): FetchLike =>
-    async () => new Response(body, { status, headers });
+  const answering =
+    (status: number, body: string, headers: Record<string, string> = { 'content-type': 'application/json' }): FetchLike =>
+    async () =>
+      new Response(body, { status, headers });
   const client = (fetchLike: FetchLike) => createHubClient({ hubUrl: 'https://hub.example.com', hubApiKey: `tw_${'a'.repeat(32)}`, fetch: fetchLike });
   const refusal = async (promise: Promise<unknown>): Promise<HubError> => {
-    const error = await promise.then(() => null, (caught: unknown) => caught);
+    const error = await promise.then(
+      () => null,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(HubError);
     return error as HubError;
   };
@@ -300,10 +305,12 @@ describe('the hub client', () => {
   it("names the desk and change with an upload and reads the hub's mark; an older hub's answer or a garbled mark is no mark", async () => {
     const ok = JSON.stringify({ success: true, data: { scanId: scan.scanId } });
     let sent: Headers | null = null;
-    const marked = (mark: string | null): FetchLike => async (_url, init) => {
-      sent = new Headers(init.headers as Record<string, string>);
-      return new Response(ok, { status: 200, headers: { 'content-type': 'application/json', ...(mark === null ? {} : { 'x-hub-desk-seq': mark }) } });
-    };
+    const marked =
+      (mark: string | null): FetchLike =>
+      async (_url, init) => {
+        sent = new Headers(init.headers as Record<string, string>);
+        return new Response(ok, { status: 200, headers: { 'content-type': 'application/json', ...(mark === null ? {} : { 'x-hub-desk-seq': mark }) } });
+      };
     const position = { deskId: 'a1b2c3d4e5f6', seq: 42 };
     await expect(client(marked('41')).pushScan(scan, null, position)).resolves.toEqual({ outcome: 'stored', hubSeq: 41 });
     expect(sent!.get('x-desk-id')).toBe('a1b2c3d4e5f6');
@@ -350,7 +357,10 @@ describe('the hub client', () => {
   });
 
   it('takes only an acknowledgement of the same scan id as stored', async () => {
-    await expect(client(answering(200, JSON.stringify({ success: true, data: { scanId: scan.scanId } }))).pushScan(scan, null)).resolves.toEqual({ outcome: 'stored', hubSeq: null });
+    await expect(client(answering(200, JSON.stringify({ success: true, data: { scanId: scan.scanId } }))).pushScan(scan, null)).resolves.toEqual({
+      outcome: 'stored',
+      hubSeq: null,
+    });
     for (const body of [JSON.stringify({ success: true, data: { scanId: 'another' } }), '{"ok":true}', '', 'null']) {
       const error = await refusal(client(answering(200, body)).pushScan(scan, null));
       expect(error.message).toBe("Hub answered 200 but not with TireWear's reply; check the hub address");
@@ -386,7 +396,7 @@ describe('how long an upload may take', () => {
   });
 });
 
-it("a hub gives a whole upload longer than the desktop waits for a 10 MiB photo; a desk keeps its minute", async () => {
+it('a hub gives a whole upload longer than the desktop waits for a 10 MiB photo; a desk keeps its minute', async () => {
   const { uploadTimeoutMs } = await import('../../src/core/sync/hub-client.js');
   const { HUB_REQUEST_TIMEOUT_MS, REQUEST_TIMEOUT_MS } = await import('../../src/core/http/app.js');
   const { MAX_IMAGE_BYTES } = await import('../../src/core/http/plugins/multipart.js');

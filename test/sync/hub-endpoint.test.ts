@@ -24,14 +24,8 @@ function wire(overrides: Parameters<typeof makeScan>[0] = {}) {
   return toSyncScan({ ...scan, image: { ...scan.image, sha256: sha256Hex(jpeg), bytes: jpeg.length } });
 }
 
-function put(
-  scan: ReturnType<typeof wire>,
-  options: { image?: Buffer; apiKey?: string; cookie?: string; path?: string; on?: Node } = {},
-) {
-  const body = form([
-    { name: 'scan', value: JSON.stringify(scan) },
-    ...(options.image ? [{ name: 'image', data: options.image }] : []),
-  ]);
+function put(scan: ReturnType<typeof wire>, options: { image?: Buffer; apiKey?: string; cookie?: string; path?: string; on?: Node } = {}) {
+  const body = form([{ name: 'scan', value: JSON.stringify(scan) }, ...(options.image ? [{ name: 'image', data: options.image }] : [])]);
   const auth: Record<string, string> = options.cookie ? { cookie: options.cookie } : { 'x-api-key': options.apiKey ?? key };
   return (options.on ?? hub).app.inject({
     method: 'PUT',
@@ -65,11 +59,7 @@ it('asks for the image (409) the first time a live scan comes without it', async
 it('keeps the tombstone of a scan it never saw, without an image', async () => {
   const scan = wire({ deletedAt: new Date('2026-11-21T13:00:00Z') });
   expect((await put(scan)).statusCode).toBe(200);
-  expectError(
-    await hub.app.inject({ method: 'GET', url: `/api/v1/scans/${scan.scanId}`, headers: { 'x-api-key': key } }),
-    404,
-    'NOT_FOUND',
-  );
+  expectError(await hub.app.inject({ method: 'GET', url: `/api/v1/scans/${scan.scanId}`, headers: { 'x-api-key': key } }), 404, 'NOT_FOUND');
 });
 
 it('refuses what it cannot trust', async () => {
@@ -118,7 +108,7 @@ it('files images under its own names whatever the wire names, and refuses a vehi
   expect(refused.headers['x-tirewear-scan-refused']).toBe('1');
 });
 
-it("refuses a scan id that belongs to another hub account", async () => {
+it('refuses a scan id that belongs to another hub account', async () => {
   const scan = wire();
   expect((await put(scan, { image: jpeg })).statusCode).toBe(200);
   const other = await hubAccount(hub);

@@ -48,11 +48,7 @@ export async function startNode(options: NodeOptions = {}): Promise<Node> {
     sync: readSettingsFile(dataDir).sync ?? null,
     ...options.config,
   });
-  const server = await startServer(
-    config,
-    { clock, analyzer: new FakeAnalyzer(), logger: createLogger({ level: 'silent' }) },
-    { logger: false },
-  );
+  const server = await startServer(config, { clock, analyzer: new FakeAnalyzer(), logger: createLogger({ level: 'silent' }) }, { logger: false });
   return { server, app: server.app, url: server.url, port: Number(new URL(server.url).port), dataDir, clock };
 }
 

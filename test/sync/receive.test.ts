@@ -43,7 +43,7 @@ async function pushedScan() {
 }
 
 describe('receiving a pushed scan on the hub', () => {
-  it('a first push refused because another account stored the id meanwhile leaves that account\'s photo as it was', async () => {
+  it("a first push refused because another account stored the id meanwhile leaves that account's photo as it was", async () => {
     t = await testCore();
     const deps = { store: t.core.store, images: t.core.images };
     const id = randomId();
@@ -94,7 +94,7 @@ describe('receiving a pushed scan on the hub', () => {
       expect(await t.core.store.scans.get(id)).toEqual(stored);
     });
 
-    it('the push with the photo puts photo and thumbnail back under the record\'s own names and merges the reading', async () => {
+    it("the push with the photo puts photo and thumbnail back under the record's own names and merges the reading", async () => {
       const { t, deps, owner, jpeg, id, stored, thumbnail } = await photoLost();
       const merged = await receiveSyncedScan(deps, owner, await wireFor(id, jpeg, { measurementMm: 3.1, measuredAt: at }), jpeg);
       expect(merged.image).toEqual(stored.image);
@@ -173,7 +173,7 @@ describe('receiving a pushed scan on the hub', () => {
     }
     const at = new Date(Date.UTC(2026, 10, 24, 13));
 
-    it('the second shop\'s first push with a reading is refused and merges nothing into the first shop\'s copy', async () => {
+    it("the second shop's first push with a reading is refused and merges nothing into the first shop's copy", async () => {
       const { t, account, second, jpeg, id, stored } = await twoShops();
       const wire = await wireFor(id, jpeg, { measurementMm: 2.1, measuredAt: at });
       await expect(receiveSyncedScan(staleLookup(t), { accountId: account.id, apiKeyId: second.id }, wire, jpeg)).rejects.toMatchObject({
@@ -184,7 +184,7 @@ describe('receiving a pushed scan on the hub', () => {
       expect(await t.core.images.exists(stored.image.originalKey)).toBe(true);
     });
 
-    it('the second shop\'s deletion of an id it never sent is refused and deletes nothing', async () => {
+    it("the second shop's deletion of an id it never sent is refused and deletes nothing", async () => {
       const { t, account, second, jpeg, id, stored } = await twoShops();
       const wire = await wireFor(id, jpeg, { deletedAt: at });
       await expect(receiveSyncedScan(staleLookup(t), { accountId: account.id, apiKeyId: second.id }, wire, null)).rejects.toMatchObject({
@@ -194,7 +194,7 @@ describe('receiving a pushed scan on the hub', () => {
       expect(await t.core.images.exists(stored.image.originalKey)).toBe(true);
     });
 
-    it('once the first shop\'s key is revoked, the shop that replaced it carries on: its deletion is merged and the photos go', async () => {
+    it("once the first shop's key is revoked, the shop that replaced it carries on: its deletion is merged and the photos go", async () => {
       const { t, account, first, second, jpeg, id, stored } = await twoShops();
       await t.core.services.apiKeys.revoke(account.id, first.id);
       const wire = await wireFor(id, jpeg, { deletedAt: at });

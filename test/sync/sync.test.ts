@@ -172,11 +172,7 @@ describe.each(HUB_STORES)('pushing the outbox to a hub on %s', (_name, postgres)
     expect(onHub.find((s) => s.scanId === a.scanId)?.measurementMm).toBe(4.2);
     const image = await hub.app.inject({ method: 'GET', url: `/api/v1/scans/${c.scanId}/image`, headers: { 'x-api-key': key } });
     expect(image.rawPayload.equals(c.image)).toBe(true);
-    expectError(
-      await hub.app.inject({ method: 'GET', url: `/api/v1/scans/${b.scanId}`, headers: { 'x-api-key': key } }),
-      404,
-      'NOT_FOUND',
-    );
+    expectError(await hub.app.inject({ method: 'GET', url: `/api/v1/scans/${b.scanId}`, headers: { 'x-api-key': key } }), 404, 'NOT_FOUND');
 
     await syncNow(desk, cookie);
     expect(await hubScans(hub, key)).toHaveLength(2);

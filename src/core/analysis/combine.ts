@@ -119,7 +119,11 @@ export function stackedEstimate(
   const expectedByVote = probs.reduce((s, p, i) => s + p * (cal.bandCentres[i] ?? 0), 0);
   const st = dense === null ? cal.stackWithoutDense : cal.stack;
   const stacked =
-    st.intercept + st.regressor * tread.depthMm + st.dense * (dense ?? 0) + st.classifier * expectedByVote + st.crop * (cropMm ?? tread.depthMm) +
+    st.intercept +
+    st.regressor * tread.depthMm +
+    st.dense * (dense ?? 0) +
+    st.classifier * expectedByVote +
+    st.crop * (cropMm ?? tread.depthMm) +
     st.size * photoSizeFeature(photoLongSide, cal);
   return { dense, probs, stacked };
 }
@@ -132,8 +136,7 @@ export interface Combined {
 }
 
 /** Share of the frame the segmenter sees as tread. */
-export const treadShare = (maps: MaskMaps): number =>
-  maps.treadProb.reduce((n, p) => n + (p > 0.5 ? 1 : 0), 0) / maps.treadProb.length;
+export const treadShare = (maps: MaskMaps): number => maps.treadProb.reduce((n, p) => n + (p > 0.5 ? 1 : 0), 0) / maps.treadProb.length;
 
 /**
  * `cropMm`: the regressor's reading of the tread crop (the analyzer's second look), or null when

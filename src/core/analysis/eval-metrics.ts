@@ -198,7 +198,11 @@ function measure(samples: Sample[]): Report {
 
   const truthBad = (s: Sample) => s.truth === 'bad' || (s.truth !== 'usable' && isBad(s.truth as Wear));
   // right: the answer's side of the 3.0 mm line matches the truth's; a tire without an answer is never right
-  const sides = tires.map((s) => ({ bad: truthBad(s), answered: analysed(s) !== null, right: analysed(s) !== null && isBad(analysed(s)!.wear) === truthBad(s) }));
+  const sides = tires.map((s) => ({
+    bad: truthBad(s),
+    answered: analysed(s) !== null,
+    right: analysed(s) !== null && isBad(analysed(s)!.wear) === truthBad(s),
+  }));
   const balanced = (set: typeof sides) => {
     const bad = mean(set.filter((b) => b.bad).map((b) => (b.right ? 1 : 0)));
     const usable = mean(set.filter((b) => !b.bad).map((b) => (b.right ? 1 : 0)));
@@ -232,7 +236,12 @@ function measure(samples: Sample[]): Report {
         ? { n: binary.length, ...balanced(binary), allTires: { n: sides.length, balancedAccuracy: balanced(sides).balancedAccuracy } }
         : null,
     interval: withDepth.length ? { coverage: mean(covered.map((c) => (c ? 1 : 0))) } : null,
-    calibrationError: fiveClass.length ? ece(fiveClass.map((s) => analysed(s)!.confidence), correct) : null,
+    calibrationError: fiveClass.length
+      ? ece(
+          fiveClass.map((s) => analysed(s)!.confidence),
+          correct,
+        )
+      : null,
     meanConfidence: fiveClass.length ? mean(fiveClass.map((s) => analysed(s)!.confidence)) : null,
     tiresRefused: tires.length ? mean(tires.map((s) => (refused(s) ? 1 : 0))) : null,
     nonTiresRefused: nonTires.length ? mean(nonTires.map((s) => (refused(s) ? 1 : 0))) : null,
@@ -273,10 +282,14 @@ export function formatReport(r: Report, modelVersion: string): string {
     );
   }
   if (r.depthByBand.length) {
-    lines.push(`${'by true depth'.padEnd(20)}${'band'.padEnd(9)}${'n'.padStart(4)}${'MAE mm'.padStart(9)}${'within 1 mm'.padStart(14)}${'bias mm'.padStart(10)}`);
+    lines.push(
+      `${'by true depth'.padEnd(20)}${'band'.padEnd(9)}${'n'.padStart(4)}${'MAE mm'.padStart(9)}${'within 1 mm'.padStart(14)}${'bias mm'.padStart(10)}`,
+    );
     for (const b of r.depthByBand) {
       const bias = `${b.bias >= 0 ? '+' : ''}${b.bias.toFixed(2)}`;
-      lines.push(`${''.padEnd(20)}${b.band.padEnd(9)}${String(b.n).padStart(4)}${b.mae.toFixed(2).padStart(9)}${pct(b.within1mm).padStart(14)}${bias.padStart(10)}`);
+      lines.push(
+        `${''.padEnd(20)}${b.band.padEnd(9)}${String(b.n).padStart(4)}${b.mae.toFixed(2).padStart(9)}${pct(b.within1mm).padStart(14)}${bias.padStart(10)}`,
+      );
     }
   }
   if (r.preliminary) {
@@ -286,7 +299,10 @@ export function formatReport(r: Report, modelVersion: string): string {
     lines.push(`preliminary         ${pct(p.share)} of results; ${there}${elsewhere}`);
   }
   if (r.wear) {
-    lines.push(`wear accuracy       ${pct(r.wear.accuracy)} over ${r.wear.n}${ciText(r, 'wearAccuracy', pctNoUnit)}`, `balanced accuracy   ${pct(r.wear.balancedAccuracy)}`);
+    lines.push(
+      `wear accuracy       ${pct(r.wear.accuracy)} over ${r.wear.n}${ciText(r, 'wearAccuracy', pctNoUnit)}`,
+      `balanced accuracy   ${pct(r.wear.balancedAccuracy)}`,
+    );
     lines.push('confusion (rows truth, columns reported):', `  ${''.padStart(9)}${WEAR_CLASSES.map((c) => c.padStart(9)).join('')}`);
     for (const t of WEAR_CLASSES) lines.push(`  ${t.padStart(9)}${WEAR_CLASSES.map((p) => String(r.wear!.confusion[t]![p]).padStart(9)).join('')}`);
   }
@@ -296,7 +312,9 @@ export function formatReport(r: Report, modelVersion: string): string {
       `worn-vs-usable      balanced accuracy ${b.balancedAccuracy.toFixed(3)} (bad recall ${pct(b.badRecall)}, usable recall ${pct(b.usableRecall)})${ciText(r, 'wornVsUsable', (v) => v.toFixed(3))}`,
     );
     if (b.allTires.n > b.n) {
-      lines.push(`                    ${b.allTires.balancedAccuracy.toFixed(3)} over all ${b.allTires.n} tires, counting the ${b.allTires.n - b.n} without an answer as wrong`);
+      lines.push(
+        `                    ${b.allTires.balancedAccuracy.toFixed(3)} over all ${b.allTires.n} tires, counting the ${b.allTires.n - b.n} without an answer as wrong`,
+      );
     }
   }
   if (r.interval) lines.push(`80 % interval       coverage ${pct(r.interval.coverage)}${ciText(r, 'coverage', pctNoUnit)}`);

@@ -47,7 +47,10 @@ export interface RealOutcome {
 
 async function images(dir: string): Promise<string[]> {
   const names = await readdir(dir).catch(() => [] as string[]);
-  return names.filter((n) => IMAGE_FILE.test(n)).sort().map((n) => path.join(dir, n));
+  return names
+    .filter((n) => IMAGE_FILE.test(n))
+    .sort()
+    .map((n) => path.join(dir, n));
 }
 
 async function exists(p: string): Promise<boolean> {
@@ -105,7 +108,8 @@ export async function loadRealSets(root: string, negatives?: string): Promise<Re
   const ccby = path.join(root, 'tyre-defect-ccby');
   if (await exists(ccby)) {
     const samples: RealSample[] = [];
-    for (const split of ['train', 'valid', 'test']) samples.push(...(await images(path.join(ccby, split, 'images'))).map((file) => ({ file, truth: 'tread' as const })));
+    for (const split of ['train', 'valid', 'test'])
+      samples.push(...(await images(path.join(ccby, split, 'images'))).map((file) => ({ file, truth: 'tread' as const })));
     sets.push({ name: 'tyre-defect-ccby', samples });
   }
   const veh = path.join(root, 'vehicles-wheels');
@@ -122,7 +126,8 @@ export async function loadRealSets(root: string, negatives?: string): Promise<Re
     }
     sets.push({ name: 'vehicles-wheels', samples }, { name: 'vehicles-wheels-outside', samples: negs });
   }
-  if (negatives) sets.push({ name: `negatives:${path.basename(negatives)}`, samples: (await images(negatives)).map((file) => ({ file, truth: 'notire' as const })) });
+  if (negatives)
+    sets.push({ name: `negatives:${path.basename(negatives)}`, samples: (await images(negatives)).map((file) => ({ file, truth: 'notire' as const })) });
   return sets;
 }
 
@@ -186,7 +191,7 @@ export function spearman(a: number[], b: number[]): number {
   const ranks = (v: number[]) => {
     const order = v.map((x, i) => [x, i] as const).sort((p, q) => p[0] - q[0]);
     const r = new Array<number>(v.length);
-    for (let i = 0; i < order.length; ) {
+    for (let i = 0; i < order.length;) {
       let j = i;
       while (j + 1 < order.length && order[j + 1]![0] === order[i]![0]) j++;
       for (let k = i; k <= j; k++) r[order[k]![1]] = (i + j) / 2;
@@ -255,18 +260,27 @@ function bootstrap(n: number, rounds: number, figure: (pick: number[]) => number
   return draws.length ? centralInterval(draws, 0.95) : [NaN, NaN];
 }
 
-export function realFigures(set: string, outcomes: RealOutcome[], meta: { scoredBy: RealFigures['scoredBy']; modelVersion: string; bootstrap: number }): RealFigures {
+export function realFigures(
+  set: string,
+  outcomes: RealOutcome[],
+  meta: { scoredBy: RealFigures['scoredBy']; modelVersion: string; bootstrap: number },
+): RealFigures {
   const answered = outcomes.filter((o) => o.analysis);
   const count = (code: string) => outcomes.filter((o) => o.error === code).length;
   const otherErrors: Record<string, number> = {};
-  for (const o of outcomes) if (o.error && o.error !== 'NO_TIRE_DETECTED' && o.error !== 'TREAD_NOT_VISIBLE') otherErrors[o.error] = (otherErrors[o.error] ?? 0) + 1;
+  for (const o of outcomes)
+    if (o.error && o.error !== 'NO_TIRE_DETECTED' && o.error !== 'TREAD_NOT_VISIBLE') otherErrors[o.error] = (otherErrors[o.error] ?? 0) + 1;
   const sided = answered
     .filter((o) => o.sample.truth === 'bad' || o.sample.truth === 'usable')
     .map((o) => ({ bad: o.sample.truth === 'bad', saidBad: isBad(o.analysis!.wear), confidence: o.analysis!.confidence }));
   const hasBoth = sided.some((s) => s.bad) && sided.some((s) => !s.bad);
   const worn = outcomes.filter((o) => o.sample.truth === 'bad');
   const ordered = answered.filter((o) => o.sample.pct !== undefined);
-  const rho = (pick: number[]) => spearman(pick.map((i) => ordered[i]!.analysis!.estimatedDepthMm), pick.map((i) => ordered[i]!.sample.pct!));
+  const rho = (pick: number[]) =>
+    spearman(
+      pick.map((i) => ordered[i]!.analysis!.estimatedDepthMm),
+      pick.map((i) => ordered[i]!.sample.pct!),
+    );
   const bins = 10;
   let ece = 0;
   for (let b = 0; b < bins; b++) {

@@ -29,7 +29,11 @@ export interface LoadedSamples {
 /** Problems in the labels, one line each; thrown together. */
 export class LabelsError extends Error {
   constructor(readonly problems: string[]) {
-    super(problems.length === 1 ? problems[0] : `${problems.length} problems in the labels:\n  ${problems.slice(0, 20).join('\n  ')}${problems.length > 20 ? `\n  … and ${problems.length - 20} more` : ''}`);
+    super(
+      problems.length === 1
+        ? problems[0]
+        : `${problems.length} problems in the labels:\n  ${problems.slice(0, 20).join('\n  ')}${problems.length > 20 ? `\n  … and ${problems.length - 20} more` : ''}`,
+    );
     this.name = 'LabelsError';
   }
 }
@@ -81,7 +85,11 @@ export function csvCells(line: string): string[] {
  * twiConsensusCount figures. Blank lines and lines starting with `#` are skipped.
  */
 export function parseLabelsCsv(text: string, dir: string): Labelled[] {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/).map((l, i) => ({ n: i + 1, l })).filter(({ l }) => l.trim() && !l.trim().startsWith('#'));
+  const lines = text
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/)
+    .map((l, i) => ({ n: i + 1, l }))
+    .filter(({ l }) => l.trim() && !l.trim().startsWith('#'));
   if (!lines.length) throw new LabelsError(['labels.csv is empty: expected a header "file,depthMm,wear" and one row per image.']);
   const header = csvCells(lines[0]!.l).map((h) => h.toLowerCase());
   const col = { file: header.indexOf('file'), depth: header.indexOf('depthmm'), wear: header.indexOf('wear'), twi: header.indexOf('twibars') };
@@ -212,7 +220,10 @@ export function skippedLines(loaded: LoadedSamples, dir: string): string[] {
   if (loaded.ignored.length) lines.push(`ignoring folders that name no class: ${loaded.ignored.join(', ')}`);
   if (loaded.unlisted) lines.push(`${loaded.unlisted} image(s) in ${dir} are not in labels.csv and are not measured`);
   if (loaded.notMeasured.length) {
-    const shown = loaded.notMeasured.slice(0, 10).map((n) => `\n  ${n}`).join('');
+    const shown = loaded.notMeasured
+      .slice(0, 10)
+      .map((n) => `\n  ${n}`)
+      .join('');
     const more = loaded.notMeasured.length > 10 ? `\n  … and ${loaded.notMeasured.length - 10} more` : '';
     lines.push(`not measured, ${loaded.notMeasured.length} in ${dir}:${shown}${more}`);
   }
@@ -231,7 +242,12 @@ async function sameFiles(samples: Labelled[], dir: string, fromLabels: boolean):
     const real = await realpath(s.file).catch(() => path.resolve(s.file));
     const first = seen.get(real);
     if (first === undefined) seen.set(real, name);
-    else problems.push(fromLabels ? `labels.csv lists ${first} and ${name}, which are the same file.` : `${first} and ${name} are the same file: one photo must be in one class folder, once.`);
+    else
+      problems.push(
+        fromLabels
+          ? `labels.csv lists ${first} and ${name}, which are the same file.`
+          : `${first} and ${name} are the same file: one photo must be in one class folder, once.`,
+      );
   }
   return problems;
 }

@@ -204,8 +204,15 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
       minSide: num(o.minSide, 'calibration.crop.minSide'),
     };
     const pct = (p: number) => p >= 0 && p <= 100;
-    if (spec.margin < 0 || spec.maxAspect < 1 || !pct(spec.lowPercentile) || !pct(spec.highPercentile) ||
-        spec.lowPercentile > spec.highPercentile || spec.minCells < 1 || spec.minSide < 1) {
+    if (
+      spec.margin < 0 ||
+      spec.maxAspect < 1 ||
+      !pct(spec.lowPercentile) ||
+      !pct(spec.highPercentile) ||
+      spec.lowPercentile > spec.highPercentile ||
+      spec.minCells < 1 ||
+      spec.minSide < 1
+    ) {
       throw unavailable('Model manifest: calibration.crop is out of range.');
     }
     return spec;
@@ -220,7 +227,8 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
   };
   const depthScale = (v: unknown): SceneCalibration['depthScale'] => {
     const o = isRecord(v) ? v : {};
-    const mm = (x: unknown, k: string) => ranged(x, `calibration.scene.depthScale.${k}`, (n) => n >= 0 && n <= MAX_TREAD_DEPTH_MM, `from 0 to ${MAX_TREAD_DEPTH_MM} mm`);
+    const mm = (x: unknown, k: string) =>
+      ranged(x, `calibration.scene.depthScale.${k}`, (n) => n >= 0 && n <= MAX_TREAD_DEPTH_MM, `from 0 to ${MAX_TREAD_DEPTH_MM} mm`);
     const scale = { usableMm: mm(o.usableMm, 'usableMm'), evenMm: mm(o.evenMm, 'evenMm'), wornMm: mm(o.wornMm, 'wornMm') };
     // deeper for usable than for worn, or a likelier worn tire would read deeper
     if (!(scale.usableMm > scale.evenMm && scale.evenMm > scale.wornMm)) {
@@ -302,10 +310,7 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
  * are read once. A file of the wrong size is refused before it is read (a stray multi-gigabyte
  * file in its place is never loaded into memory).
  */
-export async function readVerifiedModels(
-  modelsDir: string,
-  manifest: Manifest,
-): Promise<{ tread: Buffer; seg: Buffer; crop?: Buffer; scene?: Buffer }> {
+export async function readVerifiedModels(modelsDir: string, manifest: Manifest): Promise<{ tread: Buffer; seg: Buffer; crop?: Buffer; scene?: Buffer }> {
   const read = async (e: ModelEntry): Promise<Buffer> => {
     const file = path.join(modelsDir, e.file);
     const info = await stat(file).catch((error: unknown) => {

@@ -180,7 +180,12 @@ export const findTwiBars: (maps: MaskMaps) => readonly Readonly<TwiBar>[] = once
     for (const i of r.cells) {
       const x = i % side;
       const y = (i - x) / side;
-      for (const [dx, dy, name] of [[-2, 0, 'l'], [2, 0, 'r'], [0, -2, 'u'], [0, 2, 'd']] as const) {
+      for (const [dx, dy, name] of [
+        [-2, 0, 'l'],
+        [2, 0, 'r'],
+        [0, -2, 'u'],
+        [0, 2, 'd'],
+      ] as const) {
         const nx = x + dx;
         const ny = y + dy;
         if (nx >= 0 && ny >= 0 && nx < side && ny < side && label[ny * side + nx] === MASK_GROOVE) sides.add(name);

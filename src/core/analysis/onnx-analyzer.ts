@@ -130,7 +130,9 @@ export class OnnxAnalyzer implements Analyzer {
     } catch (error) {
       await analyzer.close();
       const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
-      throw new AppError('MODEL_UNAVAILABLE', `The tread models failed their warm-up run (input ${size} px, crop ${analyzer.cropSize} px): ${detail}`, { cause: error });
+      throw new AppError('MODEL_UNAVAILABLE', `The tread models failed their warm-up run (input ${size} px, crop ${analyzer.cropSize} px): ${detail}`, {
+        cause: error,
+      });
     }
     options.logger?.info({ modelVersion: manifest.version, threads, ms: Date.now() - started }, 'tread models loaded and warmed up');
     return analyzer;
@@ -198,9 +200,7 @@ export class OnnxAnalyzer implements Analyzer {
       const tread = mirror ? mirrorAverage(readings[0]!, readings[1]!) : readings[0]!;
       let cropMm: number | null = null;
       if (cropped) {
-        cropMm = this.cropReader
-          ? (await this.runTread([cropped], this.cropReader, this.cropSize))[0]!.depthMm
-          : readings[readings.length - 1]!.depthMm;
+        cropMm = this.cropReader ? (await this.runTread([cropped], this.cropReader, this.cropSize))[0]!.depthMm : readings[readings.length - 1]!.depthMm;
       }
       return { tread, maps, cropMm };
     });
@@ -226,7 +226,8 @@ export class OnnxAnalyzer implements Analyzer {
   /** The gate alone (the live capture check): what the scene reader sees, no depth read. */
   async scene(request: AnalyzeRequest): Promise<SceneReading> {
     const cal = this.manifest.calibration.scene;
-    if (!this.sceneReader || !cal) throw new AppError('MODEL_UNAVAILABLE', 'These models have no scene reader: the photo cannot be checked without reading it.');
+    if (!this.sceneReader || !cal)
+      throw new AppError('MODEL_UNAVAILABLE', 'These models have no scene reader: the photo cannot be checked without reading it.');
     const { input } = await analysisInput(request, this.manifest.input);
     return sceneOf(await this.readScene(input.tensor), cal);
   }

@@ -132,10 +132,7 @@ export function cellOnPhoto(
  * model input made from it. The tread crop is cut from the same frame; `content` is where the
  * photo lies in it, for overlays and points.
  */
-export async function analysisInput(
-  request: AnalyzeRequest,
-  spec: InputSpec,
-): Promise<{ frame: DecodedFrame; content: ContentBox; input: ModelInput }> {
+export async function analysisInput(request: AnalyzeRequest, spec: InputSpec): Promise<{ frame: DecodedFrame; content: ContentBox; input: ModelInput }> {
   const decoded = request.frame ?? (await decodeFrame(request.image, await uprightSize(request.image)));
   const { frame, content } = await extendToModelShape(decoded);
   return { frame, content, input: await prepareFrameInput(frame, spec) };

@@ -104,7 +104,8 @@ export function sceneOf(out: SceneOutput, cal: SceneCalibration): SceneReading {
   return { scene, probabilities: { tread, treadNotVisible, noTire } };
 }
 
-export const NO_TIRE_MESSAGE = 'No tire was found in the photo. Photograph the tread of the tire: face-on, close (the tread filling the frame) and in good light.';
+export const NO_TIRE_MESSAGE =
+  'No tire was found in the photo. Photograph the tread of the tire: face-on, close (the tread filling the frame) and in good light.';
 export const NOT_VISIBLE_MESSAGE =
   'A tire is in the photo, but its tread cannot be read (seen from the side, too far away, blurred or too dark). ' +
   'Photograph the tread face-on, from about 20–30 cm so that it fills the frame, in good light, and hold still.';
@@ -151,7 +152,10 @@ export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omi
   // the synthetic stack is checked as combine.ts checks it, whatever its weight: a stack no tire can
   // give (under −30 mm or over 30) is a broken manifest or model, not a reading to leave out
   if (!Number.isFinite(input.syntheticMm) || Math.abs(input.syntheticMm) > MAX_TREAD_DEPTH_MM) {
-    throw new AppError('MODEL_UNAVAILABLE', `The tread models gave no usable reading for this photo (synthetic stack ${input.syntheticMm} mm); the model files or their manifest may be damaged.`);
+    throw new AppError(
+      'MODEL_UNAVAILABLE',
+      `The tread models gave no usable reading for this photo (synthetic stack ${input.syntheticMm} mm); the model files or their manifest may be damaged.`,
+    );
   }
   const w = cal.syntheticWeight;
   const line = cal.shopLine ?? { intercept: 0, slope: 1, intervalScale: 1 };

@@ -90,8 +90,7 @@ function quantile(v: number[], q: number): number {
   return s[lo]! + (s[Math.min(lo + 1, s.length - 1)]! - s[lo]!) * (pos - lo);
 }
 
-const absError = (points: ShopPoint[], a: number, b: number): number =>
-  points.reduce((s, p) => s + Math.abs(p.gaugeMm - (a + b * p.estimateMm)), 0);
+const absError = (points: ShopPoint[], a: number, b: number): number => points.reduce((s, p) => s + Math.abs(p.gaugeMm - (a + b * p.estimateMm)), 0);
 
 /**
  * Least absolute error line gauge ≈ a + b · estimate with b in [MIN_SLOPE, MAX_SLOPE]. For a fixed
@@ -119,7 +118,10 @@ const halfWidth = (p: ShopPoint): number => Math.max(0.05, p.rangeMm.max - p.est
 
 /** The factor that makes |gauge − corrected| ≤ factor · slope · half-width hold for 80 % of the points. */
 function intervalScale(points: ShopPoint[], a: number, b: number): number {
-  return quantile(points.map((p) => Math.abs(p.gaugeMm - (a + b * p.estimateMm)) / (b * halfWidth(p))), COVERAGE_TARGET);
+  return quantile(
+    points.map((p) => Math.abs(p.gaugeMm - (a + b * p.estimateMm)) / (b * halfWidth(p))),
+    COVERAGE_TARGET,
+  );
 }
 
 function fit(points: ShopPoint[], withDepth: boolean): Correction {
@@ -258,7 +260,9 @@ export function calibratedManifest(base: Json, fitResult: ShopFit, meta: { creat
       // the classifier's vote, read on the same corrected depths (combine.ts, voteFor)
       ...(fitResult.depthApplied ? { voteMap: { intercept: c.intercept, slope: c.slope } } : {}),
       // the scene reader's estimate (scene.ts) takes the same line and interval factor
-      ...(cal.scene === undefined ? {} : { scene: { ...(cal.scene as Json), shopLine: { intercept: c.intercept, slope: c.slope, intervalScale: c.intervalScale } } }),
+      ...(cal.scene === undefined
+        ? {}
+        : { scene: { ...(cal.scene as Json), shopLine: { intercept: c.intercept, slope: c.slope, intervalScale: c.intervalScale } } }),
     },
     shopCalibration: record,
   };

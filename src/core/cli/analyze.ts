@@ -28,7 +28,9 @@ async function main(): Promise<void> {
   if (files.length !== 1) usageError('analyze', USAGE, files.length ? `one photo at a time, got ${files.length}` : 'which photo?');
   const file = files[0]!;
   // a regular file, checked before reading it: a folder, a device (/dev/zero) or 30 MB are not read whole
-  const info = await stat(file).catch((error: NodeJS.ErrnoException) => fail(new AppError('VALIDATION_ERROR', `Cannot read ${file}: ${error.code === 'ENOENT' ? 'no such file' : (error.code ?? error.message)}.`)));
+  const info = await stat(file).catch((error: NodeJS.ErrnoException) =>
+    fail(new AppError('VALIDATION_ERROR', `Cannot read ${file}: ${error.code === 'ENOENT' ? 'no such file' : (error.code ?? error.message)}.`)),
+  );
   if (!info.isFile()) fail(new AppError('VALIDATION_ERROR', `Cannot read ${file}: ${info.isDirectory() ? 'it is a folder' : 'it is not a regular file'}.`));
   if (info.size > MAX_UPLOAD_BYTES) fail(new AppError('FILE_TOO_LARGE', `The image is larger than 10 MiB (${file}: ${info.size} bytes).`));
   let data: Buffer;

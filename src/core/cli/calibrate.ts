@@ -52,12 +52,19 @@ async function main(): Promise<void> {
   for (const line of skippedLines(loaded, dir)) process.stderr.write(`calibrate: ${line}\n`);
   const measured = loaded.samples.filter((s) => s.depthMm !== null);
   if (measured.length < MIN_TIRES) {
-    fail(2, `${measured.length} photo(s) in ${dir} have a gauge reading (labels.csv depthMm); at least ${MIN_TIRES} are needed, and a few hundred give a steadier calibration.`);
+    fail(
+      2,
+      `${measured.length} photo(s) in ${dir} have a gauge reading (labels.csv depthMm); at least ${MIN_TIRES} are needed, and a few hundred give a steadier calibration.`,
+    );
   }
-  if ((await resolved(outDir)) === (await resolved(modelsDir))) fail(2, '--out must be another folder than the models it starts from (they are never written over).');
+  if ((await resolved(outDir)) === (await resolved(modelsDir)))
+    fail(2, '--out must be another folder than the models it starts from (they are never written over).');
   const base = await readManifestJson(modelsDir);
   if (base?.shopCalibration !== undefined) {
-    fail(2, `${modelsDir} already holds a shop calibration (${String(base.version)}); calibrate from the models it was made from (${JSON.stringify((base.shopCalibration as { base?: unknown }).base)}).`);
+    fail(
+      2,
+      `${modelsDir} already holds a shop calibration (${String(base.version)}); calibrate from the models it was made from (${JSON.stringify((base.shopCalibration as { base?: unknown }).base)}).`,
+    );
   }
   const existing = await readManifestJson(outDir);
   if (existing !== null && existing.shopCalibration === undefined) {
@@ -77,7 +84,8 @@ async function main(): Promise<void> {
     if ('analysis' in r.outcome) points.push(pointFrom(r.depthMm!, r.outcome.analysis));
     else refused[r.outcome.error] = (refused[r.outcome.error] ?? 0) + 1;
   }
-  if (Object.keys(refused).length) process.stderr.write(`calibrate: ${results.length - points.length} photo(s) got no answer and are left out: ${JSON.stringify(refused)}\n`);
+  if (Object.keys(refused).length)
+    process.stderr.write(`calibrate: ${results.length - points.length} photo(s) got no answer and are left out: ${JSON.stringify(refused)}\n`);
   if (points.length < MIN_TIRES) fail(1, `only ${points.length} of ${results.length} photos got an answer; at least ${MIN_TIRES} are needed.`);
 
   const fitted = fitShopCalibration(points);

@@ -68,7 +68,10 @@ async function checkOwnLabels(labels: string): Promise<void> {
   const info = await stat(labels).catch(() => null);
   if (!info) return;
   const text = info.isFile() ? await readFile(labels, 'utf8').catch(() => null) : null;
-  const header = text?.replace(/^\uFEFF/, '').split(/\r?\n/, 1)[0]?.trim(); // Excel saves a BOM in front
+  const header = text
+    ?.replace(/^\uFEFF/, '')
+    .split(/\r?\n/, 1)[0]
+    ?.trim(); // Excel saves a BOM in front
   if (header === LABELS_HEADER.join(',')) return;
   throw new CollectError(
     `${labels} exists and was not written by collect (its columns differ); collect rewrites labels.csv, so it stops ` +

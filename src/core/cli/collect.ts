@@ -51,7 +51,9 @@ async function main(): Promise<void> {
     process.stdout.write(
       `${report.measured} measured scan(s) in ${positionals[0]} (${report.downloaded} photo(s) downloaded now), ` +
         `${report.unmeasured} without a gauge reading left out${report.missing.length ? `, ${report.missing.length} whose photo is gone` : ''}.\n` +
-        (report.measured ? `Measure the model on them: npm run eval -- ${positionals[0]}\n` : 'No scan has a gauge reading yet: enter one under a result (Gauge reading → Save reading).\n'),
+        (report.measured
+          ? `Measure the model on them: npm run eval -- ${positionals[0]}\n`
+          : 'No scan has a gauge reading yet: enter one under a result (Gauge reading → Save reading).\n'),
     );
   } catch (error) {
     if (!(error instanceof CollectError)) throw error;

@@ -25,7 +25,8 @@ import { loadManifest } from '../analysis/manifest.js';
 import { analyzeReal, formatRealTable, loadRealSets, realFigures, type RealFigures } from '../analysis/eval-real.js';
 
 const DEFAULT_MODELS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../models');
-const USAGE = 'usage: npm run eval -- DIR [--models DIR] [--bootstrap N] [--json]\n       npm run eval -- --real REALDATA [--models DIR] [--loso DIR] [--negatives DIR] [--limit N] [--per-photo FILE] [--bootstrap N] [--json]';
+const USAGE =
+  'usage: npm run eval -- DIR [--models DIR] [--bootstrap N] [--json]\n       npm run eval -- --real REALDATA [--models DIR] [--loso DIR] [--negatives DIR] [--limit N] [--per-photo FILE] [--bootstrap N] [--json]';
 const DEFAULT_BOOTSTRAP = 1000;
 
 function usage(problem: string): never {
@@ -68,7 +69,18 @@ async function real(
     await analyzer.close();
     for (const o of outcomes) {
       const a = o.analysis;
-      const cells = [set.name, o.sample.file, o.sample.box?.join(' ') ?? '', o.sample.truth, o.sample.pct ?? '', o.error ?? '', a?.estimatedDepthMm ?? '', a?.confidence ?? '', a?.isPreliminary ?? '', a?.modelAlignment ?? ''];
+      const cells = [
+        set.name,
+        o.sample.file,
+        o.sample.box?.join(' ') ?? '',
+        o.sample.truth,
+        o.sample.pct ?? '',
+        o.error ?? '',
+        a?.estimatedDepthMm ?? '',
+        a?.confidence ?? '',
+        a?.isPreliminary ?? '',
+        a?.modelAlignment ?? '',
+      ];
       photos.push(cells.map((c) => (/[",\n]/.test(String(c)) ? `"${String(c).replace(/"/g, '""')}"` : String(c))).join(','));
     }
     const scoredBy = manifest.trainedOn.includes(sourceOf(set.name)) ? 'trained on' : 'held out';
@@ -96,7 +108,15 @@ async function main(): Promise<void> {
     if (positionals.length) usage('--real takes the realdata folder; no other folder is expected.');
     if (values.limit !== undefined && !/^\d+$/.test(values.limit)) usage('--limit takes a whole number of photos per set.');
     const limit = Number(values.limit ?? 0);
-    return real(values.real, { modelsDir, ...(values.loso ? { loso: values.loso } : {}), ...(values.negatives ? { negatives: values.negatives } : {}), limit, bootstrap, json: values.json ?? false, ...(values['per-photo'] ? { perPhoto: values['per-photo'] } : {}) });
+    return real(values.real, {
+      modelsDir,
+      ...(values.loso ? { loso: values.loso } : {}),
+      ...(values.negatives ? { negatives: values.negatives } : {}),
+      limit,
+      bootstrap,
+      json: values.json ?? false,
+      ...(values['per-photo'] ? { perPhoto: values['per-photo'] } : {}),
+    });
   }
   for (const flag of ['loso', 'negatives', 'limit', 'per-photo'] as const) if (values[flag] !== undefined) usage(`--${flag} goes with --real.`);
   if (positionals.length !== 1) usage(positionals.length ? `one folder expected, got ${positionals.length}.` : 'which folder?');

@@ -13,14 +13,7 @@
 import { createPrivateKey, createPublicKey, randomUUID, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  generateLicenseKeyPair,
-  ISO_DATE_TIME,
-  isValidCodeId,
-  issueLicenseCode,
-  MAX_PACK_SCANS,
-  type LicensePayload,
-} from '../licensing/codes.js';
+import { generateLicenseKeyPair, ISO_DATE_TIME, isValidCodeId, issueLicenseCode, MAX_PACK_SCANS, type LicensePayload } from '../licensing/codes.js';
 import { answerHelp, parseCli, usageError } from './args.js';
 
 const USAGE = `usage:
@@ -118,7 +111,9 @@ function signingKey(file: string): string {
     );
   }
   if (key.asymmetricKeyType !== 'ed25519') {
-    refuse(`--key ${file} holds a key of type ${key.asymmetricKeyType ?? 'unknown'}; license codes are signed with an Ed25519 private key (npm run license -- keygen)`);
+    refuse(
+      `--key ${file} holds a key of type ${key.asymmetricKeyType ?? 'unknown'}; license codes are signed with an Ed25519 private key (npm run license -- keygen)`,
+    );
   }
   return pem;
 }

@@ -89,7 +89,9 @@ function clientErrorHandler(error: Error & { code?: string }, socket: Socket): v
         ? 'The request took too long to arrive'
         : 'Malformed HTTP request';
   const body = JSON.stringify({ success: false, error: { code: 'VALIDATION_ERROR', message } });
-  const headers = Object.entries(SECURITY_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const headers = Object.entries(SECURITY_HEADERS)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
@@ -185,9 +187,7 @@ export async function buildServer(core: HttpCore, options: BuildServerOptions = 
     frameworkErrors: (error, request, reply: FastifyReply) => {
       applySecurityHeaders(reply);
       const mapped = toErrorReply(
-        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-          ? routeNotFound(request.method, request.url.split('?')[0]!)
-          : new AppError('VALIDATION_ERROR', error.message),
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? routeNotFound(request.method, request.url.split('?')[0]!) : new AppError('VALIDATION_ERROR', error.message),
       );
       void reply.code(mapped.status).send(mapped.body);
     },

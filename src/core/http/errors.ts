@@ -54,9 +54,7 @@ export function validationMessage(issues: readonly SchemaIssue[], context = 'bod
   if (issue.keyword === 'required') segments.push(String(issue.params.missingProperty));
   const where = segments.length ? `${CONTEXT_NAMES[context] ?? context} ${segments.join('.')}` : `request ${context}`;
   // a union of literals (WearSchema, a variant): ajv reports each literal tried at the same place
-  const allowed = issues
-    .filter((i) => i.keyword === 'const' && i.instancePath === issue.instancePath)
-    .map((i) => String(i.params.allowedValue));
+  const allowed = issues.filter((i) => i.keyword === 'const' && i.instancePath === issue.instancePath).map((i) => String(i.params.allowedValue));
   const what =
     issue.keyword === 'required'
       ? 'is required'
@@ -143,7 +141,6 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   else if (mapped.status >= 500) {
     request.log.warn({ code, reason: error.message, ...causeOf(error) }, 'request not served');
     if (code === 'STORAGE_UNAVAILABLE') request.server.storageTrouble.record(mapped.body.error.message);
-  }
-  else request.log.info({ code, reason: error.message }, 'request refused');
+  } else request.log.info({ code, reason: error.message }, 'request refused');
   void reply.code(mapped.status).headers(mapped.headers).send(mapped.body);
 }

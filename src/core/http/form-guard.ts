@@ -34,21 +34,24 @@ export function guardForm(request: FastifyRequest, graceMs: number, maxHeaderPai
   // start the flow early and lose chunks; once it flows, listening takes nothing from it
   const listen = () => raw.on('data', onData);
   raw.once('resume', listen);
-  const tick = setInterval(() => {
-    if (!raw.complete) quietSince = performance.now();
-    if (performance.now() - quietSince < graceMs) return;
-    stop();
-    request.log.warn({ graceMs }, 'the form parser had not finished after the whole body arrived');
-    fail(
-      new AppError(
-        'VALIDATION_ERROR',
-        `The form could not be read: it was not complete multipart/form-data ${graceMs / 1000} s after its last byte arrived; ` +
-          'send each part with "Content-Disposition: form-data; name=…" and end the form with its closing boundary',
-        // the parser still holds the body: the connection cannot carry another request
-        { headers: { connection: 'close' } },
-      ),
-    );
-  }, Math.max(10, Math.round(graceMs / 5)));
+  const tick = setInterval(
+    () => {
+      if (!raw.complete) quietSince = performance.now();
+      if (performance.now() - quietSince < graceMs) return;
+      stop();
+      request.log.warn({ graceMs }, 'the form parser had not finished after the whole body arrived');
+      fail(
+        new AppError(
+          'VALIDATION_ERROR',
+          `The form could not be read: it was not complete multipart/form-data ${graceMs / 1000} s after its last byte arrived; ` +
+            'send each part with "Content-Disposition: form-data; name=…" and end the form with its closing boundary',
+          // the parser still holds the body: the connection cannot carry another request
+          { headers: { connection: 'close' } },
+        ),
+      );
+    },
+    Math.max(10, Math.round(graceMs / 5)),
+  );
   tick.unref();
   const stop = () => {
     clearInterval(tick);

@@ -64,7 +64,7 @@ export function partHeaderProblem(block: string, index: number, maxPairs: number
   let name: string | undefined;
   let why = '';
   let pairs = 0;
-  for (let start = 0; start < block.length; ) {
+  for (let start = 0; start < block.length;) {
     let end = block.indexOf('\r\n', start);
     if (end === -1) end = block.length;
     const line = block.slice(start, end);
@@ -81,7 +81,10 @@ export function partHeaderProblem(block: string, index: number, maxPairs: number
     }
     const colon = line.indexOf(':');
     if (colon <= 0) {
-      why = line[0] === ' ' || line[0] === '\t' ? 'its first line starts with a space or tab: a folded line with nothing before it' : `the line ${shown(line)} is not a header`;
+      why =
+        line[0] === ' ' || line[0] === '\t'
+          ? 'its first line starts with a space or tab: a folded line with nothing before it'
+          : `the line ${shown(line)} is not a header`;
       break;
     }
     name = line.slice(0, colon).toLowerCase();

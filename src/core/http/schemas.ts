@@ -23,17 +23,11 @@ export const ErrorEnvelope = Type.Object(
   { $id: 'ErrorEnvelope' },
 );
 
-export const WearSchema = Type.Union([
-  Type.Literal('new'),
-  Type.Literal('good'),
-  Type.Literal('medium'),
-  Type.Literal('worn'),
-  Type.Literal('critical'),
-]);
+export const WearSchema = Type.Union([Type.Literal('new'), Type.Literal('good'), Type.Literal('medium'), Type.Literal('worn'), Type.Literal('critical')]);
 
 /** verbose=1's extras (analyze) and GET /scans/{scanId}/overlays: named PNG data URLs, and located points. */
 const Overlays = Type.Record(Type.String(), Type.String(), {
-  description: 'Named PNG data URLs (depthHeatmap, mask) the size of the analysed frame, with the photo\'s aspect ratio: stretch them onto it',
+  description: "Named PNG data URLs (depthHeatmap, mask) the size of the analysed frame, with the photo's aspect ratio: stretch them onto it",
 });
 const Points = Type.Array(
   Type.Object(
@@ -215,9 +209,7 @@ export const HealthData = Type.Object({
   modelVersion: nullable(Type.String()),
   storage: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')]),
   uptimeS: Type.Integer(),
-  problem: Type.Optional(
-    Type.String({ description: 'When degraded: why (the database does not answer, or a storage failure of the last minute)' }),
-  ),
+  problem: Type.Optional(Type.String({ description: 'When degraded: why (the database does not answer, or a storage failure of the last minute)' })),
 });
 
 const SettingInForce = <T extends TSchema>(value: T) =>
@@ -299,7 +291,13 @@ const rateLimitHeaders = (always: boolean) => ({
  */
 export function analyzeReplies<T extends TSchema>(data: T) {
   return {
-    200: { ...ok(data), headers: { ...rateLimitHeaders(true), 'Idempotent-Replayed': Type.String({ description: '"true" when this is the stored answer of an earlier request with the same Idempotency-Key' }) } },
+    200: {
+      ...ok(data),
+      headers: {
+        ...rateLimitHeaders(true),
+        'Idempotent-Replayed': Type.String({ description: '"true" when this is the stored answer of an earlier request with the same Idempotency-Key' }),
+      },
+    },
     '4xx': Type.Ref(ErrorEnvelope, { headers: { ...rateLimitHeaders(false), 'Retry-After': RETRY_AFTER } }),
     '5xx': Type.Ref(ErrorEnvelope, { headers: { ...rateLimitHeaders(false), 'Retry-After': RETRY_AFTER } }),
   };

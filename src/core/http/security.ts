@@ -41,7 +41,10 @@ export function isLoopbackAddress(ip: string): boolean {
 
 /** A client address as one computer has it: IPv4 without its IPv6-mapped prefix, no zone, lower case. */
 export function plainAddress(ip: string): string {
-  return ip.replace(/^::ffff:(?=\d+\.)/i, '').replace(/%.*$/, '').toLowerCase();
+  return ip
+    .replace(/^::ffff:(?=\d+\.)/i, '')
+    .replace(/%.*$/, '')
+    .toLowerCase();
 }
 
 /** Link-local addresses (fe80::/10, 169.254/16) are unique only per link: another device can hold the same one. */
@@ -106,8 +109,7 @@ export function hostAllowList(config: Config): (hostname: string) => boolean {
     if (parsed) fixed.add(parsed);
   }
   if (!['0.0.0.0', '::', '[::]'].includes(config.host)) fixed.add(asHostName(config.host));
-  return (hostname) =>
-    fixed.has(hostname) || (config.lanAccess && (lanAddresses().includes(hostname) || ownHostNames().includes(hostname)));
+  return (hostname) => fixed.has(hostname) || (config.lanAccess && (lanAddresses().includes(hostname) || ownHostNames().includes(hostname)));
 }
 
 function hasSessionCookie(request: FastifyRequest): boolean {

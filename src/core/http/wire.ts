@@ -1,13 +1,5 @@
 /** Domain records → the JSON shapes of src/shared/api.ts (dates become ISO strings, secrets stay behind). */
-import type {
-  AccountData,
-  DepthOfRecord,
-  VehicleGroup,
-  WireAccount,
-  WireApiKey,
-  WireScan,
-  RedeemData,
-} from '../../shared/api.js';
+import type { AccountData, DepthOfRecord, VehicleGroup, WireAccount, WireApiKey, WireScan, RedeemData } from '../../shared/api.js';
 import type { AccountSummary } from '../services/ports.js';
 import type { VehicleGroupRecord } from '../storage/store.js';
 import type { Account, ApiKeyRecord, RedeemedLicense, ScanRecord } from '../types.js';

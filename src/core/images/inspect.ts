@@ -120,10 +120,7 @@ export async function checkImageHeader(data: Buffer): Promise<ImageHeader> {
   }
   if (meta.format !== SHARP_FORMAT[mime] || !meta.width || !meta.height) throw unreadable();
   if (meta.width * meta.height > MAX_PIXELS) {
-    throw new AppError(
-      'IMAGE_TOO_LARGE',
-      `The image is ${meta.width}×${meta.height} pixels; at most ${MAX_PIXELS / 1_000_000} megapixels are accepted.`,
-    );
+    throw new AppError('IMAGE_TOO_LARGE', `The image is ${meta.width}×${meta.height} pixels; at most ${MAX_PIXELS / 1_000_000} megapixels are accepted.`);
   }
   const wholeDecode = wholeDecodeBytes(mime, meta);
   if (wholeDecode > MAX_WHOLE_DECODE_BYTES) {
@@ -147,10 +144,7 @@ export async function checkImageHeader(data: Buffer): Promise<ImageHeader> {
   const width = swapped ? meta.height : meta.width;
   const height = swapped ? meta.width : meta.height;
   if (Math.min(width, height) < MIN_SHORT_SIDE) {
-    throw new AppError(
-      'IMAGE_TOO_SMALL',
-      `The image is ${width}×${height} pixels; the short side must be at least ${MIN_SHORT_SIDE} pixels.`,
-    );
+    throw new AppError('IMAGE_TOO_SMALL', `The image is ${width}×${height} pixels; the short side must be at least ${MIN_SHORT_SIDE} pixels.`);
   }
   return { mime, width, height, bytes: data.length };
 }
@@ -160,14 +154,17 @@ export async function checkImageHeader(data: Buffer): Promise<ImageHeader> {
  * JPEG's coefficients (2 bytes each, per component and its sampling) and an interlaced PNG's
  * pixels. 0 for the others, which are decoded line by line.
  */
-export function wholeDecodeBytes(mime: ImageMime, meta: Partial<Pick<Metadata, 'width' | 'height' | 'isProgressive' | 'channels' | 'depth' | 'chromaSubsampling'>>): number {
+export function wholeDecodeBytes(
+  mime: ImageMime,
+  meta: Partial<Pick<Metadata, 'width' | 'height' | 'isProgressive' | 'channels' | 'depth' | 'chromaSubsampling'>>,
+): number {
   if (!meta.isProgressive || !meta.width || !meta.height) return 0;
   const pixels = meta.width * meta.height;
   if (mime === 'image/png') return pixels * (meta.channels ?? 4) * (meta.depth === 'ushort' ? 2 : 1);
   if (mime !== 'image/jpeg') return 0;
   // samples per pixel over all components: 4:4:4 three, 4:2:2 two, 4:2:0 one and a half, grey one, CMYK four
   const perPixel: Record<string, number> = { '4:4:4': 3, '4:2:2': 2, '4:4:0': 2, '4:2:0': 1.5, '4:1:1': 1.5, '4:4:4:4': 4, '4:2:0:4': 3 };
-  const samples = (meta.channels ?? 3) === 1 ? 1 : (perPixel[meta.chromaSubsampling ?? ''] ?? (meta.channels ?? 3));
+  const samples = (meta.channels ?? 3) === 1 ? 1 : (perPixel[meta.chromaSubsampling ?? ''] ?? meta.channels ?? 3);
   return pixels * samples * 2;
 }
 
@@ -268,12 +265,7 @@ export async function decodeFrame(data: Buffer, header: Pick<ImageHeader, 'width
   }
 }
 
-async function decodeFrameWith(
-  data: Buffer,
-  header: Pick<ImageHeader, 'width' | 'height'>,
-  side: number,
-  failOn: 'warning' | 'error',
-): Promise<DecodedFrame> {
+async function decodeFrameWith(data: Buffer, header: Pick<ImageHeader, 'width' | 'height'>, side: number, failOn: 'warning' | 'error'): Promise<DecodedFrame> {
   const { data: pixels, info } = await sharp(data, { failOn, limitInputPixels: MAX_PIXELS })
     .autoOrient()
     .resize(side, side, { fit: 'inside', withoutEnlargement: true, kernel: 'linear', fastShrinkOnLoad: true })

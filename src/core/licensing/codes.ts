@@ -7,9 +7,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { AppError } from '../errors.js';
 
-export type LicensePayload =
-  | { v: 1; id: string; kind: 'pack'; scans: number }
-  | { v: 1; id: string; kind: 'pro'; expiresAt: string };
+export type LicensePayload = { v: 1; id: string; kind: 'pack'; scans: number } | { v: 1; id: string; kind: 'pro'; expiresAt: string };
 
 const PREFIX = 'TWL1';
 /** Real codes are ~200 chars; anything far longer is not worth decoding. */
@@ -68,7 +66,9 @@ export function loadLicensePublicKey(pem: string): KeyObject {
   // createPublicKey would quietly derive the public half of a private key: the vendor's signing
   // key must never sit on a shop PC or a hub (docs/API.md §4), so a private PEM is refused by name
   if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem)) {
-    throw new Error('the license public key file holds a PRIVATE key (the signing key, which stays with the vendor): give the public key (license-public.pem) instead');
+    throw new Error(
+      'the license public key file holds a PRIVATE key (the signing key, which stays with the vendor): give the public key (license-public.pem) instead',
+    );
   }
   const key = createPublicKey(pem);
   if (key.asymmetricKeyType !== 'ed25519') {

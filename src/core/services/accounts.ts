@@ -14,10 +14,7 @@ export function createAccountService(deps: { store: Store; clock: Clock }): Acco
       const now = clock.now();
       const window = monthWindow(now);
       const pro = isPro(account, now);
-      const [{ used, held }, pack] = await Promise.all([
-        store.usage.usage(`acct:${account.id}`, window.name),
-        store.usage.packBalance(account.id),
-      ]);
+      const [{ used, held }, pack] = await Promise.all([store.usage.usage(`acct:${account.id}`, window.name), store.usage.packBalance(account.id)]);
       const licenses = await store.licenses.listForAccount(account.id);
       return {
         account,

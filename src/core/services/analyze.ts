@@ -133,11 +133,7 @@ async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeR
     const now = deps.clock.now();
     // Both files are complete and flushed before the scan that names them commits.
     // Reported before the commit: this analysis's own hold already counts as spent.
-    const [state] = await Promise.all([
-      deps.metering.state(caller, now),
-      originalWritten,
-      thumbnailWritten,
-    ]);
+    const [state] = await Promise.all([deps.metering.state(caller, now), originalWritten, thumbnailWritten]);
     const result: ScanResult = {
       ...outcome.analysis,
       // Real elapsed time since the upload arrived (wall clock, like receivedAt), not the injected business clock.
@@ -174,7 +170,10 @@ async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeR
       // A commit that failed on its way back (PostgreSQL applied COMMIT, then the connection
       // dropped) stored the scan, its charge and its idempotency record together: answer it. When
       // that cannot be told, keep the files: the leftover sweep removes them only if no scan names them.
-      const stored = await deps.store.scans.get(scanId).then((found) => found !== null, () => null);
+      const stored = await deps.store.scans.get(scanId).then(
+        (found) => found !== null,
+        () => null,
+      );
       if (stored === true) return response;
       keepFiles = stored === null;
       throw error;
@@ -187,12 +186,7 @@ async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeR
 }
 
 /** `writes` null: the files stay (a commit whose outcome is unknown may name them). */
-async function undo(
-  deps: AnalyzeDeps,
-  reservation: Reservation | null,
-  writes: ImageWrites | null,
-  claim: IdempotencyClaim | null,
-): Promise<void> {
+async function undo(deps: AnalyzeDeps, reservation: Reservation | null, writes: ImageWrites | null, claim: IdempotencyClaim | null): Promise<void> {
   const steps: Array<Promise<unknown>> = [];
   if (reservation) steps.push(deps.store.usage.release(reservation.id));
   if (claim) steps.push(deps.store.idempotency.abandon(claim.callerKey, claim.key));

@@ -18,7 +18,15 @@ import type { CalibrationFit, CalibrationStatus } from '../../shared/api.js';
 import { wearForDepth, type Analyzer } from '../analysis/analyzer.js';
 import { readManifestJson, writeCalibratedModels } from '../analysis/calibration-files.js';
 import { isRecord } from '../analysis/manifest.js';
-import { fitShopCalibration, MIN_TIRES, pointFrom, shopVersion, type ShopCalibrationRecord, type ShopFit, type ShopPoint } from '../analysis/shop-calibration.js';
+import {
+  fitShopCalibration,
+  MIN_TIRES,
+  pointFrom,
+  shopVersion,
+  type ShopCalibrationRecord,
+  type ShopFit,
+  type ShopPoint,
+} from '../analysis/shop-calibration.js';
 import type { SwappableAnalyzer } from '../analysis/swappable.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -241,7 +249,13 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
   }
 
   /** The outcome, kept in the store too so that a restart still shows it (a running job is not kept). */
-  async function finish(startedAt: string, state: Finished['state'], message: string, fit: CalibrationFit | null = null, skipped: Record<string, number> = {}): Promise<void> {
+  async function finish(
+    startedAt: string,
+    state: Finished['state'],
+    message: string,
+    fit: CalibrationFit | null = null,
+    skipped: Record<string, number> = {},
+  ): Promise<void> {
     job = { state, startedAt, finishedAt: clock.now().toISOString(), message, fit, skipped };
     await keep(job);
   }
@@ -361,7 +375,11 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     running = run(scans, progress)
       .catch(async (error: unknown) => {
         logger.error({ err: error }, 'shop calibration failed');
-        await finish(startedAt, 'failed', `The calibration failed and nothing was changed: ${isAppError(error) ? error.message.replace(/\.$/, '') : 'see the server log'}.`);
+        await finish(
+          startedAt,
+          'failed',
+          `The calibration failed and nothing was changed: ${isAppError(error) ? error.message.replace(/\.$/, '') : 'see the server log'}.`,
+        );
       })
       .finally(() => {
         running = null;

@@ -18,6 +18,8 @@ export function meteringAddress(ip: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
   if (mapped && isIPv4(mapped[1]!)) return mapped[1]!;
   if (!isIPv6(bare) || bare.includes('.') || bare === '::1') return bare;
-  const groups = expandIPv6(bare.toLowerCase()).slice(0, 4).map((g) => g.replace(/^0+(?=.)/, ''));
+  const groups = expandIPv6(bare.toLowerCase())
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''));
   return `${groups.join(':')}::/64`;
 }

@@ -92,14 +92,9 @@ export async function claimIdempotencyKey(
   const callerKey = callerKeyOf(caller);
   const requestHash = encodeFingerprint(request);
   const now = deps.clock.now();
-  const begin = () =>
-    deps.store.idempotency.begin({ callerKey, key, requestHash, createdAt: now }, new Date(now.getTime() - IDEMPOTENCY_TTL_MS));
+  const begin = () => deps.store.idempotency.begin({ callerKey, key, requestHash, createdAt: now }, new Date(now.getTime() - IDEMPOTENCY_TTL_MS));
   let outcome = await begin();
-  if (
-    !outcome.claimed &&
-    outcome.existing.response === null &&
-    outcome.existing.createdAt.getTime() < now.getTime() - IN_FLIGHT_MAX_AGE_MS
-  ) {
+  if (!outcome.claimed && outcome.existing.response === null && outcome.existing.createdAt.getTime() < now.getTime() - IN_FLIGHT_MAX_AGE_MS) {
     await deps.store.idempotency.abandon(callerKey, key);
     outcome = await begin();
   }

@@ -18,11 +18,9 @@ export class LoginThrottle {
   check(key: string, now: number): void {
     const retryAfter = this.failures.retryAfterS(key, now);
     if (retryAfter === null) return;
-    throw new AppError(
-      'TOO_MANY_ATTEMPTS',
-      `Too many failed sign-in attempts; try again in ${Math.ceil(retryAfter / 60)} minute(s).`,
-      { headers: { 'Retry-After': String(retryAfter) } },
-    );
+    throw new AppError('TOO_MANY_ATTEMPTS', `Too many failed sign-in attempts; try again in ${Math.ceil(retryAfter / 60)} minute(s).`, {
+      headers: { 'Retry-After': String(retryAfter) },
+    });
   }
 
   /**

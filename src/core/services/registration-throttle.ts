@@ -29,11 +29,9 @@ export class RegistrationThrottle {
     const key = meteringAddress(ip);
     const retryAfter = this.attempts.retryAfterS(key, now);
     if (retryAfter !== null) {
-      throw new AppError(
-        'TOO_MANY_ATTEMPTS',
-        `Too many accounts created from this address; try again in ${Math.ceil(retryAfter / 60)} minute(s).`,
-        { headers: { 'Retry-After': String(retryAfter) } },
-      );
+      throw new AppError('TOO_MANY_ATTEMPTS', `Too many accounts created from this address; try again in ${Math.ceil(retryAfter / 60)} minute(s).`, {
+        headers: { 'Retry-After': String(retryAfter) },
+      });
     }
     this.attempts.add(key, now);
   }

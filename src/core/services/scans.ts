@@ -43,12 +43,7 @@ export const MEASUREMENT_RULE = `measurementMm must be a JSON number of mm from 
 /** A gauge reading as sent: only a real number in range (no strings, booleans or arrays), or null. */
 export function checkMeasurement(mm: unknown): number | null {
   if (mm === null) return null;
-  const ok =
-    typeof mm === 'number' &&
-    Number.isFinite(mm) &&
-    mm >= 0 &&
-    mm <= MAX_MEASUREMENT_MM &&
-    Math.abs(mm * 100 - Math.round(mm * 100)) < 1e-6;
+  const ok = typeof mm === 'number' && Number.isFinite(mm) && mm >= 0 && mm <= MAX_MEASUREMENT_MM && Math.abs(mm * 100 - Math.round(mm * 100)) < 1e-6;
   if (!ok) throw new AppError('VALIDATION_ERROR', MEASUREMENT_RULE);
   return Math.round(mm * 100) / 100;
 }
@@ -81,7 +76,7 @@ export function checkPatch(patch: unknown): ScanEdit {
   const edit: ScanEdit = {};
   if ('vehicle' in body) {
     if (body.vehicle !== null && typeof body.vehicle !== 'string') {
-      throw new AppError('VALIDATION_ERROR', 'vehicle must be text (the plate or the customer\'s name for the car), or null to clear it.');
+      throw new AppError('VALIDATION_ERROR', "vehicle must be text (the plate or the customer's name for the car), or null to clear it.");
     }
     edit.vehicle = checkVehicle(body.vehicle);
   }
@@ -104,12 +99,18 @@ function checkFilter(query: Omit<ScanQuery, 'cursor' | 'limit'>): Omit<ScanFilte
   if (query.wear !== undefined && !(WEAR_CLASSES as readonly string[]).includes(query.wear)) {
     throw new AppError('VALIDATION_ERROR', `wear must be one of ${WEAR_CLASSES.join(', ')}.`);
   }
-  for (const [name, value] of [['from', query.from], ['to', query.to]] as const) {
+  for (const [name, value] of [
+    ['from', query.from],
+    ['to', query.to],
+  ] as const) {
     if (value !== undefined && (!(value instanceof Date) || !inDateRange(value.getTime()))) {
       throw new AppError('VALIDATION_ERROR', `${name} must be a valid date from year 1 to 9999.`);
     }
   }
-  for (const [name, value] of [['vehicle', query.vehicle], ['vehicleKey', query.vehicleKey]] as const) {
+  for (const [name, value] of [
+    ['vehicle', query.vehicle],
+    ['vehicleKey', query.vehicleKey],
+  ] as const) {
     if (value !== undefined && typeof value !== 'string') throw new AppError('VALIDATION_ERROR', `${name} must be text.`);
     if (value !== undefined && /\p{Cc}/u.test(value)) throw new AppError('VALIDATION_ERROR', `${name} must not contain control characters.`);
   }
@@ -171,7 +172,8 @@ export function createScanService(deps: AnalyzeDeps): ScanService {
     if (caller.kind === 'account' && caller.account.id === scan.accountId) return scan;
     // without credentials the caller may well be its owner who forgot the key: say what is missing
     // (a staff screen may show this: no HTTP header named; a POS reads the code)
-    if (caller.kind === 'anonymous') throw new AppError('INVALID_SESSION', "This scan belongs to a shop account: sign in (or use the shop's API key) to see it.");
+    if (caller.kind === 'anonymous')
+      throw new AppError('INVALID_SESSION', "This scan belongs to a shop account: sign in (or use the shop's API key) to see it.");
     throw new AppError('FORBIDDEN', 'This scan belongs to another account.');
   }
 

@@ -70,7 +70,10 @@ export function machineId(): string | null {
 
 /** `Shop-Mac.local` and `shop-mac` are one name: case and the mDNS suffix aside. */
 function plainHost(host: string): string {
-  return host.trim().toLowerCase().replace(/\.local\.?$/, '');
+  return host
+    .trim()
+    .toLowerCase()
+    .replace(/\.local\.?$/, '');
 }
 
 /**
@@ -154,7 +157,6 @@ function alive(pid: number): boolean {
     return (error as NodeJS.ErrnoException).code === 'EPERM'; // exists, another user's
   }
 }
-
 
 /**
  * Takes the data folder's lock, or throws DataDirInUseError naming who holds it; returns the release.

@@ -96,11 +96,12 @@ function storageError(error: unknown, writing = false): unknown {
   const code = (error as NodeJS.ErrnoException | null)?.code ?? '';
   if (!UNAVAILABLE.has(code) && !(writing && code === 'ENOENT')) return error;
   const refusal = diskRefusal(code);
-  const message = refusal === 'full'
-    ? 'The disk holding the image folder is full; free space on it, then try again (nothing was saved)'
-    : refusal === 'not-writable' || code === 'ENOENT'
-      ? 'The image folder cannot be written (read-only, or not allowed to this program); try again once it can'
-      : 'The image folder cannot be written or read (a disk error, too many open files, or a file another program holds open); try again later';
+  const message =
+    refusal === 'full'
+      ? 'The disk holding the image folder is full; free space on it, then try again (nothing was saved)'
+      : refusal === 'not-writable' || code === 'ENOENT'
+        ? 'The image folder cannot be written (read-only, or not allowed to this program); try again once it can'
+        : 'The image folder cannot be written or read (a disk error, too many open files, or a file another program holds open); try again later';
   return new AppError('STORAGE_UNAVAILABLE', message, { cause: error });
 }
 

@@ -3,15 +3,7 @@
  * PostgreSQL stores: what changes, what is recorded in the scan's history, and how two histories
  * of one scan (a desk's and its hub's) are merged.
  */
-import {
-  SCAN_CHANGES_KEPT,
-  SCAN_CHANGE_FIELDS,
-  SCAN_CHANGE_VIAS,
-  type ScanChange,
-  type ScanChangeVia,
-  type ScanRecord,
-  type TirePosition,
-} from '../types.js';
+import { SCAN_CHANGES_KEPT, SCAN_CHANGE_FIELDS, SCAN_CHANGE_VIAS, type ScanChange, type ScanChangeVia, type ScanRecord, type TirePosition } from '../types.js';
 
 /** What a correction may set; a field left out is left as it is. Values are already checked by the scan service. */
 export interface ScanEdit {
@@ -96,8 +88,7 @@ export function changesToJson(changes: readonly ScanChange[]): StoredChange[] {
   return changes.map((c) => ({ at: c.at.toISOString(), field: c.field, from: c.from, to: c.to, via: c.via }));
 }
 
-const value = (v: unknown): string | number | null =>
-  typeof v === 'string' ? v.slice(0, 64) : typeof v === 'number' && Number.isFinite(v) ? v : null;
+const value = (v: unknown): string | number | null => (typeof v === 'string' ? v.slice(0, 64) : typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 /** Stored or pushed history read back; an entry that is not a change (a newer version's, a broken one) is skipped. */
 export function changesFromJson(raw: unknown): ScanChange[] {

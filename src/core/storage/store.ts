@@ -4,16 +4,7 @@
  * (test/storage/conformance.ts), so every method is async and every rule that
  * needs atomicity is stated here and enforced inside the implementation.
  */
-import type {
-  Account,
-  AccountWithSecret,
-  ApiKeyRecord,
-  IdempotencyRecord,
-  RedeemedLicense,
-  ScanRecord,
-  Session,
-  TirePosition,
-} from '../types.js';
+import type { Account, AccountWithSecret, ApiKeyRecord, IdempotencyRecord, RedeemedLicense, ScanRecord, Session, TirePosition } from '../types.js';
 import type { Wear } from '../analysis/analyzer.js';
 import type { MergeInto } from './sync-merge.js';
 import type { EditMeta, ScanEdit } from './scan-edit.js';
@@ -260,9 +251,7 @@ export interface IdempotencyStore {
    * Claim (callerKey, key). Records created before `expiredBefore` count as absent
    * and are replaced. Returns the existing record when someone else holds it.
    */
-  begin(record: Omit<IdempotencyRecord, 'response'>, expiredBefore: Date): Promise<
-    { claimed: true } | { claimed: false; existing: IdempotencyRecord }
-  >;
+  begin(record: Omit<IdempotencyRecord, 'response'>, expiredBefore: Date): Promise<{ claimed: true } | { claimed: false; existing: IdempotencyRecord }>;
   /** Forget an in-flight claim whose request failed, so a retry runs afresh. */
   abandon(callerKey: string, key: string): Promise<void>;
   /**

@@ -24,8 +24,7 @@ export type MergeInto = { apiKeyId: string | null } | 'none';
 export function mergeSynced(stored: ScanRecord, incoming: ScanRecord, into: MergeInto = { apiKeyId: incoming.apiKeyId }): ScanRecord {
   if (into === 'none' || stored.accountId !== incoming.accountId || stored.apiKeyId !== into.apiKeyId) return stored;
   if (stored.deletedAt !== null) return stored;
-  const incomingNewer =
-    incoming.measuredAt !== null && (stored.measuredAt === null || incoming.measuredAt > stored.measuredAt);
+  const incomingNewer = incoming.measuredAt !== null && (stored.measuredAt === null || incoming.measuredAt > stored.measuredAt);
   const editNewer = incoming.editedAt !== null && (stored.editedAt === null || incoming.editedAt > stored.editedAt);
   return {
     ...stored,

@@ -103,12 +103,7 @@ async function inspectPushed(deps: Pick<ReceiveDeps, 'decode'>, image: Buffer): 
   }
 }
 
-export async function receiveSyncedScan(
-  deps: ReceiveDeps,
-  owner: SyncOwner,
-  wire: SyncScan,
-  image: Buffer | null,
-): Promise<ScanRecord> {
+export async function receiveSyncedScan(deps: ReceiveDeps, owner: SyncOwner, wire: SyncScan, image: Buffer | null): Promise<ScanRecord> {
   const existing = await deps.store.scans.get(wire.scanId);
   if (existing) return mergeInto(deps, owner, wire, existing, image);
 
@@ -148,13 +143,7 @@ export async function receiveSyncedScan(
  * A push of a scan the hub holds: refused unless the copy is this account's and this shop may
  * change it (checkShop), then merged into exactly the copy checked, inside the store's transaction.
  */
-async function mergeInto(
-  deps: ReceiveDeps,
-  owner: SyncOwner,
-  wire: SyncScan,
-  existing: ScanRecord,
-  image: Buffer | null = null,
-): Promise<ScanRecord> {
+async function mergeInto(deps: ReceiveDeps, owner: SyncOwner, wire: SyncScan, existing: ScanRecord, image: Buffer | null = null): Promise<ScanRecord> {
   if (existing.accountId !== owner.accountId) throw scanRefusal('FORBIDDEN', 'This scan id belongs to another account');
   await checkShop(deps.store, owner, existing);
   if (existing.deletedAt === null && wire.deletedAt === null) await restorePhotos(deps, existing, image);
@@ -183,7 +172,7 @@ async function restorePhotos(deps: ReceiveDeps, existing: ScanRecord, image: Buf
     return;
   }
   if (image === null) {
-    throw new AppError('CONFLICT', "The hub has this scan but not its photo; send it again with its image");
+    throw new AppError('CONFLICT', 'The hub has this scan but not its photo; send it again with its image');
   }
   if (sha256Hex(image) !== existing.image.sha256) {
     throw scanRefusal('VALIDATION_ERROR', 'The image is not the one this scan was first stored with (scan.image.sha256)');

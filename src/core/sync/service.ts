@@ -11,22 +11,8 @@ import { API_KEY_SHAPE } from '../services/auth.js';
 import { sha256Hex } from '../services/ids.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
-import {
-  createHubClient,
-  HubError,
-  type FetchLike,
-  type HubClient,
-  type HubLink,
-  type HubScanQuery,
-} from './hub-client.js';
-import {
-  createSyncPusher,
-  META_LAST_ERROR,
-  META_LAST_SYNC_AT,
-  readSkipped,
-  type SyncPusher,
-  type Timers,
-} from './pusher.js';
+import { createHubClient, HubError, type FetchLike, type HubClient, type HubLink, type HubScanQuery } from './hub-client.js';
+import { createSyncPusher, META_LAST_ERROR, META_LAST_SYNC_AT, readSkipped, type SyncPusher, type Timers } from './pusher.js';
 
 /** Counting further than this would read the whole outbox for a number nobody needs exactly. */
 export const PENDING_COUNT_CAP = 10_000;

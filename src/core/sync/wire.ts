@@ -51,9 +51,7 @@ export const SyncScanSchema = Type.Object({
       modelVersion: Type.String({ maxLength: 64 }),
       disclaimer: Type.String({ maxLength: 1000 }),
       depth32nds: Type.Number(),
-      grooves: Type.Optional(
-        Type.Array(Type.Object({ index: Type.Integer(), depthMm: Type.Number() }), { maxItems: 16 }),
-      ),
+      grooves: Type.Optional(Type.Array(Type.Object({ index: Type.Integer(), depthMm: Type.Number() }), { maxItems: 16 })),
     },
     { additionalProperties: true },
   ),

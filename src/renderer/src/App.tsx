@@ -94,8 +94,8 @@ function SignInAgainPage() {
     <section className="welcome" aria-labelledby="expired-title">
       <h2 id="expired-title">Please sign in again</h2>
       <p className="lead">
-        Your sign-in has ended. Sign in again so that scans keep going into your shop's history. Any photos waiting on the Scan page are
-        kept and analyzed once you are signed in.
+        Your sign-in has ended. Sign in again so that scans keep going into your shop's history. Any photos waiting on the Scan page are kept and analyzed once
+        you are signed in.
       </p>
       <AuthForm initialMode="login" />
     </section>
@@ -114,7 +114,10 @@ export function App() {
   useEffect(() => {
     document.title = viewTitle(state, route.page, route.param);
   }, [state, route.page, route.param]);
-  useFocusOnViewChange(state === 'loading' ? 'loading' : `${state === 'signed-in' || state === 'anonymous' ? 'in' : state}:${route.page}:${route.param ?? ''}`, main);
+  useFocusOnViewChange(
+    state === 'loading' ? 'loading' : `${state === 'signed-in' || state === 'anonymous' ? 'in' : state}:${route.page}:${route.param ?? ''}`,
+    main,
+  );
 
   let content: ReactNode = null;
   if (state === 'loading') content = <p className="loading">Loading…</p>;

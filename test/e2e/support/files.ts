@@ -37,5 +37,7 @@ export function tirePhotos(): string[] {
 export async function saveScreenshot(page: Page, name: string): Promise<void> {
   const dir = process.env.TIREWEAR_SCREENSHOTS === '1' ? path.join(ROOT, 'docs', 'screenshots') : path.join(os.tmpdir(), 'tirewear-e2e-shots');
   await mkdir(dir, { recursive: true });
-  await sharp(await page.screenshot()).png({ palette: true, quality: 90, effort: 8 }).toFile(path.join(dir, `${name}.png`));
+  await sharp(await page.screenshot())
+    .png({ palette: true, quality: 90, effort: 8 })
+    .toFile(path.join(dir, `${name}.png`));
 }

@@ -15,13 +15,22 @@ function toI420(rgb: Buffer, width: number, height: number): Buffer {
   const cw = width / 2;
   const out = Buffer.alloc(ySize + 2 * (ySize / 4));
   for (let i = 0; i < ySize; i++) {
-    const r = rgb[i * 3]!, g = rgb[i * 3 + 1]!, b = rgb[i * 3 + 2]!;
+    const r = rgb[i * 3]!,
+      g = rgb[i * 3 + 1]!,
+      b = rgb[i * 3 + 2]!;
     out[i] = clamp(0.299 * r + 0.587 * g + 0.114 * b);
   }
   for (let y = 0; y < height / 2; y++) {
     for (let x = 0; x < cw; x++) {
-      let r = 0, g = 0, b = 0;
-      for (const [dx, dy] of [[0, 0], [1, 0], [0, 1], [1, 1]] as const) {
+      let r = 0,
+        g = 0,
+        b = 0;
+      for (const [dx, dy] of [
+        [0, 0],
+        [1, 0],
+        [0, 1],
+        [1, 1],
+      ] as const) {
         const p = ((y * 2 + dy) * width + x * 2 + dx) * 3;
         r += rgb[p]!;
         g += rgb[p + 1]!;

@@ -82,7 +82,10 @@ export function correctionsConformance(store: GetStore): void {
 
       // filters apply to the scans before grouping
       const filtered = await store().scans.vehicles({ accountId: ACCOUNT, limit: 10, scansPerVehicle: 5, to: at(2) });
-      expect(filtered.items.map((g) => [g.vehicleKey, g.scanCount])).toEqual([['BPO1', 1], ['KATW204', 1]]);
+      expect(filtered.items.map((g) => [g.vehicleKey, g.scanCount])).toEqual([
+        ['BPO1', 1],
+        ['KATW204', 1],
+      ]);
       expect(filtered.items[1]!.scans.map((s) => s.id)).toEqual([golf1.id]);
       const searched = await store().scans.vehicles({ accountId: ACCOUNT, limit: 10, scansPerVehicle: 5, vehicle: 'tw-204' });
       expect(searched.items.map((g) => g.vehicleKey)).toEqual(['KATW204']);
@@ -101,7 +104,12 @@ export function correctionsConformance(store: GetStore): void {
     });
 
     it('refuses a malformed vehicle cursor', async () => {
-      for (const cursor of ['!!', Buffer.from('[1,"a b"]').toString('base64url'), Buffer.from('[1e20,"A"]').toString('base64url'), Buffer.from('{"a":1}').toString('base64url')]) {
+      for (const cursor of [
+        '!!',
+        Buffer.from('[1,"a b"]').toString('base64url'),
+        Buffer.from('[1e20,"A"]').toString('base64url'),
+        Buffer.from('{"a":1}').toString('base64url'),
+      ]) {
         await expect(store().scans.vehicles({ accountId: ACCOUNT, limit: 5, scansPerVehicle: 1, cursor })).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
       }
     });
@@ -199,11 +207,20 @@ export function correctionsConformance(store: GetStore): void {
         const newestFirst = [...expected].reverse().map((scan) => scan.id);
         expect(expected.length, wear).toBeGreaterThan(1);
         const listed = await store().scans.list({ accountId: ACCOUNT, limit: 50, wear });
-        expect(listed.items.map((scan) => scan.id), `list ${wear}`).toEqual(newestFirst);
+        expect(
+          listed.items.map((scan) => scan.id),
+          `list ${wear}`,
+        ).toEqual(newestFirst);
         const exported = await store().scans.all({ accountId: ACCOUNT, wear });
-        expect(exported.map((scan) => scan.id), `export ${wear}`).toEqual(expected.map((scan) => scan.id));
+        expect(
+          exported.map((scan) => scan.id),
+          `export ${wear}`,
+        ).toEqual(expected.map((scan) => scan.id));
         const grouped = await store().scans.vehicles({ accountId: ACCOUNT, limit: 50, scansPerVehicle: 5, wear });
-        expect(grouped.items.flatMap((group) => group.scans.map((scan) => scan.id)), `vehicles ${wear}`).toEqual(newestFirst);
+        expect(
+          grouped.items.flatMap((group) => group.scans.map((scan) => scan.id)),
+          `vehicles ${wear}`,
+        ).toEqual(newestFirst);
       }
     });
 

@@ -41,10 +41,12 @@ export function licenseConformance(store: GetStore): void {
     it('concurrent redemptions of one code credit once', async () => {
       const account = await createAccount(store());
       const results = await concurrently(10, () =>
-        store().licenses.redeem(pack(account.id, 'race-code')).then(
-          () => 'ok',
-          (error: { code?: string }) => error.code,
-        ),
+        store()
+          .licenses.redeem(pack(account.id, 'race-code'))
+          .then(
+            () => 'ok',
+            (error: { code?: string }) => error.code,
+          ),
       );
       expect(results.filter((r) => r === 'ok')).toHaveLength(1);
       expect(results.filter((r) => r === 'LICENSE_ALREADY_REDEEMED')).toHaveLength(9);
@@ -56,7 +58,10 @@ export function licenseConformance(store: GetStore): void {
       const account = await createAccount(store());
       const later = await store().licenses.redeem(pro(account.id, 'pro-1', '2027-06-01T00:00:00.000Z'));
       expect(later.proExpiresAt).toEqual(new Date('2027-06-01T00:00:00.000Z'));
-      for (const [id, end] of [['pro-2', '2027-01-01T00:00:00.000Z'], ['pro-2b', '2027-06-01T00:00:00.000Z']] as const) {
+      for (const [id, end] of [
+        ['pro-2', '2027-01-01T00:00:00.000Z'],
+        ['pro-2b', '2027-06-01T00:00:00.000Z'],
+      ] as const) {
         await expect(store().licenses.redeem(pro(account.id, id, end))).rejects.toMatchObject({ code: 'CONFLICT' });
       }
       expect((await store().licenses.listForAccount(account.id)).map((l) => l.codeId)).toEqual(['pro-1']);

@@ -39,9 +39,7 @@ export function scanListConformance(store: GetStore): void {
       for (let i = 0; i < 25; i++) scans.push(await add(store(), { createdAt: new Date(BASE + Math.floor(i / 2) * HOUR) }));
       const { ids, pages } = await pageAll(store(), 10);
       expect(pages).toBe(3);
-      const expected = [...scans]
-        .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
-        .map((s) => s.id);
+      const expected = [...scans].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1)).map((s) => s.id);
       expect(ids).toEqual(expected);
     });
 
@@ -81,8 +79,7 @@ export function scanListConformance(store: GetStore): void {
       const percent = await add(store(), { vehicle: 'Fleet 100% van' });
       const under = await add(store(), { vehicle: 'plate AB_12' });
       await add(store(), { vehicle: null });
-      const ids = async (vehicle: string) =>
-        (await store().scans.list({ accountId: 'acct-list', limit: 10, vehicle })).items.map((s) => s.id);
+      const ids = async (vehicle: string) => (await store().scans.list({ accountId: 'acct-list', limit: 10, vehicle })).items.map((s) => s.id);
       expect(await ids('golf ab')).toEqual([golf.id]);
       expect(await ids('0%')).toEqual([percent.id]);
       expect(await ids('%')).toEqual([percent.id]);
@@ -148,7 +145,12 @@ export function scanListConformance(store: GetStore): void {
         scans.push(await add(store(), { createdAt, result: withWear(i % 2 ? 'good' : 'worn') }));
       }
       const all = await store().scans.all({ accountId: 'acct-list', wear: 'good' });
-      expect(all.map((s) => s.id)).toEqual(scans.filter((_, i) => i % 2).reverse().map((s) => s.id));
+      expect(all.map((s) => s.id)).toEqual(
+        scans
+          .filter((_, i) => i % 2)
+          .reverse()
+          .map((s) => s.id),
+      );
       expect(all[0]).toEqual(scans[11]);
     });
 

@@ -30,9 +30,7 @@ export function scanConformance(store: GetStore): void {
         expiresAt: null,
         redeemedAt: NOW,
       });
-      const reservation = await store().usage.reserve(
-        reserveRequest({ subject: `acct:${account.id}`, limit: 0, packAccountId: account.id }),
-      );
+      const reservation = await store().usage.reserve(reserveRequest({ subject: `acct:${account.id}`, limit: 0, packAccountId: account.id }));
       await store().scans.commit({ scan: makeScan({ accountId: account.id }), reservation, idempotency: null });
       expect((await store().accounts.findById(account.id))?.packCredit).toBe(2);
       expect(await store().usage.usage(`acct:${account.id}`, MONTH)).toEqual({ used: 0, held: 0 });
@@ -74,10 +72,7 @@ export function scanConformance(store: GetStore): void {
       ).rejects.toThrow();
       expect(await store().usage.usage('acct:atomic', MONTH)).toEqual({ used: 0, held: 1 });
       expect(await store().scans.get(existing.id)).toEqual(existing);
-      const again = await store().idempotency.begin(
-        { callerKey: 'acct:atomic', key: 'k1', requestHash: 'r', createdAt: NOW },
-        new Date(0),
-      );
+      const again = await store().idempotency.begin({ callerKey: 'acct:atomic', key: 'k1', requestHash: 'r', createdAt: NOW }, new Date(0));
       expect(again).toMatchObject({ claimed: false, existing: { response: null } });
     });
 

@@ -48,8 +48,7 @@ export function syncConformance(store: GetStore): void {
   });
 
   describe('scans: upsertSynced', () => {
-    const pushed = (overrides: Partial<ScanRecord> = {}) =>
-      makeScan({ id: 'synced-1', accountId: 'hub-acct', source: 'sync', vehicle: 'Golf', ...overrides });
+    const pushed = (overrides: Partial<ScanRecord> = {}) => makeScan({ id: 'synced-1', accountId: 'hub-acct', source: 'sync', vehicle: 'Golf', ...overrides });
 
     it('inserts an unknown scan as is, without charging, and records a change', async () => {
       const scan = pushed({ measurementMm: 6.1, measuredAt: T('09:00:00.000') });
@@ -120,7 +119,7 @@ export function syncConformance(store: GetStore): void {
       expect(await store().scans.get('synced-1')).toEqual(merged);
     });
 
-    it('merges only into the copy it is told to: another account\'s or shop\'s copy, or any copy on an insert-only push, stays as it is', async () => {
+    it("merges only into the copy it is told to: another account's or shop's copy, or any copy on an insert-only push, stays as it is", async () => {
       const stored = pushed({ apiKeyId: 'key-main', measurementMm: 6.1, measuredAt: T('09:00:00.000') });
       await store().scans.upsertSynced(stored);
       const edit = { measurementMm: 2.0, measuredAt: T('12:00:00.000'), deletedAt: T('12:30:00.000') };

@@ -71,9 +71,7 @@ export function usageConformance(store: GetStore): void {
     });
 
     it('always grants unmetered callers and counts their scans as used on commit', async () => {
-      const results = await concurrently(5, () =>
-        store().usage.reserve(reserveRequest({ subject: 'acct:pro', limit: 1, unmetered: true })),
-      );
+      const results = await concurrently(5, () => store().usage.reserve(reserveRequest({ subject: 'acct:pro', limit: 1, unmetered: true })));
       expect(results.every((r) => r?.source === 'unmetered')).toBe(true);
       for (const reservation of results) await store().scans.commit({ scan: makeScan(), reservation, idempotency: null });
       expect(await store().usage.usage('acct:pro', MONTH)).toEqual({ used: 5, held: 0 });

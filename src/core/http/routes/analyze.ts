@@ -96,8 +96,7 @@ export function admission({ concurrency, queueLimit, hub }: AdmissionOptions): (
   let remote = 0;
   // Smoothed time an admitted upload stays (upload to answer): by then, on average, a slot is free.
   let averageMs = 1000;
-  const busy = (message: string) =>
-    new AppError('SERVER_BUSY', message, { headers: { 'Retry-After': String(Math.max(1, Math.ceil(averageMs / 1000))) } });
+  const busy = (message: string) => new AppError('SERVER_BUSY', message, { headers: { 'Retry-After': String(Math.max(1, Math.ceil(averageMs / 1000))) } });
   const count = (map: Map<string, number>, key: string, by: number) => {
     const next = (map.get(key) ?? 0) + by;
     if (next > 0) map.set(key, next);
@@ -268,14 +267,14 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
    * never came), unless the body got read after all (`reading` false) while the headers were fetched.
    */
   const answerStalled = async (request: FastifyRequest, reply: FastifyReply, caller: Caller, reading: () => boolean) => {
-    const stalled = new AppError(
-      'VALIDATION_ERROR',
-      `The upload stopped: nothing arrived for ${idleMs / 1000} s; send the whole request without pausing`,
-    );
+    const stalled = new AppError('VALIDATION_ERROR', `The upload stopped: nothing arrived for ${idleMs / 1000} s; send the whole request without pausing`);
     const { headers, body } = toErrorReply(await withRateLimitHeaders(scans, stalled, caller));
     if (reply.sent || !reading()) return;
     request.log.info({ code: body.error.code, reason: 'upload stalled' }, 'request refused');
-    void reply.code(408).headers({ ...headers, connection: 'close' }).send(body);
+    void reply
+      .code(408)
+      .headers({ ...headers, connection: 'close' })
+      .send(body);
   };
 
   app.post(
@@ -324,7 +323,8 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
               minLength: 1,
               maxLength: 255,
               pattern: '^[\\x21-\\x7e]+$',
-              description: 'Makes a retry safe: visible ASCII, no spaces (e.g. the repair order and wheel); the same key within 24 h gets the stored answer, charged once',
+              description:
+                'Makes a retry safe: visible ASCII, no spaces (e.g. the repair order and wheel); the same key within 24 h gets the stored answer, charged once',
             }),
           ),
         }),

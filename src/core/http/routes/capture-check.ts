@@ -50,8 +50,7 @@ function inFlight(): (who: string) => () => void {
   };
 }
 
-const tooLarge = () =>
-  new AppError('FILE_TOO_LARGE', 'The image is larger than 10 MiB (10,485,760 bytes)', { headers: { connection: 'close' } });
+const tooLarge = () => new AppError('FILE_TOO_LARGE', 'The image is larger than 10 MiB (10,485,760 bytes)', { headers: { connection: 'close' } });
 
 function screenRequest(request: FastifyRequest): void {
   const [name] = Object.keys((request.query ?? {}) as Record<string, unknown>);
@@ -118,7 +117,7 @@ export const captureCheckRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Live capture check: is the tread in view, sharp and lit? (free: no depth, nothing stored or charged)',
         description:
           'For a live camera view, about once a second: the photo is checked as on analyze (415 UNSUPPORTED_MEDIA_TYPE, ' +
-          '422 IMAGE_TOO_SMALL / IMAGE_TOO_LARGE / IMAGE_UNREADABLE, 413 FILE_TOO_LARGE), then the models\' scene reader ' +
+          "422 IMAGE_TOO_SMALL / IMAGE_TOO_LARGE / IMAGE_UNREADABLE, 413 FILE_TOO_LARGE), then the models' scene reader " +
           '(scene unknown when the models have none), the sharpness and the light. ' +
           `At most ${CHECKS_PER_MINUTE} checks a minute per account (or client address without one): beyond, 429 ` +
           'TOO_MANY_ATTEMPTS with Retry-After. Nothing is stored and the allowance is not touched.',

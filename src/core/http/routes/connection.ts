@@ -29,12 +29,7 @@ function usable(address: string): boolean {
  * interfaces and the name (both passed in, so tests need no real network). A server bound to one
  * LAN address is reached on that one alone (not on loopback).
  */
-export function connectionInfo(
-  config: Pick<Config, 'host' | 'lanAccess'>,
-  port: number,
-  interfaces: Interfaces,
-  hostname: string,
-): WireConnectionInfo {
+export function connectionInfo(config: Pick<Config, 'host' | 'lanAccess'>, port: number, interfaces: Interfaces, hostname: string): WireConnectionInfo {
   const host = config.host.replace(/^\[(.*)\]$/, '$1');
   const wildcard = WILDCARD.has(config.host);
   const addresses: WireConnectionInfo['addresses'] = [];

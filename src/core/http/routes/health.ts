@@ -10,26 +10,22 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app
   const { store, analyzer, clock } = app.core;
   const startedAt = clock.now().getTime();
 
-  app.get(
-    '/health',
-    { schema: { tags: ['service'], summary: 'Service status', response: replies(HealthData) } },
-    async () => {
-      const storageOk = await store.ping().then(
-        () => true,
-        () => false,
-      );
-      const problem = storageOk ? app.storageTrouble.recent() : 'The database does not answer';
-      return {
-        success: true as const,
-        data: {
-          status: problem === null ? ('ok' as const) : ('degraded' as const),
-          ...(problem === null ? {} : { problem }),
-          version,
-          modelVersion: analyzer.modelVersion || null,
-          storage: store.kind,
-          uptimeS: Math.max(0, Math.floor((clock.now().getTime() - startedAt) / 1000)),
-        },
-      };
-    },
-  );
+  app.get('/health', { schema: { tags: ['service'], summary: 'Service status', response: replies(HealthData) } }, async () => {
+    const storageOk = await store.ping().then(
+      () => true,
+      () => false,
+    );
+    const problem = storageOk ? app.storageTrouble.recent() : 'The database does not answer';
+    return {
+      success: true as const,
+      data: {
+        status: problem === null ? ('ok' as const) : ('degraded' as const),
+        ...(problem === null ? {} : { problem }),
+        version,
+        modelVersion: analyzer.modelVersion || null,
+        storage: store.kind,
+        uptimeS: Math.max(0, Math.floor((clock.now().getTime() - startedAt) / 1000)),
+      },
+    };
+  });
 };

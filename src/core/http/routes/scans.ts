@@ -24,8 +24,7 @@ import { accountCaller, anyCaller } from '../auth.js';
 import { Empty, ScanList, ScanOverlays, VehicleList, WearSchema, WireScan, rawReplies, replies } from '../schemas.js';
 import { toWireScan, toWireVehicleGroup } from '../wire.js';
 
-const DATE_FILTER =
-  'Inclusive: YYYY-MM-DD (a whole UTC day) or an ISO 8601 date-time, e.g. 2026-11-24T08:00:00Z; without an offset the time is UTC';
+const DATE_FILTER = 'Inclusive: YYYY-MM-DD (a whole UTC day) or an ISO 8601 date-time, e.g. 2026-11-24T08:00:00Z; without an offset the time is UTC';
 const Filter = {
   vehicle: Type.Optional(
     Type.String({
@@ -36,10 +35,12 @@ const Filter = {
   wear: Type.Optional(
     Type.Union(WearSchema.anyOf, {
       description:
-        'The wear band of the depth of record, as ofRecord.wear: the gauge reading\'s band where there is one, else the estimate\'s (result.wear); any case',
+        "The wear band of the depth of record, as ofRecord.wear: the gauge reading's band where there is one, else the estimate's (result.wear); any case",
     }),
   ),
-  date: Type.Optional(Type.String({ maxLength: 40, description: 'One whole UTC day, YYYY-MM-DD: the same as from and to both that day (not with from or to)' })),
+  date: Type.Optional(
+    Type.String({ maxLength: 40, description: 'One whole UTC day, YYYY-MM-DD: the same as from and to both that day (not with from or to)' }),
+  ),
   from: Type.Optional(Type.String({ maxLength: 40, description: DATE_FILTER })),
   to: Type.Optional(Type.String({ maxLength: 40, description: DATE_FILTER })),
 };
@@ -88,11 +89,14 @@ const ExportQuery = Type.Object(
     ...VehicleFilter,
     ...CacheBuster,
     format: Type.Optional(
-      Type.Union(CSV_FORMATS.map((f) => Type.Literal(f)), {
-        description:
-          'csv (default): RFC 4180, comma-separated, for software; excel: the same with a UTF-8 byte-order mark, so Excel on Windows ' +
-          'reads accents right; excel-semicolon: that with semicolons and decimal commas, for Excel where the decimal separator is a comma',
-      }),
+      Type.Union(
+        CSV_FORMATS.map((f) => Type.Literal(f)),
+        {
+          description:
+            'csv (default): RFC 4180, comma-separated, for software; excel: the same with a UTF-8 byte-order mark, so Excel on Windows ' +
+            'reads accents right; excel-semicolon: that with semicolons and decimal commas, for Excel where the decimal separator is a comma',
+        },
+      ),
     ),
   },
   { additionalProperties: false },
@@ -174,8 +178,7 @@ const patchValidator: FastifySchemaCompiler<TSchema> = (route) => {
 const DAY_MS = 86_400_000;
 
 /** `YYYY-MM-DD`, or that with `THH:MM[:SS[.fraction]]` and an optional `Z` / `±HH[:]MM` / `±HH` offset. */
-const DATE_PARAM =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?$/;
+const DATE_PARAM = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?$/;
 
 /**
  * A `from`/`to` filter: `YYYY-MM-DD` (a real calendar date; the whole UTC day, so `from` is its
@@ -322,10 +325,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const csv = await scans.exportCsv(accountCaller(request), toFilter(request.query), request.query.format);
       const day = clock.now().toISOString().slice(0, 10);
-      return reply
-        .type('text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="tirewear-scans-${day}.csv"`)
-        .send(csv);
+      return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="tirewear-scans-${day}.csv"`).send(csv);
     },
   );
 
@@ -369,7 +369,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: "A stored scan's overlays and points, made again from its photo (free: nothing stored or charged)",
         description:
-          'What verbose=1 adds to an analyze answer (overlays: depthHeatmap and mask; points in the photo\'s pixels), for a scan ' +
+          "What verbose=1 adds to an analyze answer (overlays: depthHeatmap and mask; points in the photo's pixels), for a scan " +
           'stored without them: its stored photo is analysed again by the models in use, which may be newer than the ones ' +
           'that made its result (result.modelVersion); the result is not changed. Who may is as for GET /scans/{scanId}. ' +
           '404 NOT_FOUND when the scan or its photo is gone; 422 NO_TIRE_DETECTED / TREAD_NOT_VISIBLE when the models in use ' +
@@ -407,7 +407,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Correct the vehicle, position or gauge reading of a scan (charges nothing)',
         description:
           'The same rules as on creation (vehicle and position as analyze takes them, measurementMm as PUT /measurement); ' +
-          'who may is as for DELETE. Each value that changes is recorded in the scan\'s changes. Nothing is charged.',
+          "who may is as for DELETE. Each value that changes is recorded in the scan's changes. Nothing is charged.",
         params: ScanParams,
         body: PatchBody,
         response: replies(WireScan),

@@ -23,12 +23,7 @@ const SettingsPatch = Type.Object(
 );
 
 /** One server setting: in force, where from, as saved, and whether the saved one can apply. */
-function inForce<T extends number | boolean | string>(
-  running: Config,
-  key: OriginKey,
-  value: T,
-  saved: T | undefined,
-): SettingInForce<T> {
+function inForce<T extends number | boolean | string>(running: Config, key: OriginKey, value: T, saved: T | undefined): SettingInForce<T> {
   const origin = running.origins?.[key];
   const differs = saved !== undefined && saved !== running[key];
   const overridden = differs && (origin?.source === 'env' || origin?.source === 'flag');
@@ -78,10 +73,9 @@ export function listeningPort(server: { address(): unknown }, configured: number
  * starts its server but its window fails with ERR_UNSAFE_PORT, so Settings refuses them.
  */
 export const BROWSER_BLOCKED_PORTS: ReadonlySet<number> = new Set([
-  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113,
-  115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556,
-  563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667,
-  6668, 6669, 6679, 6697, 10080,
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137,
+  139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049,
+  3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
 ]);
 
 /** Keys this route does not know (sync, allowedHosts, ...) are kept as they are. */
@@ -123,10 +117,7 @@ export const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { port } = request.body;
       if (port !== undefined && BROWSER_BLOCKED_PORTS.has(port)) {
-        throw new AppError(
-          'VALIDATION_ERROR',
-          `Port ${port} is one browsers refuse to open (the app's window is one): choose another, such as 8787 or 8080`,
-        );
+        throw new AppError('VALIDATION_ERROR', `Port ${port} is one browsers refuse to open (the app's window is one): choose another, such as 8787 or 8080`);
       }
       const saved = await updateSettingsFile(config.dataDir, (file) => applyPatch(file, request.body));
       return { success: true as const, data: toSettingsData(saved, config, listeningPort(app.server, config.port)) };

@@ -55,17 +55,12 @@ const ChainPageQuery = Type.Composite(
   [
     PageQuery,
     Type.Object({
-      apiKeyId: Type.Optional(
-        Type.String({ pattern: '^[0-9a-f]{32}$', description: "Only this shop's scans: the id of one of the account's API keys" }),
-      ),
+      apiKeyId: Type.Optional(Type.String({ pattern: '^[0-9a-f]{32}$', description: "Only this shop's scans: the id of one of the account's API keys" })),
     }),
   ],
   { additionalProperties: false },
 );
-const Variant = Type.Object(
-  { variant: Type.Optional(Type.Union([Type.Literal('original'), Type.Literal('thumbnail')])) },
-  { additionalProperties: false },
-);
+const Variant = Type.Object({ variant: Type.Optional(Type.Union([Type.Literal('original'), Type.Literal('thumbnail')])) }, { additionalProperties: false });
 
 const DESK_SEQ = Type.String({
   description: 'Sent when the request named its desktop (X-Desk-Id, X-Desk-Seq): the highest change of that desktop this shop key had handled before',

@@ -39,10 +39,12 @@ async function insertAccount(
   { id, email, passwordHash, createdAt }: { id: string; email: string; passwordHash: string; createdAt: Date },
 ): Promise<Account> {
   try {
-    const [row] = await db.query<AccountRow>(
-      'INSERT INTO accounts (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING *',
-      [id, foldEmail(email), passwordHash, createdAt],
-    );
+    const [row] = await db.query<AccountRow>('INSERT INTO accounts (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING *', [
+      id,
+      foldEmail(email),
+      passwordHash,
+      createdAt,
+    ]);
     return toAccount(row!);
   } catch (error) {
     if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
@@ -97,9 +99,7 @@ export function sessionStore(db: Db): SessionStore {
     },
     async find(tokenHash) {
       const [row] = await db.query<SessionRow>('SELECT * FROM sessions WHERE token_hash = $1', [tokenHash]);
-      return row
-        ? { tokenHash: row.token_hash, accountId: row.account_id, createdAt: row.created_at, expiresAt: row.expires_at }
-        : null;
+      return row ? { tokenHash: row.token_hash, accountId: row.account_id, createdAt: row.created_at, expiresAt: row.expires_at } : null;
     },
     async delete(tokenHash) {
       await db.query('DELETE FROM sessions WHERE token_hash = $1', [tokenHash]);
@@ -141,16 +141,7 @@ export function apiKeyStore(db: Db): ApiKeyStore {
       await db.query(
         `INSERT INTO api_keys (id, account_id, name, prefix, hash, created_at, last_used_at, revoked_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [
-          record.id,
-          record.accountId,
-          record.name,
-          record.prefix,
-          record.hash,
-          record.createdAt,
-          record.lastUsedAt,
-          record.revokedAt,
-        ],
+        [record.id, record.accountId, record.name, record.prefix, record.hash, record.createdAt, record.lastUsedAt, record.revokedAt],
       );
     },
     async findByHash(hash) {
@@ -165,17 +156,15 @@ export function apiKeyStore(db: Db): ApiKeyStore {
       return rows.map(toApiKey);
     },
     async findByIds(accountId, ids) {
-      const rows = await db.query<ApiKeyRow>('SELECT * FROM api_keys WHERE account_id = $1 AND id = ANY($2::text[])', [
-        accountId,
-        ids,
-      ]);
+      const rows = await db.query<ApiKeyRow>('SELECT * FROM api_keys WHERE account_id = $1 AND id = ANY($2::text[])', [accountId, ids]);
       return rows.map(toApiKey);
     },
     async revoke(accountId, id, at) {
-      const rows = await db.query(
-        'UPDATE api_keys SET revoked_at = $3 WHERE account_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING id',
-        [accountId, id, at],
-      );
+      const rows = await db.query('UPDATE api_keys SET revoked_at = $3 WHERE account_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING id', [
+        accountId,
+        id,
+        at,
+      ]);
       return rows.length === 1;
     },
     async touch(id, at) {
@@ -208,9 +197,7 @@ export function licenseStore(db: Db): LicenseStore {
   return {
     redeem(license) {
       return db.transaction(async (tx) => {
-        const owner = await tx.query<{ pro_expires_at: Date | null }>('SELECT id, pro_expires_at FROM accounts WHERE id = $1 FOR UPDATE', [
-          license.accountId,
-        ]);
+        const owner = await tx.query<{ pro_expires_at: Date | null }>('SELECT id, pro_expires_at FROM accounts WHERE id = $1 FOR UPDATE', [license.accountId]);
         if (owner.length === 0) throw new AppError('NOT_FOUND', 'Account not found');
         const inserted = await tx.query(
           `INSERT INTO licenses (code_id, account_id, kind, scans, expires_at, redeemed_at)
@@ -221,18 +208,12 @@ export function licenseStore(db: Db): LicenseStore {
           throw new AppError('LICENSE_ALREADY_REDEEMED', 'This license code has already been redeemed');
         }
         if (license.kind === 'pack') {
-          await tx.query('UPDATE accounts SET pack_credit = pack_credit + $2 WHERE id = $1', [
-            license.accountId,
-            license.scans ?? 0,
-          ]);
+          await tx.query('UPDATE accounts SET pack_credit = pack_credit + $2 WHERE id = $1', [license.accountId, license.scans ?? 0]);
         } else if (license.expiresAt !== null) {
           // after the already-redeemed check, inside the transaction: the insert is rolled back
           const current = owner[0]!.pro_expires_at;
           if (current && current.getTime() >= license.expiresAt.getTime()) throw proAddsNothing(current, license.expiresAt);
-          await tx.query('UPDATE accounts SET pro_expires_at = GREATEST(pro_expires_at, $2) WHERE id = $1', [
-            license.accountId,
-            license.expiresAt,
-          ]);
+          await tx.query('UPDATE accounts SET pro_expires_at = GREATEST(pro_expires_at, $2) WHERE id = $1', [license.accountId, license.expiresAt]);
         }
         const [row] = await tx.query<AccountRow>('SELECT * FROM accounts WHERE id = $1', [license.accountId]);
         return toAccount(row!);

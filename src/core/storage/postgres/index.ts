@@ -52,10 +52,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         return row?.value ?? null;
       },
       async set(key, value) {
-        await db.query(
-          'INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value',
-          [key, value],
-        );
+        await db.query('INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value', [key, value]);
       },
     },
     async ping() {

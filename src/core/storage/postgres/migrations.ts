@@ -191,10 +191,7 @@ export async function migrate(pool: Pool, migrations: readonly Migration[] = MIG
         try {
           await client.query(migration.sql);
           await migration.run?.(client);
-          await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
-            migration.version,
-            migration.name,
-          ]);
+          await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
           await client.query('COMMIT');
         } catch (error) {
           await client.query('ROLLBACK');

@@ -131,14 +131,10 @@ async function charge(tx: Queryable, reservationId: string): Promise<void> {
     pack_account_id: string | null;
     free_held: boolean;
     created_at: Date;
-  }>('DELETE FROM reservations WHERE id = $1 RETURNING source, subject, "window", pack_account_id, free_held, created_at', [
-    reservationId,
-  ]);
+  }>('DELETE FROM reservations WHERE id = $1 RETURNING source, subject, "window", pack_account_id, free_held, created_at', [reservationId]);
   if (!held) return;
   if (held.source === 'pack') {
-    const spent = await tx.query('UPDATE accounts SET pack_credit = pack_credit - 1 WHERE id = $1 AND pack_credit > 0 RETURNING id', [
-      held.pack_account_id,
-    ]);
+    const spent = await tx.query('UPDATE accounts SET pack_credit = pack_credit - 1 WHERE id = $1 AND pack_credit > 0 RETURNING id', [held.pack_account_id]);
     // charged while free scans were held: one of them, given back, comes to this scan (usage.ts release)
     if (spent.length > 0 && held.free_held) {
       await tx.query(
@@ -204,7 +200,6 @@ function where(filter: Omit<ScanFilter, 'cursor' | 'limit'>, params: unknown[]):
   return clauses.join(' AND ');
 }
 
-
 export function scanStore(db: Db): ScanStore {
   return {
     commit({ scan, reservation, idempotency }) {
@@ -242,10 +237,7 @@ export function scanStore(db: Db): ScanStore {
     },
     async all(filter) {
       const params: unknown[] = [];
-      const rows = await db.query<ScanRow>(
-        `SELECT * FROM scans WHERE ${where(filter, params)} ORDER BY created_at, id`,
-        params,
-      );
+      const rows = await db.query<ScanRow>(`SELECT * FROM scans WHERE ${where(filter, params)} ORDER BY created_at, id`, params);
       return rows.map(toScan);
     },
     markDeleted(id, at) {
@@ -254,10 +246,7 @@ export function scanStore(db: Db): ScanStore {
         // deadlocked against a synced change to the same scan (a 1 s stall each time)
         if (!(await lockLiveRow(tx, id))) return false;
         const seq = await nextSeq(tx);
-        const rows = await tx.query(
-          'UPDATE scans SET deleted_at = $2, change_seq = $3 WHERE id = $1 AND deleted_at IS NULL RETURNING id',
-          [id, at, seq],
-        );
+        const rows = await tx.query('UPDATE scans SET deleted_at = $2, change_seq = $3 WHERE id = $1 AND deleted_at IS NULL RETURNING id', [id, at, seq]);
         return rows.length === 1;
       });
     },
@@ -287,10 +276,10 @@ export function scanStore(db: Db): ScanStore {
     },
     vehicles: (filter) => vehiclePage(db, filter),
     async countChangesSince(afterSeq, cap) {
-      const [row] = await db.query<{ n: string }>(
-        'SELECT count(*) AS n FROM (SELECT 1 FROM scans WHERE change_seq > $1 LIMIT $2) AS pending',
-        [afterSeq, Math.max(0, Math.floor(cap))],
-      );
+      const [row] = await db.query<{ n: string }>('SELECT count(*) AS n FROM (SELECT 1 FROM scans WHERE change_seq > $1 LIMIT $2) AS pending', [
+        afterSeq,
+        Math.max(0, Math.floor(cap)),
+      ]);
       return num(row!.n);
     },
     async changesSince(afterSeq, limit) {

@@ -10,14 +10,8 @@ import { REFUNDABLE_KEEP_MS, type IdempotencyStore, type Reservation, type Usage
 import { num, type Db, type Queryable } from './db.js';
 
 async function lockCounter(tx: Queryable, subject: string, window: string): Promise<number> {
-  await tx.query('INSERT INTO usage_counters (subject, "window", used) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING', [
-    subject,
-    window,
-  ]);
-  const [row] = await tx.query<{ used: number }>(
-    'SELECT used FROM usage_counters WHERE subject = $1 AND "window" = $2 FOR UPDATE',
-    [subject, window],
-  );
+  await tx.query('INSERT INTO usage_counters (subject, "window", used) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING', [subject, window]);
+  const [row] = await tx.query<{ used: number }>('SELECT used FROM usage_counters WHERE subject = $1 AND "window" = $2 FOR UPDATE', [subject, window]);
   return row!.used;
 }
 
@@ -48,15 +42,11 @@ export function usageStore(db: Db): UsageStore {
         }
         if (request.packAccountId === null) return null;
 
-        const [account] = await tx.query<{ pack_credit: number }>(
-          'SELECT pack_credit FROM accounts WHERE id = $1 FOR UPDATE',
-          [request.packAccountId],
-        );
+        const [account] = await tx.query<{ pack_credit: number }>('SELECT pack_credit FROM accounts WHERE id = $1 FOR UPDATE', [request.packAccountId]);
         if (!account) return null;
-        const [packHeld] = await tx.query<{ n: string }>(
-          `SELECT count(*) AS n FROM reservations WHERE source = 'pack' AND pack_account_id = $1`,
-          [request.packAccountId],
-        );
+        const [packHeld] = await tx.query<{ n: string }>(`SELECT count(*) AS n FROM reservations WHERE source = 'pack' AND pack_account_id = $1`, [
+          request.packAccountId,
+        ]);
         if (account.pack_credit - num(packHeld!.n) <= 0) return null;
         return hold(tx, { ...base, source: 'pack' }, request.packAccountId, request.now, num(held!.n) > 0);
       });
@@ -156,10 +146,7 @@ export function idempotencyStore(db: Db): IdempotencyStore {
           [...params, expiredBefore],
         );
         if (replaced.length === 1) return { claimed: true as const };
-        const [existing] = await tx.query<IdempotencyRow>(
-          'SELECT * FROM idempotency WHERE caller_key = $1 AND key = $2',
-          [record.callerKey, record.key],
-        );
+        const [existing] = await tx.query<IdempotencyRow>('SELECT * FROM idempotency WHERE caller_key = $1 AND key = $2', [record.callerKey, record.key]);
         // gone between the statements (abandoned or swept on another instance): claim it again
         // from the start, as a serialization failure is (Db.transaction retries those)
         if (!existing) throw Object.assign(new Error('idempotency claim vanished; retrying'), { code: '40001' });

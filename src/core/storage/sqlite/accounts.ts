@@ -35,9 +35,7 @@ function foldEmail(email: string): string {
 }
 
 export function createAccountStore(db: Db): AccountStore {
-  const insert = db.prepare(
-    'INSERT INTO accounts (id, email, password_hash, created_at, pro_expires_at, pack_credit) VALUES (?, ?, ?, ?, NULL, 0)',
-  );
+  const insert = db.prepare('INSERT INTO accounts (id, email, password_hash, created_at, pro_expires_at, pack_credit) VALUES (?, ?, ?, ?, NULL, 0)');
   const byEmail = db.prepare('SELECT * FROM accounts WHERE email = ?');
   const insertAccount = (input: { id: string; email: string; passwordHash: string; createdAt: Date }) => {
     try {
@@ -57,8 +55,7 @@ export function createAccountStore(db: Db): AccountStore {
         return row ? ({ ...accountFromRow(row), passwordHash: row.password_hash } satisfies AccountWithSecret) : null;
       }),
     findById: (id) => run(() => readAccount(db, id)),
-    firstId: () =>
-      run(() => (db.prepare('SELECT id FROM accounts ORDER BY created_at, id LIMIT 1').get() as { id: string } | undefined)?.id ?? null),
+    firstId: () => run(() => (db.prepare('SELECT id FROM accounts ORDER BY created_at, id LIMIT 1').get() as { id: string } | undefined)?.id ?? null),
   };
 }
 
@@ -131,9 +128,7 @@ export function createApiKeyStore(db: Db): ApiKeyStore {
   const forAccount = db.prepare('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id');
   // One JSON array parameter, not a placeholder per id: any batch size fits SQLite's parameter limit.
   const byIds = db.prepare('SELECT * FROM api_keys WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))');
-  const revoke = db.prepare(
-    'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL',
-  );
+  const revoke = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL');
   const touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
   return {
     create: (r) =>
@@ -146,8 +141,7 @@ export function createApiKeyStore(db: Db): ApiKeyStore {
         return row ? apiKeyFromRow(row) : null;
       }),
     listForAccount: (accountId) => run(() => (forAccount.all(accountId) as ApiKeyRow[]).map(apiKeyFromRow)),
-    findByIds: (accountId, ids) =>
-      run(() => (byIds.all(accountId, JSON.stringify(ids)) as ApiKeyRow[]).map(apiKeyFromRow)),
+    findByIds: (accountId, ids) => run(() => (byIds.all(accountId, JSON.stringify(ids)) as ApiKeyRow[]).map(apiKeyFromRow)),
     revoke: (accountId, id, at) => run(() => revoke.run(toMs(at), id, accountId).changes > 0),
     touch: (id, at) =>
       run(() => {

@@ -54,9 +54,7 @@ export function createIdempotencyStore(db: Db): IdempotencyStore {
 
 export function createMetaStore(db: Db): MetaStore {
   const get = db.prepare('SELECT value FROM meta WHERE key = ?');
-  const set = db.prepare(
-    'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-  );
+  const set = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
   return {
     get: (key) => run(() => (get.get(key) as { value: string } | undefined)?.value ?? null),
     set: (key, value) =>

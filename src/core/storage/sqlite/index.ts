@@ -28,12 +28,7 @@ export interface SqliteStoreOptions {
  * Runs `step` again while it fails with SQLITE_BUSY (any extended code), for up to `timeoutMs`,
  * pausing `pauseMs` between tries (synchronously: this is start-up code); then the last error.
  */
-export function untilNotBusy<T>(
-  step: () => T,
-  timeoutMs: number,
-  pauseMs = 20,
-  sleep: (ms: number) => void = sleepSync,
-): T {
+export function untilNotBusy<T>(step: () => T, timeoutMs: number, pauseMs = 20, sleep: (ms: number) => void = sleepSync): T {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

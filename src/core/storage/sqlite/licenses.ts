@@ -27,13 +27,9 @@ function licenseFromRow(row: LicenseRow): RedeemedLicense {
 }
 
 export function createLicenseStore(db: Db): LicenseStore {
-  const insert = db.prepare(
-    'INSERT INTO licenses (code_id, account_id, kind, scans, expires_at, redeemed_at) VALUES (?, ?, ?, ?, ?, ?)',
-  );
+  const insert = db.prepare('INSERT INTO licenses (code_id, account_id, kind, scans, expires_at, redeemed_at) VALUES (?, ?, ?, ?, ?, ?)');
   const addPack = db.prepare('UPDATE accounts SET pack_credit = pack_credit + ? WHERE id = ?');
-  const extendPro = db.prepare(
-    'UPDATE accounts SET pro_expires_at = MAX(COALESCE(pro_expires_at, 0), ?) WHERE id = ?',
-  );
+  const extendPro = db.prepare('UPDATE accounts SET pro_expires_at = MAX(COALESCE(pro_expires_at, 0), ?) WHERE id = ?');
   const forAccount = db.prepare('SELECT * FROM licenses WHERE account_id = ? ORDER BY redeemed_at, code_id');
 
   return {
@@ -41,14 +37,7 @@ export function createLicenseStore(db: Db): LicenseStore {
       immediate(db, () => {
         if (readAccount(db, license.accountId) === null) throw new AppError('NOT_FOUND', 'Account not found');
         try {
-          insert.run(
-            license.codeId,
-            license.accountId,
-            license.kind,
-            license.scans,
-            toMs(license.expiresAt),
-            toMs(license.redeemedAt),
-          );
+          insert.run(license.codeId, license.accountId, license.kind, license.scans, toMs(license.expiresAt), toMs(license.redeemedAt));
         } catch (error) {
           if (isUniqueViolation(error)) {
             throw new AppError('LICENSE_ALREADY_REDEEMED', 'This license code has already been redeemed');

@@ -8,8 +8,7 @@ import { MIGRATIONS, type Migration } from './migrations/index.js';
 export class SchemaTooNewError extends Error {
   constructor(file: string, found: number, known: number) {
     super(
-      `Database ${file} has schema version ${found}, but this TireWear knows only up to ${known}. ` +
-        'Update TireWear, or point it at another data directory.',
+      `Database ${file} has schema version ${found}, but this TireWear knows only up to ${known}. ` + 'Update TireWear, or point it at another data directory.',
     );
     this.name = 'SchemaTooNewError';
   }
@@ -54,11 +53,7 @@ function currentVersion(db: Database.Database): number {
  * a half-upgraded schema. A copy that cannot be made is reported, not fatal. In memory, a new
  * file, a schema that is current or newer: nothing to copy.
  */
-export function backUpBeforeUpgrade(
-  db: Database.Database,
-  file: string,
-  migrations: readonly Migration[] = MIGRATIONS,
-): Omit<MigrationReport, 'to'> {
+export function backUpBeforeUpgrade(db: Database.Database, file: string, migrations: readonly Migration[] = MIGRATIONS): Omit<MigrationReport, 'to'> {
   const from = currentVersion(db);
   const report = { from, backup: null as string | null, backupError: null as Error | null };
   if (from === 0 || from >= knownVersion(migrations) || file === ':memory:' || file === '') return report;
@@ -85,12 +80,7 @@ export function backUpBeforeUpgrade(
  * row. The version is re-read inside the transaction so two processes opening a fresh file at
  * once do not both apply the same step. Returns the version reached.
  */
-export function migrate(
-  db: Database.Database,
-  file: string,
-  clock: Clock,
-  migrations: readonly Migration[] = MIGRATIONS,
-): number {
+export function migrate(db: Database.Database, file: string, clock: Clock, migrations: readonly Migration[] = MIGRATIONS): number {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY,
     name TEXT NOT NULL,

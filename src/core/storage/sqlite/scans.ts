@@ -6,17 +6,7 @@ import type { ScanFilter, ScanStore, VehicleFilter, VehiclePage } from '../store
 import { WEAR_OF_RECORD_SQL } from '../wear-of-record.js';
 import { type Db, fromMs, immediate, run, toMs } from './db.js';
 import { createScanSync } from './scan-sync.js';
-import {
-  type ScanRow,
-  decodeCursor,
-  encodeCursor,
-  foldVehicle,
-  insertScan,
-  nextSeq,
-  readScan,
-  scanFromRow,
-  updateMutable,
-} from './scan-rows.js';
+import { type ScanRow, decodeCursor, encodeCursor, foldVehicle, insertScan, nextSeq, readScan, scanFromRow, updateMutable } from './scan-rows.js';
 import { createCharger } from './usage.js';
 
 type Filter = Omit<ScanFilter, 'cursor' | 'limit'>;
@@ -60,17 +50,13 @@ function whereOf(filter: Filter): { sql: string; params: unknown[] } {
 export function createScanStore(db: Db): ScanStore {
   const charge = createCharger(db);
   const completeIdempotency = db.prepare('UPDATE idempotency SET response = ? WHERE caller_key = ? AND key = ?');
-  const markDeleted = db.prepare(
-    'UPDATE scans SET deleted_at = ?, change_seq = ? WHERE id = ? AND deleted_at IS NULL',
-  );
+  const markDeleted = db.prepare('UPDATE scans SET deleted_at = ?, change_seq = ? WHERE id = ? AND deleted_at IS NULL');
   // One JSON array parameter, not a placeholder per id: any batch size fits SQLite's parameter limit.
   const imageKeysOf = db.prepare(
     `SELECT json_extract(image, '$.originalKey') AS original, json_extract(image, '$.thumbnailKey') AS thumbnail
      FROM scans WHERE id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL`,
   );
-  const setMeasurement = db.prepare(
-    'UPDATE scans SET measurement_mm = ?, measured_at = ?, change_seq = ? WHERE id = ? AND deleted_at IS NULL',
-  );
+  const setMeasurement = db.prepare('UPDATE scans SET measurement_mm = ?, measured_at = ?, change_seq = ? WHERE id = ? AND deleted_at IS NULL');
 
   return {
     commit: (input) =>
@@ -94,9 +80,7 @@ export function createScanStore(db: Db): ScanStore {
           params.push(after.createdAtMs, after.createdAtMs, after.id);
         }
         const limit = Math.max(1, Math.floor(filter.limit));
-        const rows = db
-          .prepare(`SELECT * FROM scans WHERE ${sql} ORDER BY created_at DESC, id DESC LIMIT ?`)
-          .all(...params, limit + 1) as ScanRow[];
+        const rows = db.prepare(`SELECT * FROM scans WHERE ${sql} ORDER BY created_at DESC, id DESC LIMIT ?`).all(...params, limit + 1) as ScanRow[];
         const page = rows.slice(0, limit);
         const last = page[page.length - 1];
         return {
@@ -107,14 +91,11 @@ export function createScanStore(db: Db): ScanStore {
     all: (filter) =>
       run(() => {
         const where = whereOf(filter);
-        const rows = db
-          .prepare(`SELECT * FROM scans WHERE ${where.sql} ORDER BY created_at ASC, id ASC`)
-          .all(...where.params) as ScanRow[];
+        const rows = db.prepare(`SELECT * FROM scans WHERE ${where.sql} ORDER BY created_at ASC, id ASC`).all(...where.params) as ScanRow[];
         return rows.map(scanFromRow);
       }),
     markDeleted: (id, at) => immediate(db, () => markDeleted.run(toMs(at), nextSeq(db), id).changes > 0),
-    setMeasurement: (id, measurementMm, at) =>
-      immediate(db, () => setMeasurement.run(measurementMm, toMs(at), nextSeq(db), id).changes > 0),
+    setMeasurement: (id, measurementMm, at) => immediate(db, () => setMeasurement.run(measurementMm, toMs(at), nextSeq(db), id).changes > 0),
     edit: (id, edit, meta) =>
       immediate(db, () => {
         const stored = readScan(db, id);
@@ -126,12 +107,7 @@ export function createScanStore(db: Db): ScanStore {
       }),
     vehicles: (filter) => run(() => vehiclePage(db, filter)),
     imageKeysOf: (ids) =>
-      run(() =>
-        (imageKeysOf.all(JSON.stringify(ids)) as Array<{ original: string; thumbnail: string }>).flatMap((row) => [
-          row.original,
-          row.thumbnail,
-        ]),
-      ),
+      run(() => (imageKeysOf.all(JSON.stringify(ids)) as Array<{ original: string; thumbnail: string }>).flatMap((row) => [row.original, row.thumbnail])),
     ...createScanSync(db),
   };
 }

@@ -46,9 +46,7 @@ export function createUsageStore(db: Db): UsageStore {
   const held = db.prepare(HELD_SQL);
   const packCredit = db.prepare('SELECT pack_credit FROM accounts WHERE id = ?');
   const packHeld = db.prepare("SELECT COUNT(*) AS n FROM reservations WHERE pack_account_id = ? AND source = 'pack'");
-  const insert = db.prepare(
-    'INSERT INTO reservations (id, source, subject, window, pack_account_id, created_at, free_held) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
+  const insert = db.prepare('INSERT INTO reservations (id, source, subject, window, pack_account_id, created_at, free_held) VALUES (?, ?, ?, ?, ?, ?, ?)');
   const packBalance = db.prepare(
     `SELECT (SELECT pack_credit FROM accounts WHERE id = ?) AS credit,
             (SELECT COUNT(*) FROM reservations WHERE pack_account_id = ? AND source = 'pack') AS held`,
@@ -62,8 +60,7 @@ export function createUsageStore(db: Db): UsageStore {
   const expire = db.prepare('DELETE FROM reservations WHERE created_at < ?');
   const expireRefundable = db.prepare('DELETE FROM pack_refundable WHERE held_at < ?');
 
-  const usedOf = (subject: string, window: string): number =>
-    (used.get(subject, window) as { used: number } | undefined)?.used ?? 0;
+  const usedOf = (subject: string, window: string): number => (used.get(subject, window) as { used: number } | undefined)?.used ?? 0;
   const heldOf = (subject: string, window: string): number => (held.get(subject, window) as { n: number }).n;
 
   return {
@@ -96,8 +93,7 @@ export function createUsageStore(db: Db): UsageStore {
         refundPack.run(charged.account_id);
         countUsed.run(row.subject, row.window);
       }),
-    usage: (subject, window) =>
-      run(() => db.transaction(() => ({ used: usedOf(subject, window), held: heldOf(subject, window) }))()),
+    usage: (subject, window) => run(() => db.transaction(() => ({ used: usedOf(subject, window), held: heldOf(subject, window) }))()),
     packBalance: (accountId) =>
       run(() => {
         const row = packBalance.get(accountId, accountId) as { credit: number | null; held: number };
@@ -122,9 +118,7 @@ export function createCharger(db: Db): (reservationId: string) => void {
   const drop = db.prepare('DELETE FROM reservations WHERE id = ?');
   const spendPack = db.prepare('UPDATE accounts SET pack_credit = pack_credit - 1 WHERE id = ? AND pack_credit > 0');
   const countUsed = db.prepare(COUNT_USED_SQL);
-  const recordRefundable = db.prepare(
-    'INSERT OR IGNORE INTO pack_refundable (reservation_id, subject, window, account_id, held_at) VALUES (?, ?, ?, ?, ?)',
-  );
+  const recordRefundable = db.prepare('INSERT OR IGNORE INTO pack_refundable (reservation_id, subject, window, account_id, held_at) VALUES (?, ?, ?, ?, ?)');
   return (reservationId) => {
     const row = find.get(reservationId) as ReservationRow | undefined;
     if (!row) return;

@@ -107,7 +107,10 @@ export function rateLimitFrom(headers: Headers | null): RateLimitInfo | null {
 /** XMLHttpRequest headers → Headers, so analyze answers look like fetch answers. */
 function xhrHeaders(xhr: XMLHttpRequest): Headers {
   const headers = new Headers();
-  for (const line of xhr.getAllResponseHeaders().trim().split(/[\r\n]+/)) {
+  for (const line of xhr
+    .getAllResponseHeaders()
+    .trim()
+    .split(/[\r\n]+/)) {
     const at = line.indexOf(':');
     if (at > 0) headers.append(line.slice(0, at).trim(), line.slice(at + 1).trim());
   }
@@ -218,8 +221,7 @@ export const api = {
   listKeys: async () => (await request<{ items: WireApiKey[] }>('GET', '/keys')).items,
   createKey: (name: string) => request<CreatedApiKey>('POST', '/keys', { name }),
   revokeKey: (id: string) => request<unknown>('DELETE', `/keys/${encodeURIComponent(id)}`),
-  listScans: (filter: ScanFilter, cursor?: string, limit = 20) =>
-    request<ScanList>('GET', `/scans${query({ ...filterParams(filter), cursor, limit })}`),
+  listScans: (filter: ScanFilter, cursor?: string, limit = 20) => request<ScanList>('GET', `/scans${query({ ...filterParams(filter), cursor, limit })}`),
   /** The history by vehicle: groups newest first, each with its newest scans. */
   listVehicles: (filter: ScanFilter, cursor?: string, limit = 20) =>
     request<VehicleList>('GET', `/vehicles${query({ ...filterParams(filter), cursor, limit })}`),
@@ -229,11 +231,9 @@ export const api = {
   deleteScan: (id: string) => request<unknown>('DELETE', `/scans/${encodeURIComponent(id)}`),
   /** A plate, position or gauge reading put right: free, and recorded in the scan's changes. */
   correctScan: (id: string, patch: ScanCorrection) => request<WireScan>('PATCH', `/scans/${encodeURIComponent(id)}`, patch),
-  setMeasurement: (id: string, measurementMm: number | null) =>
-    request<WireScan>('PUT', `/scans/${encodeURIComponent(id)}/measurement`, { measurementMm }),
+  setMeasurement: (id: string, measurementMm: number | null) => request<WireScan>('PUT', `/scans/${encodeURIComponent(id)}/measurement`, { measurementMm }),
   /** For the shop's spreadsheet: Excel's own dialect for this computer's number format (csv.ts). */
-  exportUrl: (filter: ScanFilter, locale?: string) =>
-    `${API_BASE}/scans/export${query({ ...filterParams(filter), format: excelCsvFormat(locale) })}`,
+  exportUrl: (filter: ScanFilter, locale?: string) => `${API_BASE}/scans/export${query({ ...filterParams(filter), format: excelCsvFormat(locale) })}`,
   imageUrl: (id: string, variant: 'original' | 'thumbnail' = 'original') =>
     `${API_BASE}/scans/${encodeURIComponent(id)}/image${variant === 'thumbnail' ? '?variant=thumbnail' : ''}`,
   checkFrame,
@@ -250,8 +250,7 @@ export const api = {
   syncNow: () => request<SyncStatus>('POST', '/sync/run', {}),
   resendSkipped: () => request<SyncStatus>('POST', '/sync/resend', {}),
   /** The chain's scans, read from the hub through this computer; image URLs point at the desk's proxy route. */
-  hubScans: (cursor?: string, limit = 20, apiKeyId?: string) =>
-    request<HubScanList>('GET', `/sync/hub-scans${query({ cursor, limit, apiKeyId })}`),
+  hubScans: (cursor?: string, limit = 20, apiKeyId?: string) => request<HubScanList>('GET', `/sync/hub-scans${query({ cursor, limit, apiKeyId })}`),
   /** The chain's shops (the hub's API keys), for the shop filter; empty from a hub too old to list them. */
   hubShops: async () => (await request<{ items: WireShop[] }>('GET', '/sync/hub-shops')).items,
 };

@@ -55,7 +55,8 @@ export class UserError extends Error {
 const STAFF_DETAIL: Record<string, string> = {
   INVALID_SESSION: 'Sign in with the shop account to see this.',
   INVALID_API_KEY: 'The shop software is using an API key that no longer works. Create a new key under API keys.',
-  FORBIDDEN: 'From another computer of the shop network, only shop software with an API key can use TireWear. Use the TireWear window on the shop computer itself.',
+  FORBIDDEN:
+    'From another computer of the shop network, only shop software with an API key can use TireWear. Use the TireWear window on the shop computer itself.',
 };
 
 /** Words only a developer would act on: a header name, a header, a bearer token, a cookie. */

@@ -25,25 +25,25 @@ function FiguresTable({ before, after, units }: { before: CalibrationFigures; af
   ];
   return (
     <div className="table-scroll">
-    <table className="calibration-figures">
-      <caption className="muted small">On your photos, each read with a correction fitted without it (5-fold cross-validation)</caption>
-      <thead>
-        <tr>
-          <th scope="col" />
-          <th scope="col">As shipped</th>
-          <th scope="col">Calibrated</th>
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map(([label, show]) => (
-          <tr key={label}>
-            <th scope="row">{label}</th>
-            <td>{show(before)}</td>
-            <td>{show(after)}</td>
+      <table className="calibration-figures">
+        <caption className="muted small">On your photos, each read with a correction fitted without it (5-fold cross-validation)</caption>
+        <thead>
+          <tr>
+            <th scope="col" />
+            <th scope="col">As shipped</th>
+            <th scope="col">Calibrated</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {rows.map(([label, show]) => (
+            <tr key={label}>
+              <th scope="row">{label}</th>
+              <td>{show(before)}</td>
+              <td>{show(after)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </div>
   );
 }
@@ -149,9 +149,9 @@ export function CalibrationPanel() {
     <div className="panel sync-panel" role="region" aria-labelledby="calibration-title">
       <h3 id="calibration-title">Calibrate to your tire gauge</h3>
       <p className="muted small">
-        Measure tires with your depth gauge and enter the reading on the scan's page. With {status.minimumScans} or more readings (a few
-        hundred give a steadier result), TireWear can correct its estimates to your photos and your gauge. A correction is kept only when
-        it proves better on photos it was not fitted on.
+        Measure tires with your depth gauge and enter the reading on the scan's page. With {status.minimumScans} or more readings (a few hundred give a steadier
+        result), TireWear can correct its estimates to your photos and your gauge. A correction is kept only when it proves better on photos it was not fitted
+        on.
       </p>
       <dl>
         <dt>Tread model in use</dt>
@@ -173,36 +173,36 @@ export function CalibrationPanel() {
       </dl>
       {status.byModel.length > 0 && (
         <div className="table-scroll">
-        <table className="calibration-figures" aria-label="How the models read your tires">
-          <caption className="muted small">How the models read your tires: each scan's estimate against its gauge reading</caption>
-          <thead>
-            <tr>
-              <th scope="col">Model</th>
-              <th scope="col">Tires</th>
-              <th scope="col">Mean error</th>
-              <th scope="col">Within 1 mm</th>
-              <th scope="col">Wear class right</th>
-            </tr>
-          </thead>
-          <tbody>
-            {status.byModel.map((m) => (
-              <tr key={m.modelVersion}>
-                <th scope="row">{m.modelVersion}</th>
-                <td>{m.scans}</td>
-                <td>{mm(m.mae)}</td>
-                <td>{pct(m.within1mm)}</td>
-                <td>{pct(m.wearAccuracy)}</td>
+          <table className="calibration-figures" aria-label="How the models read your tires">
+            <caption className="muted small">How the models read your tires: each scan's estimate against its gauge reading</caption>
+            <thead>
+              <tr>
+                <th scope="col">Model</th>
+                <th scope="col">Tires</th>
+                <th scope="col">Mean error</th>
+                <th scope="col">Within 1 mm</th>
+                <th scope="col">Wear class right</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {status.byModel.map((m) => (
+                <tr key={m.modelVersion}>
+                  <th scope="row">{m.modelVersion}</th>
+                  <td>{m.scans}</td>
+                  <td>{mm(m.mae)}</td>
+                  <td>{pct(m.within1mm)}</td>
+                  <td>{pct(m.wearAccuracy)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </div>
       )}
       {status.blockedBy && <p className="message message-warn">{status.blockedBy}</p>}
       {status.canRevert && (!active || status.modelVersion === 'unavailable') && (
         <p className="message message-warn">
-          The models in use are not the ones that came with the app{status.modelVersion === 'unavailable' ? ' and did not load' : ''}: they are
-          named by modelsDir in the data folder's settings.json.
+          The models in use are not the ones that came with the app{status.modelVersion === 'unavailable' ? ' and did not load' : ''}: they are named by
+          modelsDir in the data folder's settings.json.
         </p>
       )}
       <p className="sr-only" aria-live="polite" data-testid="calibration-announcement">
@@ -220,8 +220,7 @@ export function CalibrationPanel() {
         <div>
           <p className={`message ${job.state === 'failed' ? 'message-error' : job.state === 'applied' ? 'message-ok' : 'message-warn'}`}>
             {job.message}
-            {Object.keys(job.skipped).length > 0 &&
-              ` ${Object.values(job.skipped).reduce((a, b) => a + b, 0)} photo(s) could not be read and were left out.`}
+            {Object.keys(job.skipped).length > 0 && ` ${Object.values(job.skipped).reduce((a, b) => a + b, 0)} photo(s) could not be read and were left out.`}
           </p>
           {job.fit && (
             <>

@@ -22,7 +22,10 @@ const FIX: Record<CaptureCheck['problems'][number], string> = {
 /** The three things checked, each passed or not; null while no answer has come. */
 function checklist(check: CaptureCheck | null): Array<{ label: string; ok: boolean | null }> {
   return [
-    { label: check?.scene === 'unknown' ? 'Tread in view (not checked)' : 'Tread in view', ok: check ? check.scene === 'tread' || check.scene === 'unknown' : null },
+    {
+      label: check?.scene === 'unknown' ? 'Tread in view (not checked)' : 'Tread in view',
+      ok: check ? check.scene === 'tread' || check.scene === 'unknown' : null,
+    },
     { label: 'Sharp', ok: check ? check.sharpness.ok : null },
     { label: 'Lit', ok: check ? check.brightness.ok : null },
   ];
@@ -70,7 +73,7 @@ export function cameraProblem(error: { name?: string; message?: string }): strin
       return 'No camera was found. Check that the webcam is plugged in (try another USB port), then click "Hide camera" and "Use webcam" again.';
     case 'NotAllowedError':
     case 'SecurityError':
-      return 'TireWear is not allowed to use the camera. Allow camera access for TireWear in the computer\'s privacy settings, then try again.';
+      return "TireWear is not allowed to use the camera. Allow camera access for TireWear in the computer's privacy settings, then try again.";
     case 'NotReadableError':
     case 'AbortError':
       return 'The camera is busy or not working. Close other programs that use it (video calls, another TireWear window), then try again.';
@@ -135,9 +138,12 @@ export function CameraCapture({ onCapture, destination = null }: Props) {
     if (video.current && stream) video.current.srcObject = stream;
   }, [stream, shot]);
 
-  useEffect(() => () => {
-    if (shot) URL.revokeObjectURL(shot.url);
-  }, [shot]);
+  useEffect(
+    () => () => {
+      if (shot) URL.revokeObjectURL(shot.url);
+    },
+    [shot],
+  );
 
   const capture = useCallback(() => {
     const v = video.current;
@@ -179,10 +185,15 @@ export function CameraCapture({ onCapture, destination = null }: Props) {
     <section className="camera" aria-label="Camera capture">
       <div className="row">
         <label htmlFor={selectId}>Camera</label>
-        <select id={selectId} value={deviceId} onChange={(e) => {
+        <select
+          id={selectId}
+          value={deviceId}
+          onChange={(e) => {
             setDeviceId(e.target.value);
             setRequestedId(e.target.value);
-          }} disabled={devices.length === 0}>
+          }}
+          disabled={devices.length === 0}
+        >
           {devices.length === 0 && <option value="">Default camera</option>}
           {devices.map((d, i) => (
             <option key={d.deviceId || i} value={d.deviceId}>

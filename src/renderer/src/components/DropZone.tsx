@@ -61,7 +61,9 @@ export function DropZone({ onFiles, listenToPaste, compact }: Props) {
       onDragLeave={() => setOver(false)}
       onDrop={onDrop}
     >
-      <div className="drop-icon" aria-hidden="true">⬇</div>
+      <div className="drop-icon" aria-hidden="true">
+        ⬇
+      </div>
       <div className="drop-title">Drop tire photos here</div>
       <div className="muted">or click to choose files · paste with Ctrl+V · JPEG, PNG or WebP up to 10 MB</div>
       {!compact && (

@@ -54,9 +54,8 @@ export function LimitMessage({ error, id }: { error: ApiError; id?: string }) {
         )}
         {state === 'signed-in' && account?.plan !== 'pro' && (
           <li>
-            For more scans now, ask your TireWear supplier (whoever supplied TireWear to your shop) for a license code: a scan pack
-            (100 scans that never expire) or Pro (unlimited scans until its end date). Enter the code on the{' '}
-            <a href="#/account">Account page</a> under “Redeem a license code”.
+            For more scans now, ask your TireWear supplier (whoever supplied TireWear to your shop) for a license code: a scan pack (100 scans that never
+            expire) or Pro (unlimited scans until its end date). Enter the code on the <a href="#/account">Account page</a> under “Redeem a license code”.
           </li>
         )}
         {reset && <li>Or wait: the allowance renews on {formatDate(reset)}.</li>}

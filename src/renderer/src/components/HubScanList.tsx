@@ -73,8 +73,8 @@ export function HubScanList({ hubUrl }: { hubUrl: string | null }) {
     <div className="hub-scans">
       <div className="toolbar">
         <p className="muted">
-          Scans of every shop linked to {hubUrl ?? 'the hub'}, newest first. Read-only here: gauge readings and deletions are made at the shop
-          that took the scan.
+          Scans of every shop linked to {hubUrl ?? 'the hub'}, newest first. Read-only here: gauge readings and deletions are made at the shop that took the
+          scan.
         </p>
         {shops.length > 0 && (
           <div className="field">
@@ -95,9 +95,7 @@ export function HubScanList({ hubUrl }: { hubUrl: string | null }) {
       </div>
       <HubError error={error} />
       {!loading && !error && items.length === 0 && (
-        <p className="empty">
-          {shopId ? 'This shop has no scans on the hub yet.' : 'The hub has no scans yet. Scans appear here once a shop has synced.'}
-        </p>
+        <p className="empty">{shopId ? 'This shop has no scans on the hub yet.' : 'The hub has no scans yet. Scans appear here once a shop has synced.'}</p>
       )}
       <ul className="history-list">
         {items.map((scan) => (

@@ -12,8 +12,8 @@ export function LicenseHelp() {
         <li>Pro gives unlimited scans until its end date.</li>
       </ul>
       <p>
-        Both come as a license code that starts with TWL1. Ask your TireWear supplier (whoever supplied TireWear to your shop) for one, then
-        enter it above under “Redeem a license code”.
+        Both come as a license code that starts with TWL1. Ask your TireWear supplier (whoever supplied TireWear to your shop) for one, then enter it above
+        under “Redeem a license code”.
       </p>
     </div>
   );

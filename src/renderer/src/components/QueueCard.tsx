@@ -70,13 +70,13 @@ export function QueueCard({ item, signedIn, onRemove, onRetry, onMeasured, onCor
             aria-label={item.status === 'analyzing' ? 'Analyzing' : `Upload ${percent}%`}
           />
         )}
-        {item.status === 'held' && (
-          <p className="muted">This photo is kept. It is analyzed into your shop's history as soon as you have signed in again.</p>
-        )}
+        {item.status === 'held' && <p className="muted">This photo is kept. It is analyzed into your shop's history as soon as you have signed in again.</p>}
         {item.status === 'failed' && (
           <>
             {signedIn && !item.failedSignedIn && item.error instanceof ApiError && item.error.code === 'RATE_LIMIT_EXCEEDED' ? (
-              <p className="message message-ok">The demo's daily limit stopped this photo. You are signed in now: press Try again to analyze it for your shop.</p>
+              <p className="message message-ok">
+                The demo's daily limit stopped this photo. You are signed in now: press Try again to analyze it for your shop.
+              </p>
             ) : (
               <ErrorMessage error={item.error} />
             )}

@@ -26,9 +26,7 @@ function ChangeList({ changes }: { changes: ScanChange[] }) {
   };
   return (
     <details className="changes">
-      <summary>
-        Corrections ({changes.length})
-      </summary>
+      <summary>Corrections ({changes.length})</summary>
       <ul>
         {[...changes].reverse().map((c, i) => (
           <li key={i}>
@@ -117,14 +115,7 @@ export function ResultCard({ scan, onMeasured, onCorrected, actions, queueId, lo
             <dd>{r.modelAlignment}%</dd>
           </dl>
         </div>
-        {onMeasured && (
-          <MeasurementForm
-            scanId={scan.scanId}
-            measurementMm={scan.measurementMm}
-            units={prefs.units}
-            onSaved={(_scan, mm) => onMeasured(mm)}
-          />
-        )}
+        {onMeasured && <MeasurementForm scanId={scan.scanId} measurementMm={scan.measurementMm} units={prefs.units} onSaved={(_scan, mm) => onMeasured(mm)} />}
         {scan.changes && scan.changes.length > 0 && <ChangeList changes={scan.changes} />}
         {onCorrected && <CorrectionForm scanId={scan.scanId} vehicle={scan.vehicle} position={scan.position} onCorrected={onCorrected} />}
         <p className="disclaimer">{r.disclaimer}</p>

@@ -58,13 +58,17 @@ export function SyncPanel() {
       return;
     }
     setInvalid(null);
-    void act('link', () => api.linkHub(shownUrl.trim(), hubApiKey.trim()), (s) => {
-      setHubApiKey('');
-      setHubUrl(null);
-      return s.lastError
-        ? { kind: 'warn', text: 'The link is saved, but the hub did not confirm it: see the reason above. Sync retries on its own.' }
-        : { kind: 'ok', text: `Linked to ${s.hubUrl}. Scans upload in the background.` };
-    });
+    void act(
+      'link',
+      () => api.linkHub(shownUrl.trim(), hubApiKey.trim()),
+      (s) => {
+        setHubApiKey('');
+        setHubUrl(null);
+        return s.lastError
+          ? { kind: 'warn', text: 'The link is saved, but the hub did not confirm it: see the reason above. Sync retries on its own.' }
+          : { kind: 'ok', text: `Linked to ${s.hubUrl}. Scans upload in the background.` };
+      },
+    );
   }
 
   return (
@@ -80,9 +84,7 @@ export function SyncPanel() {
                 busy: busy === 'resend',
                 disabled: busy !== null,
                 run: () =>
-                  void act('resend', api.resendSkipped, (s) =>
-                    s.lastError ? null : { kind: 'ok', text: 'The refused changes are being sent again.' },
-                  ),
+                  void act('resend', api.resendSkipped, (s) => (s.lastError ? null : { kind: 'ok', text: 'The refused changes are being sent again.' })),
               }}
             />
             <ErrorMessage error={error} />

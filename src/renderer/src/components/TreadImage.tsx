@@ -63,7 +63,8 @@ function heatTicks(units: Units): Array<{ at: string; text: string; end: boolean
 
 /** The heat map's key: red shallow to green deep, in the shop's unit. */
 function HeatScale({ units }: { units: Units }) {
-  const words = units === '32nds' ? 'red at 0, orange at 2/32″, yellow at 4/32″, green from 9/32″' : 'red at 0, orange at 1.6 mm, yellow at 3 mm, green from 7 mm';
+  const words =
+    units === '32nds' ? 'red at 0, orange at 2/32″, yellow at 4/32″, green from 9/32″' : 'red at 0, orange at 1.6 mm, yellow at 3 mm, green from 7 mm';
   return (
     <figure className="overlay-key heat-scale" aria-label={`Heat map colours by depth: ${words}`} data-testid="heat-scale">
       <div className="heat-bar" style={{ background: heatGradient() }} aria-hidden="true" />
@@ -155,10 +156,12 @@ export function TreadImage({ src, alt, overlays: given, points: givenPoints, loa
     if (!lazy || loaded || loading || !loadOverlays) return;
     setLoading(true);
     setLoadError(null);
-    loadOverlays().then(
-      (answer) => setLoaded(answer),
-      (error: unknown) => setLoadError(error),
-    ).finally(() => setLoading(false));
+    loadOverlays()
+      .then(
+        (answer) => setLoaded(answer),
+        (error: unknown) => setLoadError(error),
+      )
+      .finally(() => setLoading(false));
   };
   return (
     <div className="tread-image">

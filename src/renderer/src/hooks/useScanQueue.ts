@@ -115,30 +115,33 @@ export function useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEn
   }, []);
 
   /** Adds photos (newest first, like the history) and returns their ids, oldest first. */
-  const add = useCallback((photos: NewPhoto[], vehicle: string, visit: number): number[] => {
-    const added = photos.map<QueueItem>(({ file, position }) => {
-      const error = refusedLocally(file);
-      return {
-        id: nextId.current++,
-        name: file.name || 'photo',
-        file,
-        localUrl: notAnImage(file) ? '' : URL.createObjectURL(file),
-        vehicle: vehicle.trim(),
-        visit,
-        position: error ? '' : position,
-        idempotencyKey: randomKey(),
-        status: error ? 'failed' : 'queued',
-        progress: 0,
-        view: null,
-        error,
-        failedSignedIn: signedIn,
-        moving: false,
-        moveError: null,
-      };
-    });
-    setItems((all) => [...[...added].reverse(), ...all]);
-    return added.map((item) => item.id);
-  }, [signedIn]);
+  const add = useCallback(
+    (photos: NewPhoto[], vehicle: string, visit: number): number[] => {
+      const added = photos.map<QueueItem>(({ file, position }) => {
+        const error = refusedLocally(file);
+        return {
+          id: nextId.current++,
+          name: file.name || 'photo',
+          file,
+          localUrl: notAnImage(file) ? '' : URL.createObjectURL(file),
+          vehicle: vehicle.trim(),
+          visit,
+          position: error ? '' : position,
+          idempotencyKey: randomKey(),
+          status: error ? 'failed' : 'queued',
+          progress: 0,
+          view: null,
+          error,
+          failedSignedIn: signedIn,
+          moving: false,
+          moveError: null,
+        };
+      });
+      setItems((all) => [...[...added].reverse(), ...all]);
+      return added.map((item) => item.id);
+    },
+    [signedIn],
+  );
 
   // Signed in (again): the held photos go first, in their order.
   const wasSignedIn = useRef(signedIn);
@@ -210,13 +213,21 @@ export function useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEn
           setItems((all) =>
             all.map((i) =>
               i.id === id && i.view
-                ? { ...i, moving: false, position: scan.position ?? '', vehicle: scan.vehicle ?? '', view: { ...i.view, position: scan.position, vehicle: scan.vehicle } }
+                ? {
+                    ...i,
+                    moving: false,
+                    position: scan.position ?? '',
+                    vehicle: scan.vehicle ?? '',
+                    view: { ...i.view, position: scan.position, vehicle: scan.vehicle },
+                  }
                 : i,
             ),
           ),
         (error: unknown) =>
           setItems((all) =>
-            all.map((i) => (i.id === id && i.view ? { ...i, moving: false, moveError: error, position: i.view.position ?? '', vehicle: i.view.vehicle ?? '' } : i)),
+            all.map((i) =>
+              i.id === id && i.view ? { ...i, moving: false, moveError: error, position: i.view.position ?? '', vehicle: i.view.vehicle ?? '' } : i,
+            ),
           ),
       );
     }
@@ -225,7 +236,9 @@ export function useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEn
   /** The plate of a vehicle's photos, all of them: those not sent yet go with it, analysed ones are corrected. */
   const renameVisit = useCallback((visit: number, vehicle: string) => {
     const plate = vehicle.trim();
-    setItems((all) => all.map((item) => (item.visit === visit && !(item.status === 'failed' && !canRetry(item)) ? { ...item, vehicle: plate, moveError: null } : item)));
+    setItems((all) =>
+      all.map((item) => (item.visit === visit && !(item.status === 'failed' && !canRetry(item)) ? { ...item, vehicle: plate, moveError: null } : item)),
+    );
   }, []);
 
   /**
@@ -236,7 +249,10 @@ export function useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEn
     setItems((all) => {
       const moved = all.find((item) => item.id === id);
       if (!moved || moved.position === position) return all;
-      const holder = position === '' ? undefined : all.find((item) => item.id !== id && item.visit === moved.visit && item.position === position && canRetry(item) && holdsCorner(all, item));
+      const holder =
+        position === ''
+          ? undefined
+          : all.find((item) => item.id !== id && item.visit === moved.visit && item.position === position && canRetry(item) && holdsCorner(all, item));
       return all.map((item) => {
         if (item.id === id) return { ...item, position, moveError: null };
         if (holder && item.id === holder.id) return { ...item, position: moved.position, moveError: null };
@@ -251,10 +267,18 @@ export function useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEn
       const fixed = all.find((item) => item.id === id);
       if (!fixed?.view) return all;
       const position = scan.position ?? '';
-      const holder = position === '' ? undefined : all.find((item) => item.id !== id && item.visit === fixed.visit && item.position === position && canRetry(item) && holdsCorner(all, item));
+      const holder =
+        position === ''
+          ? undefined
+          : all.find((item) => item.id !== id && item.visit === fixed.visit && item.position === position && canRetry(item) && holdsCorner(all, item));
       return all.map((item) => {
         if (item.id === id && item.view) {
-          return { ...item, vehicle: scan.vehicle ?? '', position, view: { ...item.view, vehicle: scan.vehicle, position: scan.position, measurementMm: scan.measurementMm } };
+          return {
+            ...item,
+            vehicle: scan.vehicle ?? '',
+            position,
+            view: { ...item.view, vehicle: scan.vehicle, position: scan.position, measurementMm: scan.measurementMm },
+          };
         }
         if (holder && item.id === holder.id) return { ...item, position: fixed.position };
         return item;

@@ -23,7 +23,13 @@ function healthIndex(mm: number): number {
 export function depthOfRecord(scan: { result: WireResult; measurementMm: number | null }): DepthOfRecord {
   const { result, measurementMm } = scan;
   if (measurementMm === null) {
-    return { mm: result.estimatedDepthMm, source: 'estimate', wear: result.wear, treadHealthIndex: result.treadHealthIndex, isPreliminary: result.isPreliminary };
+    return {
+      mm: result.estimatedDepthMm,
+      source: 'estimate',
+      wear: result.wear,
+      treadHealthIndex: result.treadHealthIndex,
+      isPreliminary: result.isPreliminary,
+    };
   }
   return { mm: measurementMm, source: 'gauge', wear: wearForDepth(measurementMm), treadHealthIndex: healthIndex(measurementMm), isPreliminary: false };
 }

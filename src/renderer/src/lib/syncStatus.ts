@@ -53,7 +53,8 @@ export function describeSyncError(raw: string): string {
         waiting
       );
     }
-    if (/ENOTFOUND|EAI_AGAIN/.test(raw)) return `This computer cannot find the hub’s name: check the hub address for typos, and the internet connection.${waiting}`;
+    if (/ENOTFOUND|EAI_AGAIN/.test(raw))
+      return `This computer cannot find the hub’s name: check the hub address for typos, and the internet connection.${waiting}`;
     if (/ECONNREFUSED/.test(raw)) return `Nothing answers at the hub address: the hub may be down, or the port in the address is wrong.${waiting}`;
     if (/UND_ERR_SOCKET|ECONNRESET|EPROTO|ERR_SSL/.test(raw)) {
       return `The connection to the hub broke off: if the address starts with http://, try https:// (or the other way round); otherwise check the network.${waiting}`;

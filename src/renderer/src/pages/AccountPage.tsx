@@ -71,7 +71,9 @@ export function AccountPage() {
                 {allowance.used} of {allowance.limit} scans used
               </p>
               <progress max={100} value={usedPct} aria-label={`${usedPct}% of the monthly scans used`} />
-              <p>{allowance.remaining ?? 0} left · renews {formatDate(allowance.resetAt)}</p>
+              <p>
+                {allowance.remaining ?? 0} left · renews {formatDate(allowance.resetAt)}
+              </p>
             </>
           )}
         </div>

@@ -212,7 +212,12 @@ function ShopScans() {
                 <ul className="history-list">
                   {visit.scans.map((scan) => (
                     <li key={scan.scanId}>
-                      <a href={`#/history/${encodeURIComponent(scan.scanId)}`} className="history-item" data-scan-id={scan.scanId} onClick={() => remember(scan.scanId)}>
+                      <a
+                        href={`#/history/${encodeURIComponent(scan.scanId)}`}
+                        className="history-item"
+                        data-scan-id={scan.scanId}
+                        onClick={() => remember(scan.scanId)}
+                      >
                         <ScanSummary scan={scan} thumbnailUrl={scan.image.thumbnailUrl || api.imageUrl(scan.scanId, 'thumbnail')} />
                       </a>
                     </li>

@@ -29,8 +29,8 @@ function Addresses({ info, error }: { info: ConnectionInfo | null; error: unknow
       </ul>
       {!info.lanAccess && (
         <p className="muted small">
-          LAN access is off, so only software on this computer can connect. To let a POS on another computer connect, turn on LAN access
-          on the Settings page (Local API) and restart TireWear; this computer’s network addresses then appear here.
+          LAN access is off, so only software on this computer can connect. To let a POS on another computer connect, turn on LAN access on the Settings page
+          (Local API) and restart TireWear; this computer’s network addresses then appear here.
         </p>
       )}
     </div>
@@ -124,49 +124,53 @@ export function KeysPage() {
       )}
       <ErrorMessage error={error} />
       <div className="table-scroll">
-      <table className="keys" ref={table}>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Key</th>
-            <th scope="col">Created</th>
-            <th scope="col">Last used</th>
-            <th scope="col">
-              <span className="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {active.length === 0 && (
+        <table className="keys" ref={table}>
+          <thead>
             <tr>
-              <td colSpan={5}>No keys yet.</td>
+              <th scope="col">Name</th>
+              <th scope="col">Key</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
             </tr>
-          )}
-          {active.map((k) => (
-            <tr key={k.id}>
-              <td>{k.name}</td>
-              <td>
-                <code>{k.prefix}…</code>
-              </td>
-              <td>{formatDate(k.createdAt)}</td>
-              <td>{k.lastUsedAt ? formatDate(k.lastUsedAt) : 'never'}</td>
-              <td>
-                <button type="button" className="danger" data-key-id={k.id} onClick={() => void revoke(k)} aria-label={`Revoke key ${k.name}`}>
-                  Revoke
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {active.length === 0 && (
+              <tr>
+                <td colSpan={5}>No keys yet.</td>
+              </tr>
+            )}
+            {active.map((k) => (
+              <tr key={k.id}>
+                <td>{k.name}</td>
+                <td>
+                  <code>{k.prefix}…</code>
+                </td>
+                <td>{formatDate(k.createdAt)}</td>
+                <td>{k.lastUsedAt ? formatDate(k.lastUsedAt) : 'never'}</td>
+                <td>
+                  <button type="button" className="danger" data-key-id={k.id} onClick={() => void revoke(k)} aria-label={`Revoke key ${k.name}`}>
+                    Revoke
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       </div>
       <div className="panel pos">
         <h3>Connect your POS</h3>
         <Addresses info={connection} error={connectionError} />
         <p>
-          Send a multipart POST to <code>/api/v1/analyze</code> at one of these addresses with the photo in <code>image</code> and the key in
-          the <code>X-API-Key</code> header. Add <code>verbose=1</code> for overlays, and an <code>Idempotency-Key</code> header so a
-          retried request is charged once. The full description is at <a href="/api/v1/openapi.json" target="_blank" rel="noreferrer">/api/v1/openapi.json</a>.
+          Send a multipart POST to <code>/api/v1/analyze</code> at one of these addresses with the photo in <code>image</code> and the key in the{' '}
+          <code>X-API-Key</code> header. Add <code>verbose=1</code> for overlays, and an <code>Idempotency-Key</code> header so a retried request is charged
+          once. The full description is at{' '}
+          <a href="/api/v1/openapi.json" target="_blank" rel="noreferrer">
+            /api/v1/openapi.json
+          </a>
+          .
         </p>
         <pre data-testid="curl-example">{curl}</pre>
         <CopyButton text={curl.replace(/\\\n\s*/g, '')} label="Copy example" />

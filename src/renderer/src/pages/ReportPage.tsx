@@ -84,7 +84,15 @@ export function ReportPage({ vehicle, sessionScans }: { vehicle: string | null; 
         <header className="report-head">
           <div>
             <h2 id="report-title">{prefs.shopName || 'Tire tread report'}</h2>
-            <div>Tread depth report{plate && <> for <strong>{plate}</strong></>}</div>
+            <div>
+              Tread depth report
+              {plate && (
+                <>
+                  {' '}
+                  for <strong>{plate}</strong>
+                </>
+              )}
+            </div>
           </div>
           <div className="report-date">{formatDay(latest ?? new Date())}</div>
         </header>

@@ -56,7 +56,10 @@ export function ScanDetailPage({ scanId }: { scanId: string }) {
           onMeasured={(mm) => {
             setScan({ ...scan, measurementMm: mm });
             // the reading is in the scan's corrections now: read them again
-            api.getScan(scanId).then((fresh) => setScan(fromWireScan(fresh)), () => undefined);
+            api.getScan(scanId).then(
+              (fresh) => setScan(fromWireScan(fresh)),
+              () => undefined,
+            );
           }}
           onCorrected={(fresh) => setScan(fromWireScan(fresh))}
           loadOverlays={() => api.scanOverlays(scanId)}

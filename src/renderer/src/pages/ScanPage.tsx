@@ -143,9 +143,12 @@ export function ScanPage({ active, onReport }: Props) {
     [add, items, vehicle, visit, otherCar],
   );
   const addFiles = useCallback((files: File[]) => place(files, target), [place, target]);
-  const fromCamera = useCallback((file: File) => {
-    follow.current = addFiles([file])[0] ?? null;
-  }, [addFiles]);
+  const fromCamera = useCallback(
+    (file: File) => {
+      follow.current = addFiles([file])[0] ?? null;
+    },
+    [addFiles],
+  );
 
   // A photo refused for good leaves its corner empty: the next photo goes there (a better one of that tire).
   const seenRefused = useRef(new Set<number>());
@@ -216,7 +219,13 @@ export function ScanPage({ active, onReport }: Props) {
             <div id={`${vehicleId}-other`} className="plate-change" data-testid="plate-change">
               <p className="small">
                 The corners hold photos of <strong>{visitPlate || 'a vehicle without a plate'}</strong>: the next photo starts a new vehicle
-                {vehicle.trim() ? <> for <strong>{vehicle.trim()}</strong></> : null}.
+                {vehicle.trim() ? (
+                  <>
+                    {' '}
+                    for <strong>{vehicle.trim()}</strong>
+                  </>
+                ) : null}
+                .
               </p>
               <button type="button" className="link" onClick={() => queue.renameVisit(visit, vehicle)}>
                 {vehicle.trim() ? `Same vehicle: use ${vehicle.trim()} for its photos` : 'Same vehicle: remove the plate from its photos'}
@@ -252,12 +261,7 @@ export function ScanPage({ active, onReport }: Props) {
           <p className="vehicle-progress" role="status">
             {roadDone ? `All four tires${vehicle.trim() ? ` of ${vehicle.trim()}` : ''} are done: the customer report is ready.` : ''}
           </p>
-          <button
-            type="button"
-            className={roadDone ? undefined : 'secondary'}
-            disabled={visitViews.length === 0}
-            onClick={() => onReport(visitViews)}
-          >
+          <button type="button" className={roadDone ? undefined : 'secondary'} disabled={visitViews.length === 0} onClick={() => onReport(visitViews)}>
             Customer report
           </button>
           <button type="button" className="secondary" onClick={nextVehicle} disabled={!items.some((item) => item.visit === visit) && vehicle === ''}>

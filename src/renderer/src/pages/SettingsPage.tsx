@@ -44,9 +44,8 @@ function InForce<T>({ setting, show, id }: { setting: SettingInForce<T>; show: (
       </p>
       {setting.overridden && setting.saved !== null && (
         <p className="message message-warn small">
-          The value saved here ({show(setting.saved)}) does not apply, even after a restart: {where} sets {show(setting.inForce)} and wins over
-          these settings. Remove {setting.setBy ?? 'it'} {setting.source === 'env' ? 'from the environment' : 'from the command that starts TireWear'} to use
-          this setting.
+          The value saved here ({show(setting.saved)}) does not apply, even after a restart: {where} sets {show(setting.inForce)} and wins over these settings.
+          Remove {setting.setBy ?? 'it'} {setting.source === 'env' ? 'from the environment' : 'from the command that starts TireWear'} to use this setting.
         </p>
       )}
       {setting.restartRequired && setting.saved !== null && (
@@ -188,8 +187,7 @@ export function SettingsPage() {
               />
               <label htmlFor={id.lan}>Allow POS software on other computers of the shop network (LAN access)</label>
               <p id={`${id.lan}-note`} className="muted">
-                Off by default. When on, calls from the network must carry an API key (create one under API keys); this computer keeps working
-                as before.
+                Off by default. When on, calls from the network must carry an API key (create one under API keys); this computer keeps working as before.
               </p>
               {server && <InForce setting={server.lanAccess} show={(on) => (on ? 'on' : 'off')} id={id.lanNow} />}
             </div>
