@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite: typecheck, build, unit + integration + PostgreSQL + browser e2e.
+# The whole test suite: lint, format, typecheck, build, unit + integration + PostgreSQL + browser e2e.
 # On a fresh Debian machine (as root) it installs what the suites need: Chromium for the
 # e2e tests and a local PostgreSQL for the hub tests.
 set -euo pipefail
@@ -26,6 +26,9 @@ if [ -z "${TIREWEAR_TEST_DATABASE_URL:-}" ] && [ -f scripts/pg-test-setup.sh ]; 
   fi
 fi
 
+echo "== lint (eslint) and format (prettier --check)"
+npm run --silent lint
+npm run --silent format:check
 echo "== typecheck"
 npm run --silent typecheck
 echo "== build (electron-vite: main, preload, renderer)"

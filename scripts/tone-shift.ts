@@ -24,7 +24,7 @@ if (!(gamma > 0.1 && gamma < 10)) usageError('tone-shift', USAGE, '--gamma takes
 const lines = (await readFile(path.join(src, 'labels.csv'), 'utf8')).trim().split(/\r?\n/);
 const range = /^(\d+)-(\d+)$/.exec(values.rows ?? `1-${lines.length - 1}`);
 if (!range) usageError('tone-shift', USAGE, '--rows takes FROM-TO, e.g. 1-300.');
-const rows = lines.slice(Number(range![1]), Number(range![2]) + 1);
+const rows = lines.slice(Number(range[1]), Number(range[2]) + 1);
 const fileColumn = csvCells(lines[0]!).findIndex((c) => c.toLowerCase() === 'file');
 if (fileColumn < 0) usageError('tone-shift', USAGE, `${src}/labels.csv has no file column.`);
 

@@ -107,13 +107,13 @@ export function defaultConfig(root = ROOT): Config {
   };
 }
 
-const SERVER_SETTING_KEYS = ['port', 'host', 'lanAccess', 'allowedHosts', 'sync', 'analysisConcurrency', 'analysisQueueLimit'] as const;
+type ServerSettingKey = 'port' | 'host' | 'lanAccess' | 'allowedHosts' | 'sync' | 'analysisConcurrency' | 'analysisQueueLimit';
 
 /**
  * Settings the desktop UI may change; persisted as `<dataDir>/settings.json`.
  * Server keys feed Config; `ui` and `keepApiRunningInTray` are kept for the renderer and the shell.
  */
-export type FileSettings = Partial<Pick<Config, (typeof SERVER_SETTING_KEYS)[number]>> & {
+export type FileSettings = Partial<Pick<Config, ServerSettingKey>> & {
   /**
    * The models to load instead of the shipped ones (a folder `npm run calibrate` wrote); relative
    * to the data folder. TIREWEAR_MODELS_DIR still wins. The desktop's way to a shop calibration.
@@ -145,7 +145,7 @@ function serverSettings(file: FileSettings, where: string): Partial<Config> {
     }
     return value;
   };
-  const flag = (key: string): boolean => (typeof raw[key] === 'boolean' ? (raw[key] as boolean) : bad(key, 'true or false'));
+  const flag = (key: string): boolean => (typeof raw[key] === 'boolean' ? raw[key] : bad(key, 'true or false'));
 
   const picked: Partial<Config> = {};
   if (raw.port !== undefined) picked.port = wholeNumber('port', 0, 65535);
@@ -279,7 +279,7 @@ export function readSettingsFile(dataDir: string): FileSettings {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ConfigError(`${file} must hold a JSON object ({ "port": 8787, … }), got ${quoted(parsed)}`);
   }
-  return parsed as FileSettings;
+  return parsed;
 }
 
 /**

@@ -54,6 +54,7 @@ function assertAppFrame(event: InvokeEventLike<unknown>, appOrigin: string): voi
 export function safePdfName(raw: string): string {
   const base = raw
     .replace(/[\\/]/g, '-')
+    // eslint-disable-next-line no-control-regex -- control characters are what this removes
     .replace(/[<>:"|?*\u0000-\u001f\u007f]/g, '')
     .replace(/^[.\s]+|[.\s]+$/g, '')
     .slice(0, 120);

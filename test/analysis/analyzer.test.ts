@@ -218,10 +218,10 @@ describe('verbose extras', () => {
   it("reads a long strip extended to 4:3: overlays the strip's own size, points on the strip, each wear bar counted once", async () => {
     const image = readFileSync(tires[2]!.file);
     const meta = await sharp(image).metadata();
-    const height = Math.round(meta.width! / 3);
+    const height = Math.round(meta.width / 3);
     const strip = await sharp(image)
-      .resize(meta.width! * 4, meta.height! * 4)
-      .extract({ left: 0, top: Math.round((meta.height! * 4 - height * 4) / 2), width: meta.width! * 4, height: height * 4 })
+      .resize(meta.width * 4, meta.height * 4)
+      .extract({ left: 0, top: Math.round((meta.height * 4 - height * 4) / 2), width: meta.width * 4, height: height * 4 })
       .jpeg({ quality: 92 })
       .toBuffer();
     const frame = await decodeFrame(strip, await checkImageHeader(strip));
@@ -233,7 +233,7 @@ describe('verbose extras', () => {
     }
     for (const p of verbose!.points) {
       expect(p.x).toBeGreaterThanOrEqual(0);
-      expect(p.x).toBeLessThanOrEqual(meta.width! * 4);
+      expect(p.x).toBeLessThanOrEqual(meta.width * 4);
       expect(p.y).toBeGreaterThanOrEqual(0);
       expect(p.y).toBeLessThanOrEqual(height * 4);
     }

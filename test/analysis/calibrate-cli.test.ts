@@ -126,7 +126,7 @@ describe('calibrating on a shop’s photos', () => {
     const shipped = JSON.parse(await readFile(path.join(base, 'manifest.json'), 'utf8'));
     expect(manifest.shopCalibration).toMatchObject({ base: shipped.version, tires: 100 });
     expect(manifest.shopCalibration.correction.slope).toBeGreaterThan(1.15);
-    for (const entry of Object.values(shipped.models) as { file: string }[]) {
+    for (const entry of Object.values<{ file: string }>(shipped.models)) {
       expect(await sha(path.join(out, entry.file))).toBe(await sha(path.join(base, entry.file)));
     }
     expect((await readdir(out)).filter((f) => f.startsWith('.'))).toEqual([]); // no temporary file left

@@ -96,7 +96,7 @@ test('from/to narrow the scans; a photo that cannot be fetched is left out and n
   expect(await readFile(path.join(out, 'labels.csv'), 'utf8')).toBe('file,depthMm,wear,scanId,estimatedDepthMm,modelVersion,measuredAt\n');
   const lines: string[] = [];
   const flaky: typeof fetch = (input, init) =>
-    String(input).includes(`/scans/${ids[2]}/image`)
+    (input as string | URL).toString().includes(`/scans/${ids[2]}/image`)
       ? Promise.resolve(new Response(JSON.stringify({ success: false, error: { code: 'NOT_FOUND', message: 'Scan not found' } }), { status: 404 }))
       : fetch(input, init);
   const report = await collectMeasured({ server, apiKey: key, out, from: day, to: day, fetch: flaky, log: (l) => lines.push(l) });

@@ -243,10 +243,10 @@ describe('model manifest', () => {
       const image = await readFile(heldoutLabels().find((l) => l.depthMm !== null && l.depthMm > 4)!.file);
       const meta = await sharp(image).metadata();
       const large = await sharp(image)
-        .resize(Math.round(meta.width! * 4), Math.round(meta.height! * 4))
+        .resize(Math.round(meta.width * 4), Math.round(meta.height * 4))
         .jpeg({ quality: 90 })
         .toBuffer();
-      const long = Math.max(meta.width!, meta.height!); // 360 or 400 px
+      const long = Math.max(meta.width, meta.height); // 360 or 400 px
       expect(long).toBeLessThanOrEqual(400);
       const estimates = async (size: number) => {
         // the renders-only chain, whose estimate is the stack (the scene reader's weighs it by syntheticWeight)
@@ -319,11 +319,11 @@ describe('model manifest', () => {
     await writeFile(path.join(dir, 'crop.onnx'), junk);
     const created: ort.InferenceSession[] = [];
     const original = ort.InferenceSession.create.bind(ort.InferenceSession) as (...args: unknown[]) => Promise<ort.InferenceSession>;
-    vi.spyOn(ort.InferenceSession, 'create').mockImplementation((async (...args: unknown[]) => {
+    vi.spyOn(ort.InferenceSession, 'create').mockImplementation(async (...args: unknown[]) => {
       const session = await original(...args);
       created.push(session);
       return session;
-    }) as never);
+    });
     const release = vi.spyOn((ort.InferenceSession as unknown as { prototype: ort.InferenceSession }).prototype, 'release');
     try {
       await expect(createOnnxAnalyzer({ modelsDir: dir, threads: 1 })).rejects.toMatchObject({

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import Fastify from 'fastify';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { wantsHelp } from '../../src/core/cli/args.js';
 import { ConfigError, defaultConfig, loadConfig, readSettingsFile, SERVE_FLAGS, serveUsage } from '../../src/core/config.js';
 import { describeStartupFailure } from '../../src/main/startup-error.js';

@@ -5,7 +5,7 @@
  * keyboard focus after hiding a card, deleting or cancelling, and revoking a key; history search
  * kept on the way back from a scan; form problems in plain words.
  */
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from './support/app.js';
 import { dropFiles, focused, photoFile } from './support/drop.js';
@@ -18,7 +18,6 @@ const COLOUR = { critical: 'red', worn: 'red', medium: 'yellow', good: 'green', 
 
 describe('counter details in the browser', () => {
   let app: RunningApp;
-  let browser: Browser;
   let page: Page;
   let errors: string[];
   let photos: string[];
@@ -36,7 +35,7 @@ describe('counter details in the browser', () => {
 
   beforeAll(async () => {
     session = await startWebcamSession();
-    ({ app, browser, page, errors, photos } = session);
+    ({ app, page, errors, photos } = session);
     page.on('dialog', (dialog) => void dialog.accept());
   });
 

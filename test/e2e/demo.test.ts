@@ -4,9 +4,8 @@
  * 3-a-day limit met with what to do about it.
  */
 import { readFile } from 'node:fs/promises';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningApp } from './support/app.js';
 import { saveScreenshot } from './support/files.js';
 import { waitForResults } from './support/results.js';
 import { startWebcamSession, type WebcamSession } from './support/webcam.js';
@@ -28,8 +27,6 @@ async function pastePhoto(page: Page, photo: string): Promise<void> {
 }
 
 describe('anonymous demo in the browser', () => {
-  let app: RunningApp;
-  let browser: Browser;
   let page: Page;
   let errors: string[];
   let session: WebcamSession | undefined;
@@ -37,7 +34,7 @@ describe('anonymous demo in the browser', () => {
 
   beforeAll(async () => {
     session = await startWebcamSession();
-    ({ app, browser, page, errors, photos } = session);
+    ({ page, errors, photos } = session);
   });
 
   afterAll(() => session?.close());

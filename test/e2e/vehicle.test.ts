@@ -26,7 +26,6 @@ const PLATE = 'KA TW 204';
 
 describe('one vehicle at a time in the browser', () => {
   let app: RunningApp;
-  let browser: Browser;
   let page: Page;
   let errors: string[];
   let photos: string[];
@@ -58,7 +57,7 @@ describe('one vehicle at a time in the browser', () => {
 
   beforeAll(async () => {
     session = await startWebcamSession();
-    ({ app, browser, page, errors, photos } = session);
+    ({ app, page, errors, photos } = session);
     page.on('dialog', (dialog) => void dialog.accept());
   });
 

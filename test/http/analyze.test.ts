@@ -248,7 +248,7 @@ describe('POST /api/v1/analyze refuses hostile or wrong uploads', () => {
     [{ position: 'FRONT' }, /position/],
     [{ colour: 'red' }, /Unknown field "colour"/],
   ])('bad field %j', async (fields, message) => {
-    const res = await analyze(imageForm(jpeg, fields as Record<string, string>));
+    const res = await analyze(imageForm(jpeg, fields));
     expect(expectError(res, 400, 'VALIDATION_ERROR')).toMatch(message);
     expect(res.headers['x-ratelimit-limit']).toBe('3');
   });

@@ -64,7 +64,7 @@ function toJsonSchema(schema: unknown): unknown {
       out[key] = toJsonSchema(value);
     }
   }
-  const object = out as Json;
+  const object = out;
   if (object.type === 'object' && object.properties !== undefined && object.additionalProperties === undefined) {
     object.additionalProperties = false;
   }
@@ -223,7 +223,7 @@ beforeAll(async () => {
   t = await httpTest();
   const res = await t.app.inject({ url: '/api/v1/openapi.json' });
   expect(res.statusCode).toBe(200);
-  contract = new Contract(res.json() as OpenApiDoc);
+  contract = new Contract(res.json<OpenApiDoc>());
 });
 afterAll(() => t?.cleanup());
 
@@ -243,7 +243,7 @@ describe('the contract checker', () => {
     const health = await t.app.inject({ url: '/api/v1/health' });
     const tamper = (body: unknown, extra: Partial<LightMyRequestResponse> = {}) =>
       ({ ...health, ...extra, body: JSON.stringify(body), rawPayload: Buffer.from(JSON.stringify(body)) }) as LightMyRequestResponse;
-    const body = health.json() as { data: Record<string, unknown> };
+    const body = health.json<{ data: Record<string, unknown> }>();
     expect(refused('GET', '/api/v1/health', tamper({ ...body, data: { ...body.data, uptimeS: 'long' } })).join()).toMatch(/uptimeS/);
     expect(refused('GET', '/api/v1/health', tamper({ ...body, data: { ...body.data, secret: 1 } })).join()).toMatch(/additional/);
     expect(refused('GET', '/api/v1/health', tamper({ ...body, data: { ...body.data, modelVersion: null } }))).toEqual([]);
@@ -294,7 +294,7 @@ describe('the document for integrators (issue 42)', () => {
     // a code the status does not list for the operation is refused by the checker
     const health = { statusCode: 400, headers: { 'content-type': 'application/json' } } as unknown as LightMyRequestResponse;
     const body = JSON.stringify({ success: false, error: { code: 'RATE_LIMIT_EXCEEDED', message: 'x' } });
-    expect(refused('GET', '/api/v1/health', { ...health, body, rawPayload: Buffer.from(body) } as LightMyRequestResponse).join()).toMatch(/allowed values/);
+    expect(refused('GET', '/api/v1/health', { ...health, body, rawPayload: Buffer.from(body) }).join()).toMatch(/allowed values/);
   });
 });
 

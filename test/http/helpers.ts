@@ -74,7 +74,7 @@ export async function createKey(app: FastifyInstance, cookie: string, name = 'PO
 /** Asserts the error envelope and returns the message. */
 export function expectError(res: LightMyRequestResponse, status: number, code: string): string {
   expect({ status: res.statusCode, body: res.json() }).toMatchObject({ status, body: { success: false, error: { code } } });
-  const body = res.json() as { error: { message: string } };
-  expect(Object.keys(res.json() as object).sort()).toEqual(['error', 'success']);
+  const body = res.json<{ error: { message: string } }>();
+  expect(Object.keys(res.json<object>()).sort()).toEqual(['error', 'success']);
   return body.error.message;
 }

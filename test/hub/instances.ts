@@ -19,9 +19,9 @@ export async function spawnInstance(env: Record<string, string>): Promise<Instan
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const url = await new Promise<string>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
+    const lines = createInterface({ input: child.stdout });
     lines.on('line', (line) => {
       const match = /^LISTENING (\S+)/.exec(line);
       if (match) resolve(match[1]!);

@@ -50,7 +50,7 @@ function invokeLikeElectron(handlers: Map<string, (event: InvokeEventLike, ...ar
       if (!handler) throw new Error(`No handler registered for '${String(channel)}'`);
       return structuredClone(await handler(event, ...structuredClone(args)));
     } catch (error) {
-      throw new Error(`Error invoking remote method '${String(channel)}': ${String(error)}`);
+      throw new Error(`Error invoking remote method '${String(channel)}': ${String(error)}`, { cause: error });
     }
   };
 }

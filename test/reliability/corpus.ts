@@ -159,7 +159,7 @@ function oddPart(data: Buffer, random: () => number): { label: string; image: Bu
 }
 
 /** `count` cases from `seeds`, the same ones for the same `seed`. */
-export function* fuzzCases(seeds: readonly Buffer[], count: number, seed = 1): Generator<FuzzCase> {
+export function* fuzzCases(seeds: readonly Buffer[], count: number, seed = 1): Generator<FuzzCase, void> {
   const random = rng(seed);
   for (let i = 0; i < count; i++) {
     const data = seeds[i % seeds.length]!;

@@ -29,7 +29,7 @@ let app: FastifyInstance;
 let baseUrl: string;
 
 beforeAll(async () => {
-  t = (await testCore({ analyzer: new DecodeOnlyAnalyzer() })) as typeof t;
+  t = await testCore<never, DecodeOnlyAnalyzer>({ analyzer: new DecodeOnlyAnalyzer() });
   app = await buildServer(t.core, { logger: false });
   baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
 });

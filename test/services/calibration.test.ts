@@ -291,7 +291,7 @@ describe('shop calibration service', () => {
   });
 
   it('fails, changing nothing, when the models do not load', async () => {
-    const { t, service } = await setUp();
+    const { t } = await setUp();
     const { account } = await measuredScans(t, 30, (e) => e);
     // the real loader, on a folder without models, then on one with a manifest the load checks refuse
     const empty = serviceOn(t, { config: { ...t.core.config, shippedModelsDir: path.join(t.dataDir, 'no-models') } });

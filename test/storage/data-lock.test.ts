@@ -56,7 +56,7 @@ it('four servers starting at once on a folder with a stale lock: exactly one tak
   const children = Array.from({ length: 4 }, () => spawn(process.execPath, ['--import', 'tsx', worker, dir], { stdio: ['pipe', 'pipe', 'inherit'] }));
   const lines = children.map((child) => {
     const seen: string[] = [];
-    child.stdout!.on('data', (chunk: Buffer) => seen.push(...String(chunk).split('\n').filter(Boolean)));
+    child.stdout.on('data', (chunk: Buffer) => seen.push(...String(chunk).split('\n').filter(Boolean)));
     return seen;
   });
   const until = async (test: () => boolean) => {
@@ -67,7 +67,7 @@ it('four servers starting at once on a folder with a stale lock: exactly one tak
     for (let round = 0; round < 3; round++) {
       await writeFile(lockFile(), owner(gone.pid!)); // a crash's leftover: its process is gone
       for (const seen of lines) seen.length = 0;
-      for (const child of children) child.stdin!.write('go\n');
+      for (const child of children) child.stdin.write('go\n');
       await until(() => lines.every((seen) => seen.length > 0));
       const outcomes = lines.map((seen) => seen[0]).sort();
       expect(outcomes).toEqual(['held', 'refused', 'refused', 'refused']);
@@ -75,12 +75,12 @@ it('four servers starting at once on a folder with a stale lock: exactly one tak
       expect(JSON.parse(await readFile(lockFile(), 'utf8')).pid).toBe(holder.pid);
       // the holder lets go (its process stays for the next round's attempt)
       const released = new Promise((resolve) => holder.once('exit', resolve));
-      holder.stdin!.write('exit\n');
+      holder.stdin.write('exit\n');
       await released;
       const index = children.indexOf(holder);
       children[index] = spawn(process.execPath, ['--import', 'tsx', worker, dir], { stdio: ['pipe', 'pipe', 'inherit'] });
       lines[index] = [];
-      children[index].stdout!.on('data', (chunk: Buffer) => lines[index]!.push(...String(chunk).split('\n').filter(Boolean)));
+      children[index].stdout.on('data', (chunk: Buffer) => lines[index]!.push(...String(chunk).split('\n').filter(Boolean)));
       await until(() => lines[index]!.includes('ready'));
     }
     expect((await readdir(dir)).filter((name) => name !== LOCK_FILE_NAME)).toEqual([]); // no temporary files left

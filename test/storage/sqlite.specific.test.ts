@@ -361,7 +361,7 @@ function canRunAsOrdinaryUser(): boolean {
 describe('a database file the server cannot write', () => {
   it.runIf(canRunAsOrdinaryUser())('refuses to open, naming the file, instead of starting a server whose every request is 503', async () => {
     const file = await dbFile();
-    openSqliteStore({ file }).close();
+    void openSqliteStore({ file }).close();
     const { chmod } = await import('node:fs/promises');
     await chmod(path.dirname(file), 0o777);
     await chmod(file, 0o444);

@@ -74,7 +74,7 @@ it('lets a deletion on the desktop win over a later edit on the hub', async () =
 });
 
 it("puts a desk's reading times on the hub's clock when the desk's clock is off, so a re-send cannot undo a later office correction", async () => {
-  const { hub, desk, key, cookie, office, onHub, sync } = await linkedPair();
+  const { hub, desk, cookie, office, onHub, sync } = await linkedPair();
   desk.clock.advance(60 * MINUTE); // the shop PC runs an hour fast
   const { scanId } = await analyze(desk, cookie);
   await call(desk, cookie, 'PUT', `/api/v1/scans/${scanId}/measurement`, { measurementMm: 4.0 });

@@ -308,7 +308,7 @@ describe('the hub client', () => {
     const marked =
       (mark: string | null): FetchLike =>
       async (_url, init) => {
-        sent = new Headers(init.headers as Record<string, string>);
+        sent = new Headers(init.headers);
         return new Response(ok, { status: 200, headers: { 'content-type': 'application/json', ...(mark === null ? {} : { 'x-hub-desk-seq': mark }) } });
       };
     const position = { deskId: 'a1b2c3d4e5f6', seq: 42 };

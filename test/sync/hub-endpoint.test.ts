@@ -66,7 +66,7 @@ it('refuses what it cannot trust', async () => {
   const scan = wire();
   expect(expectError(await put(scan, { image: await makeJpeg({ width: 320, height: 256, shade: 30 }) }), 400, 'VALIDATION_ERROR')).toMatch(/sha256/);
   expectError(await put(scan, { image: jpeg, path: randomId() }), 400, 'VALIDATION_ERROR');
-  expectError(await put({ ...scan, measurementMm: -1 } as never, { image: jpeg }), 400, 'VALIDATION_ERROR');
+  expectError(await put({ ...scan, measurementMm: -1 }, { image: jpeg }), 400, 'VALIDATION_ERROR');
   // The hash is checked before any decoding: foreign bytes never reach the decoder ...
   const garbage = Buffer.from('not an image');
   expect(expectError(await put(scan, { image: garbage }), 400, 'VALIDATION_ERROR')).toMatch(/sha256/);
@@ -77,7 +77,7 @@ it('refuses what it cannot trust', async () => {
   // Refusals of the scan itself are marked, so the desktop skips that scan instead of retrying it.
   expect(notAnImage.headers['x-tirewear-scan-refused']).toBe('1');
   expect((await put(scan, { image: garbage })).headers['x-tirewear-scan-refused']).toBe('1');
-  expect((await put({ ...scan, measurementMm: -1 } as never, { image: jpeg })).headers['x-tirewear-scan-refused']).toBe('1');
+  expect((await put({ ...scan, measurementMm: -1 }, { image: jpeg })).headers['x-tirewear-scan-refused']).toBe('1');
 
   const { cookie } = await signIn(hub.app);
   expectError(await put(scan, { image: jpeg, cookie }), 403, 'FORBIDDEN');

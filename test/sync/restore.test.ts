@@ -36,7 +36,7 @@ function recordingFetch(): FetchLike & { uploads: Array<{ scanId: string; withIm
       const response = await fetch(url, init);
       if (init.method === 'PUT') {
         const form = init.body as FormData;
-        const scan = JSON.parse(String(form.get('scan'))) as { scanId: string };
+        const scan = JSON.parse(form.get('scan') as string) as { scanId: string };
         uploads.push({ scanId: scan.scanId, withImage: form.has('image'), hubSeq: response.headers.get(HUB_DESK_SEQ_HEADER) });
       }
       return response;

@@ -109,7 +109,7 @@ export class OnnxAnalyzer implements Analyzer {
     const failed = created.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
       // the sessions that did load hold native memory and threads: release them before failing
-      await Promise.all(created.map((r) => (r.status === 'fulfilled' && r.value ? r.value.release().catch(() => undefined) : undefined)));
+      await Promise.all(created.map((r) => (r.status === 'fulfilled' && r.value ? r.value.release().catch(() => undefined) : Promise.resolve())));
       throw failed.reason;
     }
     const [tread, seg, cropReader, sceneReader] = created.map((r) => (r as PromiseFulfilledResult<ort.InferenceSession | null>).value) as [

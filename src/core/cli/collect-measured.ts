@@ -165,9 +165,7 @@ export async function collectMeasured(options: CollectOptions): Promise<CollectR
       }
       report.measured++;
       rows.push(
-        [file, scan.measurementMm, '', scan.scanId, scan.result.estimatedDepthMm, scan.result.modelVersion, scan.measuredAt]
-          .map((v) => csvCell(v as string | number | null))
-          .join(','),
+        [file, scan.measurementMm, '', scan.scanId, scan.result.estimatedDepthMm, scan.result.modelVersion, scan.measuredAt].map((v) => csvCell(v)).join(','),
       );
     }
     cursor = page.nextCursor ?? null;

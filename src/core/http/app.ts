@@ -155,7 +155,7 @@ type AjvServerOptions = { customOptions?: Record<string, unknown> };
 const buildValidator = ((externalSchemas: Record<string, unknown>, ajvOptions: AjvServerOptions) => {
   // the pool's declared type says a compile takes a schema; Fastify calls it with the route's parts
   const compiler = (customOptions: Record<string, unknown> | undefined) =>
-    ajvCompilers(externalSchemas as never, { ...ajvOptions, customOptions } as never) as unknown as Compile;
+    ajvCompilers(externalSchemas as never, { ...ajvOptions, customOptions }) as unknown as Compile;
   const lenient = compiler(ajvOptions.customOptions);
   const strict = compiler({ ...ajvOptions.customOptions, coerceTypes: false, removeAdditional: false });
   // query strings are text (so `limit=5` is coerced) but a parameter the route does not know is

@@ -121,7 +121,7 @@ export function documentErrors(paths: Record<string, Record<string, Json>>): voi
       const responses = op.responses as Record<string, Response> | undefined;
       if (!responses) continue;
       const name = `${method.toUpperCase()} ${path}`;
-      const codes = new Set<ErrorCode>([...commonErrors(method.toUpperCase(), path, op as OperationShape), ...(ROUTE_ERRORS[name] ?? [])]);
+      const codes = new Set<ErrorCode>([...commonErrors(method.toUpperCase(), path, op), ...(ROUTE_ERRORS[name] ?? [])]);
       const byStatus = new Map<number, ErrorCode[]>();
       for (const code of codes) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
       for (const [status, list] of [...byStatus.entries()].sort(([a], [b]) => a - b)) {

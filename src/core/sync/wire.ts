@@ -7,7 +7,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { AppError, isAppError, type ErrorCode } from '../errors.js';
-import { SCAN_CHANGES_KEPT, SCAN_CHANGE_FIELDS, SCAN_CHANGE_VIAS, TIRE_POSITIONS, type ScanRecord, type ScanResult, type StoredImageInfo } from '../types.js';
+import { SCAN_CHANGES_KEPT, SCAN_CHANGE_FIELDS, SCAN_CHANGE_VIAS, TIRE_POSITIONS, type ScanRecord, type StoredImageInfo } from '../types.js';
 import { WEAR_CLASSES } from '../analysis/analyzer.js';
 import { changesFromJson, changesToJson } from '../storage/scan-edit.js';
 
@@ -93,7 +93,7 @@ export function toSyncScan(scan: ScanRecord): SyncScan {
     createdAt: scan.createdAt.toISOString(),
     vehicle: scan.vehicle,
     position: scan.position,
-    result: scan.result as SyncScan['result'],
+    result: scan.result,
     image,
     measurementMm: scan.measurementMm,
     measuredAt: iso(scan.measuredAt),
@@ -155,7 +155,7 @@ export function fromSyncScan(
     createdAt: date(wire.createdAt, 'createdAt'),
     vehicle: wire.vehicle,
     position: wire.position,
-    result: wire.result as ScanResult,
+    result: wire.result,
     // field by field: the wire may carry more (a newer desk, or a hostile one naming file keys), and
     // the file names are always the hub's own
     image: { mime: wire.image.mime, width: wire.image.width, height: wire.image.height, bytes: wire.image.bytes, sha256: wire.image.sha256, ...keys },

@@ -39,7 +39,7 @@ export function usageConformance(store: GetStore): void {
       await spend(store(), 'acct:race', 3);
       const results = await concurrently(50, () => store().usage.reserve(reserveRequest({ subject: 'acct:race' })));
       expect(results.filter((r) => r !== null)).toHaveLength(7);
-      expect(new Set(results.filter((r) => r !== null).map((r) => r!.id)).size).toBe(7);
+      expect(new Set(results.filter((r) => r !== null).map((r) => r.id)).size).toBe(7);
       expect(await store().usage.usage('acct:race', MONTH)).toEqual({ used: 3, held: 7 });
     });
 

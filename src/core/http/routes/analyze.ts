@@ -44,7 +44,7 @@ interface Upload {
 
 /** Refuse before any body parser runs: a query string, not a form, or announced as too large. */
 function screenRequest(request: FastifyRequest): void {
-  const [name] = Object.keys((request.query ?? {}) as Record<string, unknown>);
+  const [name] = Object.keys(request.query ?? {});
   if (name !== undefined) {
     const instead = TEXT_FIELDS.has(name) ? `send "${name}" as a form field` : 'the form fields are image, verbose, vehicle, position';
     throw new AppError('VALIDATION_ERROR', `Query parameter "${name}" is not accepted (this endpoint takes none); ${instead}`);
@@ -303,7 +303,7 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         }
       },
       // The form is read and checked by hand while it streams; the schema documents it.
-      validatorCompiler: () => (value) => ({ value }),
+      validatorCompiler: () => (value: unknown) => ({ value }),
       schema: {
         tags: ['analysis'],
         summary: 'Estimate tread depth from a tire photo',

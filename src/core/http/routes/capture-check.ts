@@ -53,7 +53,7 @@ function inFlight(): (who: string) => () => void {
 const tooLarge = () => new AppError('FILE_TOO_LARGE', 'The image is larger than 10 MiB (10,485,760 bytes)', { headers: { connection: 'close' } });
 
 function screenRequest(request: FastifyRequest): void {
-  const [name] = Object.keys((request.query ?? {}) as Record<string, unknown>);
+  const [name] = Object.keys(request.query ?? {});
   if (name !== undefined) {
     throw new AppError('VALIDATION_ERROR', `Query parameter "${name.slice(0, 40)}" is not accepted; send only the image, as a form`);
   }
@@ -111,7 +111,7 @@ export const captureCheckRoutes: FastifyPluginAsyncTypebox = async (app) => {
         reply.raw.once('close', release);
         if (request.raw.socket?.destroyed) release();
       },
-      validatorCompiler: () => (value) => ({ value }),
+      validatorCompiler: () => (value: unknown) => ({ value }),
       schema: {
         tags: ['analysis'],
         summary: 'Live capture check: is the tread in view, sharp and lit? (free: no depth, nothing stored or charged)',

@@ -138,7 +138,7 @@ function checkMeasurementBody(body: unknown): { measurementMm: number | null } {
     throw new AppError('VALIDATION_ERROR', `body field ${unknown} is not allowed; send only measurementMm: ${MEASUREMENT_RULE}`);
   }
   if (!('measurementMm' in body)) throw new AppError('VALIDATION_ERROR', `body field measurementMm is required: ${MEASUREMENT_RULE}`);
-  return { measurementMm: checkMeasurement((body as { measurementMm: unknown }).measurementMm) };
+  return { measurementMm: checkMeasurement(body.measurementMm) };
 }
 
 const PatchBody = Type.Object(

@@ -147,7 +147,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       config: { auth: 'account' },
       // The form is read and checked by hand while it streams; the schema documents it.
-      validatorCompiler: () => (value) => ({ value }),
+      validatorCompiler: () => (value: unknown) => ({ value }),
       schema: {
         tags,
         summary: 'Hub: store or merge one scan pushed by a linked desktop (idempotent)',

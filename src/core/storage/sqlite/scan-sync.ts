@@ -1,5 +1,4 @@
 /** The sync half of the scan store: the outbox a desktop pushes from and the hub's merge. */
-import type { ScanRecord } from '../../types.js';
 import type { ScanStore } from '../store.js';
 import { mergeSynced, sameMutableFields } from '../sync-merge.js';
 import { type Db, immediate, run } from './db.js';

@@ -3,7 +3,7 @@
  * time, chosen with a labelled radio group, each with its key (the heat map's colour scale, the
  * mask's colours), plus the located grooves and TWI bars, off until asked for.
  */
-import { useId, useState, type CSSProperties } from 'react';
+import { useId, useState } from 'react';
 import type { WireResult } from '../../../shared/api';
 import { ApiError, type ScanOverlays } from '../api/client';
 import { useSession } from '../hooks/useSession';
@@ -70,7 +70,7 @@ function HeatScale({ units }: { units: Units }) {
       <div className="heat-bar" style={{ background: heatGradient() }} aria-hidden="true" />
       <div className="heat-ticks" aria-hidden="true">
         {heatTicks(units).map((t) => (
-          <span key={t.text} style={t.end ? { right: 0 } : ({ left: t.at, transform: 'translateX(-50%)' } as CSSProperties)}>
+          <span key={t.text} style={t.end ? { right: 0 } : { left: t.at, transform: 'translateX(-50%)' }}>
             {t.text}
           </span>
         ))}

@@ -239,6 +239,7 @@ export function SettingsPage() {
 function DataFolderProblem({ error }: { error: unknown }) {
   if (error === null || error === undefined) return null;
   const named = error instanceof BridgeError && error.code === 'NOT_FOUND';
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the bridge rejects with an Error; anything else is shown as it converts
   const detail = error instanceof Error ? error.message : String(error);
   return (
     <div className="message message-error" role="alert">
