@@ -312,7 +312,7 @@ export function serveUsage(): string {
   return [
     'usage: npm run serve -- [--FLAG VALUE | --FLAG=VALUE]...',
     'Each flag sets the TIREWEAR_* variable of its name (--port 9000 is TIREWEAR_PORT=9000) and wins over',
-    'the environment, which wins over <data dir>/settings.json (README "Configuration").',
+    'the environment, which wins over <data dir>/settings.json (docs/CONFIGURATION.md).',
     ...SERVE_FLAGS.map((f) => `  ${`${f.flag} ${f.value}`.padEnd(width)}  ${f.help}`),
     '  --help'.padEnd(width + 2) + '  this text',
     '',

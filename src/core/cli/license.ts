@@ -27,7 +27,7 @@ const USAGE = `usage:
                   2027-12-31, which runs to the end of that UTC day (2027-12-31T23:59:59Z)
   --id ID         the code's id: 1 to 64 visible ASCII characters, no spaces (default: a random
                   UUID). Record it with the shop it goes to: a code is redeemable once per
-                  installation, not once in the world (README "Licenses (vendor)")`;
+                  installation, not once in the world (docs/LICENSES.md)`;
 
 function usage(problem: string): never {
   return usageError('license', USAGE, problem);

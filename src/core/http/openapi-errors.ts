@@ -8,7 +8,7 @@
  */
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 
-/** One line per code, as README's error table says when each is answered. */
+/** One line per code, as docs/API.md §3 says when each is answered. */
 export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   VALIDATION_ERROR: 'the request is malformed (the message names the field or parameter)',
   INVALID_API_KEY: 'the API key is malformed, unknown or revoked, or sent in another header than X-API-Key',

@@ -15,7 +15,7 @@ export const ErrorEnvelope = Type.Object(
     error: Type.Object({
       code: Type.String({
         enum: Object.keys(ERROR_STATUS),
-        description: 'What went wrong, for a program to act on (the README lists when each is answered)',
+        description: 'What went wrong, for a program to act on (docs/API.md §3 lists when each is answered)',
       }),
       message: Type.String({ description: 'What went wrong and what to do, for a person to read' }),
     }),
