@@ -2,6 +2,9 @@
 import type { Analysis } from './analysis/analyzer.js';
 
 export const TIRE_POSITIONS = ['FL', 'FR', 'RL', 'RR', 'SPARE'] as const;
+
+/** An API key: `tw_` and 32 base62 characters (docs/API.md §4.1). */
+export const API_KEY_SHAPE = /^tw_[A-Za-z0-9]{32}$/;
 export type TirePosition = (typeof TIRE_POSITIONS)[number];
 
 export type Plan = 'free' | 'pro';

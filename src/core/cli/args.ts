@@ -4,6 +4,9 @@
  * the line (an incomplete command line is when one asks for help).
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { wantsHelp } from '../config/flags.js';
+
+export { wantsHelp };
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -11,12 +14,6 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 export function usageError(tool: string, usage: string, problem: string): never {
   process.stderr.write(`${tool}: ${problem}\n${usage}\n`);
   process.exit(2);
-}
-
-/** True when the arguments ask for help (`--help` or `-h` before any `--`). */
-export function wantsHelp(args: readonly string[]): boolean {
-  const end = args.indexOf('--');
-  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
 }
 
 /** Prints the usage on stdout and exits 0 when the arguments ask for help. */

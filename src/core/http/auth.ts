@@ -11,7 +11,7 @@
 import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../errors.js';
-import { API_KEY_SHAPE } from '../services/auth.js';
+import { API_KEY_SHAPE } from '../types.js';
 import type { Caller } from '../types.js';
 import { SESSION_COOKIE, isThisComputer } from './security.js';
 import type { AuthMode } from './types.js';

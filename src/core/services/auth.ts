@@ -2,7 +2,7 @@
 import type { Clock } from '../clock.js';
 import { AppError, isAppError } from '../errors.js';
 import type { Store } from '../storage/store.js';
-import type { Caller } from '../types.js';
+import { API_KEY_SHAPE, type Caller } from '../types.js';
 import { meteringAddress } from './client-ip.js';
 import { randomId, randomToken, sha256Hex } from './ids.js';
 import { LoginThrottle } from './login-throttle.js';
@@ -14,7 +14,6 @@ export const SESSION_DAYS = 30;
 export const MIN_PASSWORD = 8;
 /** Bounds the scrypt input so a megabyte "password" cannot be used to burn CPU. */
 export const MAX_PASSWORD = 1024;
-export const API_KEY_SHAPE = /^tw_[A-Za-z0-9]{32}$/;
 /** A key's "last used" is written at most this often (GET /keys shows it to the minute). */
 export const KEY_TOUCH_INTERVAL_MS = 60_000;
 

@@ -6,12 +6,12 @@
  * by its /64), from the client IP the app computes (X-Forwarded-For only with TRUST_PROXY).
  * In memory and per instance, like the login throttle.
  */
+import { DEFAULT_REGISTRATIONS_PER_HOUR } from '../config/schema.js';
 import { AppError } from '../errors.js';
 import { meteringAddress } from './client-ip.js';
 import { SlidingWindow } from './sliding-window.js';
 
 export const REGISTRATION_WINDOW_MS = 60 * 60 * 1000;
-export const DEFAULT_REGISTRATIONS_PER_HOUR = 10;
 
 export class RegistrationThrottle {
   private readonly attempts: SlidingWindow;

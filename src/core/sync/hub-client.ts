@@ -11,14 +11,12 @@
  */
 import { DESK_ID_HEADER, DESK_SEQ_HEADER, HUB_DESK_SEQ_HEADER, readHubDeskSeq, type DeskPosition } from './desk-marks.js';
 import type { HubScanList, WireShop } from '../../shared/api.js';
+import type { HubLink } from '../config/schema.js';
 import { SCAN_REFUSAL_HEADER, type SyncScan } from './wire.js';
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
-export interface HubLink {
-  hubUrl: string;
-  hubApiKey: string;
-}
+export type { HubLink };
 
 export interface PushAnswer {
   outcome: 'stored' | 'needs-image';

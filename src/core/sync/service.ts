@@ -7,7 +7,7 @@ import type { HubScanList, SyncStatus, WireShop } from '../../shared/api.js';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { API_KEY_SHAPE } from '../services/auth.js';
+import { validateLink } from '../config/hub-link.js';
 import { sha256Hex } from '../services/ids.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
@@ -71,33 +71,6 @@ export interface SyncService {
    */
   stop(): Promise<void>;
   close(): Promise<void>;
-}
-
-/**
- * The link as stored: a plain http(s) hub address without trailing slash, and a key of the hub's
- * shape. A bad field is thrown as `refuse(field, rule)` makes it: VALIDATION_ERROR for the API,
- * a ConfigError naming the variable or settings key at start-up (config.ts).
- */
-export function validateLink(
-  input: HubLink,
-  refuse: (field: keyof HubLink, rule: string) => Error = (field, rule) => new AppError('VALIDATION_ERROR', `${field} ${rule}`),
-): HubLink {
-  let url: URL;
-  try {
-    url = new URL(input.hubUrl.trim());
-  } catch {
-    throw refuse('hubUrl', 'must be a full URL such as https://hub.example.com');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw refuse('hubUrl', 'must start with http:// or https://');
-  }
-  if (url.username || url.password || url.search || url.hash) {
-    throw refuse('hubUrl', 'must not contain a user name, password, query or fragment');
-  }
-  if (!API_KEY_SHAPE.test(input.hubApiKey)) {
-    throw refuse('hubApiKey', 'must be an API key of the hub: tw_ followed by 32 letters or digits');
-  }
-  return { hubUrl: url.toString().replace(/\/+$/, ''), hubApiKey: input.hubApiKey };
 }
 
 function linkId(link: HubLink): string {
