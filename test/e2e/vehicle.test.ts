@@ -253,7 +253,8 @@ describe('one vehicle at a time in the browser', () => {
     await plate.fill(PLATE);
     await note.getByRole('button', { name: `Same vehicle: use ${PLATE} for its photos` }).click();
     await expect.poll(async () => (await getScan(id)).vehicle).toBe(PLATE);
-    await expect(page.locator(`article.result-card[data-scan-id="${id}"] h3`).textContent()).resolves.toBe(`${PLATE} · Spare`);
+    // the card re-renders after the server has answered: wait for it as a person would
+    await expect.poll(() => page.locator(`article.result-card[data-scan-id="${id}"] h3`).textContent()).toBe(`${PLATE} · Spare`);
   });
 
   it('finds the car in History however its plate is typed, grouped by vehicle with its visit, and corrects a scan there', async () => {
