@@ -15,7 +15,7 @@ import type { Config } from '../../src/core/config.js';
 import { testConfig } from '../support/config.js';
 import { isAppError } from '../../src/core/errors.js';
 import type { BuildServerOptions } from '../../src/core/http/app.js';
-import { admission } from '../../src/core/http/routes/analyze.js';
+import { admission } from '../../src/core/http/upload-admission.js';
 import { createLogger } from '../../src/core/logger.js';
 import { startServer, type RunningServer } from '../../src/core/server.js';
 import { openSqliteStore } from '../../src/core/storage/sqlite/index.js';

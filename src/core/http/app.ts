@@ -15,7 +15,7 @@ import { MAX_PARAM_LENGTH, RouteIndex, notFoundHandler, routeNotFound } from './
 import { registerCookie } from './plugins/cookie.js';
 import { registerRenderer } from './plugins/renderer.js';
 import { registerSwagger } from './plugins/swagger.js';
-import { UPLOAD_IDLE_TIMEOUT_MS } from './routes/analyze.js';
+import { UPLOAD_IDLE_TIMEOUT_MS } from './upload-watch.js';
 import { PARSE_GRACE_MS } from './form-guard.js';
 import { ANSWER_TIMEOUT_MS, registerAnswerDeadline } from './answer-deadline.js';
 import { LINGER, bodyStillArriving, lingerBeforeClose, type LingerLimits } from './linger.js';
@@ -59,7 +59,7 @@ export interface BuildServerOptions {
   requestTimeoutMs?: number;
   /** SHUTDOWN_GRACE_MS unless given (tests use a short one). */
   shutdownGraceMs?: number;
-  /** UPLOAD_IDLE_TIMEOUT_MS (routes/analyze.ts) unless given (tests use a short one). */
+  /** UPLOAD_IDLE_TIMEOUT_MS (upload-watch.ts) unless given (tests use a short one). */
   uploadIdleTimeoutMs?: number;
   /** PARSE_GRACE_MS (form-guard.ts) unless given (tests use a short one). */
   parseGraceMs?: number;

@@ -22,7 +22,7 @@ import { createSyncService } from '../../sync/service.js';
 import { listChainScans, listChainShops } from '../../sync/shops.js';
 import { parseSyncScan, scanRefusal, type SyncScan } from '../../sync/wire.js';
 import { accountCaller } from '../auth.js';
-import { admission, uploaderOf } from './analyze.js';
+import { admission, uploaderOf } from '../upload-admission.js';
 import { guardForm } from '../form-guard.js';
 import { multipartError } from '../errors.js';
 import { MAX_IMAGE_BYTES } from '../plugins/multipart.js';
