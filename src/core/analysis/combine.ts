@@ -16,12 +16,14 @@ export interface TreadOutput {
   wearLogits: number[];
 }
 
-const Z80 = 1.2815516;
+/** The standard normal's 90th percentile: an 80 % central interval is ± Z80 standard deviations. */
+export const Z80 = 1.2815516;
 /** Below this share of the frame showing tread, the tread is "barely visible" (docs/API.md §2 isPreliminary). */
 export const MIN_TREAD_SHARE = 0.05;
 /** Depth disagreement between the two estimators at which their agreement counts as zero. */
-const FULL_DISAGREEMENT_MM = 3;
-const BAND_LIMITS: Record<Wear, [number, number]> = {
+export const FULL_DISAGREEMENT_MM = 3;
+/** Each wear band's depths, mm (docs/API.md §2). */
+export const BAND_LIMITS: Record<Wear, [number, number]> = {
   new: [7.0, Infinity],
   good: [5.0, 7.0],
   medium: [3.0, 5.0],
@@ -62,7 +64,7 @@ function erf(x: number): number {
   return x >= 0 ? y : -y;
 }
 
-const normalCdf = (x: number): number => 0.5 * (1 + erf(x / Math.SQRT2));
+export const normalCdf = (x: number): number => 0.5 * (1 + erf(x / Math.SQRT2));
 
 export function softmax(logits: number[], temperature: number): number[] {
   const z = logits.map((v) => v / temperature);

@@ -112,7 +112,7 @@ export function centralInterval(v: number[], level: number): [number, number] {
 }
 
 /** Pearson's correlation; NaN when either side does not vary. */
-function correlation(a: number[], b: number[]): number {
+export function correlation(a: number[], b: number[]): number {
   const ma = mean(a);
   const mb = mean(b);
   let sab = 0;

@@ -17,7 +17,7 @@ import sharp from 'sharp';
 import { isAppError } from '../errors.js';
 import { inspectImage, MAX_UPLOAD_BYTES, MIN_SHORT_SIDE } from '../images/inspect.js';
 import type { Analysis, Analyzer } from './analyzer.js';
-import { centralInterval, isBad, random } from './eval-metrics.js';
+import { centralInterval, correlation, isBad, random } from './eval-metrics.js';
 import { csvCells, IMAGE_FILE } from './eval-samples.js';
 
 /** What a real photo is known to show. */
@@ -199,20 +199,7 @@ export function spearman(a: number[], b: number[]): number {
     }
     return r;
   };
-  const ra = ranks(a);
-  const rb = ranks(b);
-  const m = (v: number[]) => v.reduce((s, x) => s + x, 0) / v.length;
-  const ma = m(ra);
-  const mb = m(rb);
-  let sab = 0;
-  let saa = 0;
-  let sbb = 0;
-  ra.forEach((x, i) => {
-    sab += (x - ma) * (rb[i]! - mb);
-    saa += (x - ma) ** 2;
-    sbb += (rb[i]! - mb) ** 2;
-  });
-  return saa > 0 && sbb > 0 ? sab / Math.sqrt(saa * sbb) : NaN;
+  return correlation(ranks(a), ranks(b));
 }
 
 export interface RealFigures {

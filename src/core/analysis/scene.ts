@@ -11,7 +11,8 @@
  */
 import { AppError } from '../errors.js';
 import { whole32nds } from '../../shared/units.js';
-import { MAX_TREAD_DEPTH_MM, treadHealthIndex, wearForDepth, type Analysis, type SceneReading, type Wear } from './analyzer.js';
+import { MAX_TREAD_DEPTH_MM, treadHealthIndex, wearForDepth, type Analysis, type SceneReading } from './analyzer.js';
+import { BAND_LIMITS, FULL_DISAGREEMENT_MM, normalCdf, Z80 } from './combine.js';
 
 /** What the scene network answers for one photo. */
 export interface SceneOutput {
@@ -55,22 +56,6 @@ export interface SceneCalibration {
 
 /** docs/API.md §2: worn and critical are the bands under 3.0 mm; "not usable" in the real labels. */
 export const WORN_BELOW_MM = 3.0;
-const Z80 = 1.2815516;
-const FULL_DISAGREEMENT_MM = 3;
-const BAND_LIMITS: Record<Wear, [number, number]> = {
-  new: [7.0, Infinity],
-  good: [5.0, 7.0],
-  medium: [3.0, 5.0],
-  worn: [1.6, 3.0],
-  critical: [-Infinity, 1.6],
-};
-
-function erf(x: number): number {
-  const t = 1 / (1 + 0.3275911 * Math.abs(x));
-  const y = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
-  return x >= 0 ? y : -y;
-}
-const normalCdf = (x: number): number => 0.5 * (1 + erf(x / Math.SQRT2));
 const clamp01 = (p: number): number => Math.min(1 - 1e-6, Math.max(1e-6, p));
 const logit = (p: number): number => Math.log(clamp01(p) / (1 - clamp01(p)));
 const round1 = (v: number): number => Math.round(v * 10) / 10;
