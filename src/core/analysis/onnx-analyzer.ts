@@ -1,6 +1,7 @@
 /**
- * The production Analyzer: three ONNX networks in onnxruntime-node (the regressor, the segmenter
- * and the crop reader; manifests before tread-2026.11.10 have no crop reader), created once,
+ * The production Analyzer: four ONNX networks in onnxruntime-node (the scene reader, which gates
+ * and gives the result since tread-2026.11.28 (scene.ts), and the renders-only regressor, segmenter
+ * and crop reader; older manifests lack the scene reader or the crop reader), created once,
  * warmed up, then shared by every request. Decoding runs concurrently in
  * sharp's thread pool; network runs go through one queue so that concurrent
  * requests never oversubscribe the CPU and each run sees the whole thread budget.
