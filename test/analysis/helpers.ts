@@ -1,4 +1,5 @@
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,4 +45,28 @@ export function syntheticModelsDir(): string {
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   synthetic = dir;
   return dir;
+}
+
+const copies: string[] = [];
+/** A copy of the shipped models (manifest and networks) in a fresh folder, removed by removeModelCopies. */
+export async function copyModels(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'tirewear-models-'));
+  copies.push(dir);
+  for (const f of await readdir(MODELS_DIR)) if (f === 'manifest.json' || f.endsWith('.onnx')) await cp(path.join(MODELS_DIR, f), path.join(dir, f));
+  return dir;
+}
+
+/** A copy of the shipped models whose manifest `edit` has changed. */
+export async function copyModelsWith(edit: (manifest: any) => void): Promise<string> {
+  const dir = await copyModels();
+  const file = path.join(dir, 'manifest.json');
+  const m = JSON.parse(await readFile(file, 'utf8'));
+  edit(m);
+  await writeFile(file, JSON.stringify(m));
+  return dir;
+}
+
+/** Removes every copy made so far (afterEach). */
+export async function removeModelCopies(): Promise<void> {
+  await Promise.all(copies.splice(0).map((d) => rm(d, { recursive: true, force: true })));
 }

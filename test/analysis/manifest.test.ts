@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import * as ort from 'onnxruntime-node';
@@ -10,32 +9,12 @@ import { createOnnxAnalyzer, loadManifest } from '../../src/core/analysis/index.
 import { treadBox } from '../../src/core/analysis/mask.js';
 import type { OnnxAnalyzer } from '../../src/core/analysis/onnx-analyzer.js';
 import { cropPixels, normalise, prepareFrameInput } from '../../src/core/analysis/preprocess.js';
-import { heldoutLabels, MODELS_DIR } from './helpers.js';
+import { copyModels, copyModelsWith, heldoutLabels, MODELS_DIR, removeModelCopies } from './helpers.js';
 
 /** A stand-in crop reader that takes only 224 x 224 and answers its input's mean as the depth. */
 const PROBE = path.join(path.dirname(MODELS_DIR), 'test/fixtures/models/crop224-probe.onnx');
 
-const dirs: string[] = [];
-async function copyModels(): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'tirewear-models-'));
-  dirs.push(dir);
-  for (const f of await readdir(MODELS_DIR)) if (f === 'manifest.json' || f.endsWith('.onnx')) await cp(path.join(MODELS_DIR, f), path.join(dir, f));
-  return dir;
-}
-
-/** A copy of the shipped models whose manifest `edit` has changed. */
-async function copyModelsWith(edit: (manifest: any) => void): Promise<string> {
-  const dir = await copyModels();
-  const file = path.join(dir, 'manifest.json');
-  const m = JSON.parse(await readFile(file, 'utf8'));
-  edit(m);
-  await writeFile(file, JSON.stringify(m));
-  return dir;
-}
-
-afterEach(async () => {
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
+afterEach(removeModelCopies);
 
 describe('model manifest', () => {
   it('names the shipped version, both networks with sha256 digests, and the calibration', async () => {

@@ -1,25 +1,11 @@
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOnnxAnalyzer, loadManifest } from '../../src/core/analysis/index.js';
 import type { OnnxAnalyzer } from '../../src/core/analysis/onnx-analyzer.js';
-import { heldoutLabels, MODELS_DIR } from './helpers.js';
+import { copyModelsWith, heldoutLabels, MODELS_DIR, removeModelCopies } from './helpers.js';
 
-const dirs: string[] = [];
-async function copyModelsWith(edit: (manifest: any) => void): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'tirewear-scene-'));
-  dirs.push(dir);
-  for (const f of await readdir(MODELS_DIR)) if (f === 'manifest.json' || f.endsWith('.onnx')) await cp(path.join(MODELS_DIR, f), path.join(dir, f));
-  const file = path.join(dir, 'manifest.json');
-  const m = JSON.parse(await readFile(file, 'utf8'));
-  edit(m);
-  await writeFile(file, JSON.stringify(m));
-  return dir;
-}
-afterEach(async () => {
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
+afterEach(removeModelCopies);
 
 let shipped: OnnxAnalyzer;
 beforeAll(async () => {
