@@ -10,7 +10,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { AppError, isAppError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
-import { AnalysisQueue } from './services/analysis-queue.js';
+import { AnalysisQueue } from './services/support/analysis-queue.js';
 import { createCalibrationService, type CalibrationService } from './services/calibration.js';
 import { LoginThrottle } from './services/login-throttle.js';
 import { RegistrationThrottle } from './services/registration-throttle.js';

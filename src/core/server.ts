@@ -3,14 +3,14 @@
  * returned close() stops accepting, lets requests in flight finish for up to
  * SHUTDOWN_GRACE_MS (http/app.ts; then the connections still open are closed), then closes
  * the core (analyzer, database). `npm run serve` and the Electron main process both start here.
- * Once listening, crash leftovers are swept in the background (services/leftovers.ts).
+ * Once listening, crash leftovers are swept in the background (services/support/leftovers.ts).
  */
 import net, { type AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { createCore, type Core, type CoreOverrides } from './core.js';
 import { buildServer, type BuildServerOptions } from './http/app.js';
-import { sweepLeftovers, type SweepReport } from './services/leftovers.js';
+import { sweepLeftovers, type SweepReport } from './services/support/leftovers.js';
 import { lockDataDir } from './storage/data-lock.js';
 
 export interface RunningServer {

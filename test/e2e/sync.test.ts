@@ -8,7 +8,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { sha256Hex } from '../../src/core/services/ids.js';
+import { sha256Hex } from '../../src/core/services/support/ids.js';
 import { toSyncScan } from '../../src/core/sync/wire.js';
 import { makeJpeg } from '../fixtures/images/make.js';
 import { FakeAnalyzer } from '../support/fake-analyzer.js';

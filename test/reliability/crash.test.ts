@@ -12,7 +12,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, expect, test } from 'vitest';
 import { SQLITE_FILE_NAME } from '../../src/core/storage/index.js';
-import { LEFTOVER_MIN_AGE_MS, type SweepReport } from '../../src/core/services/leftovers.js';
+import { LEFTOVER_MIN_AGE_MS, type SweepReport } from '../../src/core/services/support/leftovers.js';
 import { makeJpeg, makePng } from '../fixtures/images/make.js';
 import { issueTestCode, makeTestLicenseKeys } from '../support/licenses.js';
 import { accountKey, auditDataDir, kill, loadAndKill, missingScans, type ServerProcess } from './crash-cycle.js';

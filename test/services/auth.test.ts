@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { AppError } from '../../src/core/errors.js';
 import { KEY_TOUCH_INTERVAL_MS } from '../../src/core/services/auth.js';
-import { randomBase62, sha256Hex } from '../../src/core/services/ids.js';
+import { randomBase62, sha256Hex } from '../../src/core/services/support/ids.js';
 import { testCore, type TestCore } from '../support/core.js';
 import { accountCaller, expectAppError } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { afterEach, expect, test } from 'vitest';
-import { AnalysisQueue } from '../../src/core/services/analysis-queue.js';
+import { AnalysisQueue } from '../../src/core/services/support/analysis-queue.js';
 import { testCore, type TestCore } from '../support/core.js';
 import { accountCaller, command, expectAppError } from './helpers.js';
 

@@ -9,7 +9,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SwappableAnalyzer } from '../../src/core/analysis/swappable.js';
-import { AnalysisQueue } from '../../src/core/services/analysis-queue.js';
+import { AnalysisQueue } from '../../src/core/services/support/analysis-queue.js';
 import { activeCalibration, byModel, createCalibrationService } from '../../src/core/services/calibration.js';
 import { wearForDepth } from '../../src/core/analysis/analyzer.js';
 import { makeScan } from '../support/store.js';

@@ -2,7 +2,7 @@ import { afterEach, expect, test } from 'vitest';
 import { createCore, housekeeping, modelLoadFailure } from '../../src/core/core.js';
 import { AppError } from '../../src/core/errors.js';
 import { createLogger } from '../../src/core/logger.js';
-import { sha256Hex } from '../../src/core/services/ids.js';
+import { sha256Hex } from '../../src/core/services/support/ids.js';
 import { testCore, type TestCore } from '../support/core.js';
 import { accountCaller, anon, command } from './helpers.js';
 

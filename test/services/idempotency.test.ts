@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { sha256Hex } from '../../src/core/services/ids.js';
+import { sha256Hex } from '../../src/core/services/support/ids.js';
 import { makeScan } from '../support/store.js';
 import { testCore, type TestCore } from '../support/core.js';
 import { accountCaller, anon, command, expectAppError, freshJpeg } from './helpers.js';

@@ -1,7 +1,7 @@
 /** PUT /api/v1/sync/scans/:scanId, the hub's upsert, driven directly as a desktop would. */
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../src/core/services/ids.js';
+import { sha256Hex } from '../../src/core/services/support/ids.js';
 import { toSyncScan } from '../../src/core/sync/wire.js';
 import { makeJpeg } from '../fixtures/images/make.js';
 import { createKey, expectError, form, signIn } from '../http/helpers.js';

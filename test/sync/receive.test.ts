@@ -7,7 +7,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../src/core/services/ids.js';
+import { sha256Hex } from '../../src/core/services/support/ids.js';
 import { receiveSyncedScan } from '../../src/core/sync/receive.js';
 import { isScanRefusal, toSyncScan } from '../../src/core/sync/wire.js';
 import { makeJpeg } from '../fixtures/images/make.js';

@@ -6,7 +6,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomId as randomKeyId, sha256Hex } from '../../src/core/services/ids.js';
+import { randomId as randomKeyId, sha256Hex } from '../../src/core/services/support/ids.js';
 import { listChainScans } from '../../src/core/sync/shops.js';
 import { toSyncScan } from '../../src/core/sync/wire.js';
 import type { HubScan, WireShop } from '../../src/shared/api.js';

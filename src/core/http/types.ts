@@ -3,7 +3,7 @@ import type { Analyzer } from '../analysis/analyzer.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
-import type { AnalysisQueue } from '../services/analysis-queue.js';
+import type { AnalysisQueue } from '../services/support/analysis-queue.js';
 import type { CalibrationService } from '../services/calibration.js';
 import type { Services } from '../services/ports.js';
 import type { ImageStore } from '../storage/images.js';

@@ -3,7 +3,7 @@
  * how they are shared out between callers and addresses (docs/API.md §7.4).
  */
 import { AppError } from '../errors.js';
-import { meteringAddress } from '../services/client-ip.js';
+import { meteringAddress } from '../services/support/client-ip.js';
 import type { Caller } from '../types.js';
 import { isThisComputer, plainAddress } from './security.js';
 

@@ -15,9 +15,10 @@ import type { Logger } from '../logger.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Reservation, Store } from '../storage/store.js';
 import { TIRE_POSITIONS, type ScanRecord, type ScanResult, type TirePosition } from '../types.js';
-import type { AnalysisQueue } from './analysis-queue.js';
-import { randomId, sha256Hex } from './ids.js';
-import { ImageWrites } from './image-writes.js';
+import type { AnalysisQueue } from './support/analysis-queue.js';
+import { randomId, sha256Hex } from './support/ids.js';
+import { imageKeys } from './support/image-keys.js';
+import { ImageWrites } from './support/image-writes.js';
 import { claimIdempotencyKey, type IdempotencyClaim } from './idempotency.js';
 import { rateLimitHeaders, type Metering } from './metering.js';
 import type { AnalyzeCommand, AnalyzeResponse } from './ports.js';
@@ -49,23 +50,6 @@ export function checkPosition(position: string | null): TirePosition | null {
     throw new AppError('VALIDATION_ERROR', `position must be one of ${TIRE_POSITIONS.join(', ')}.`);
   }
   return position as TirePosition;
-}
-
-/**
- * Where a scan's photo and thumbnail go. `variant` (hex digits) makes the names of one upload its
- * own, `<id>.v<variant>.jpg`: the hub writes a pushed photo under such names before it knows
- * whether the push is accepted, so a refused one cannot overwrite the owner's files.
- */
-export function imageKeys(scanId: string, extension: string, variant?: string): { originalKey: string; thumbnailKey: string } {
-  const folder = `scans/${scanId.slice(0, 2)}`;
-  const base = variant === undefined ? scanId : `${scanId}.v${variant}`;
-  return { originalKey: `${folder}/${base}.${extension}`, thumbnailKey: `${folder}/${base}.thumb.jpg` };
-}
-
-/** The scan id an image key was made for by imageKeys() (with or without a variant); null for any other name. */
-export function scanIdOfImageKey(key: string): string | null {
-  const match = /^scans\/([^/]+)\/([A-Za-z0-9_-]+)(?:\.v[a-f0-9]+)?\.(?:thumb\.)?[a-z0-9]+$/.exec(key);
-  return match && match[1] === match[2]!.slice(0, 2) ? match[2]! : null;
 }
 
 async function run(deps: AnalyzeDeps, command: AnalyzeCommand): Promise<AnalyzeResponse> {

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Store } from '../storage/store.js';
 import type { ApiKeyRecord } from '../types.js';
-import { randomBase62, randomId, sha256Hex } from './ids.js';
+import { randomBase62, randomId, sha256Hex } from './support/ids.js';
 import type { ApiKeyService } from './ports.js';
 
 export const KEY_NAME_MAX = 64;

@@ -3,10 +3,10 @@ import type { Clock } from '../clock.js';
 import { AppError, isAppError } from '../errors.js';
 import type { Store } from '../storage/store.js';
 import { API_KEY_SHAPE, type Caller } from '../types.js';
-import { meteringAddress } from './client-ip.js';
-import { randomId, randomToken, sha256Hex } from './ids.js';
+import { meteringAddress } from './support/client-ip.js';
+import { randomId, randomToken, sha256Hex } from './support/ids.js';
 import { LoginThrottle } from './login-throttle.js';
-import { burnPasswordCheck, hashPassword, verifyPassword } from './passwords.js';
+import { burnPasswordCheck, hashPassword, verifyPassword } from './support/passwords.js';
 import type { AuthService } from './ports.js';
 import { RegistrationThrottle } from './registration-throttle.js';
 

@@ -37,7 +37,7 @@ import { updateSettingsFile } from '../settings-file.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
 import type { ScanRecord } from '../types.js';
-import type { AnalysisQueue } from './analysis-queue.js';
+import type { AnalysisQueue } from './support/analysis-queue.js';
 
 export interface CalibrationDeps {
   config: Pick<Config, 'dataDir' | 'modelsDir' | 'shippedModelsDir' | 'modelsDirSource'>;

@@ -11,8 +11,8 @@ import type { Clock } from '../clock.js';
 import { isAppError } from '../errors.js';
 import { checkImageHeader, decodeFrame } from '../images/inspect.js';
 import type { Caller } from '../types.js';
-import type { AnalysisQueue } from './analysis-queue.js';
-import { perMinuteLimit } from './caller-limit.js';
+import type { AnalysisQueue } from './support/analysis-queue.js';
+import { perMinuteLimit } from './support/caller-limit.js';
 
 export const CHECKS_PER_MINUTE = 120;
 

@@ -10,8 +10,8 @@ import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Store } from '../storage/store.js';
 import type { Caller, TirePosition } from '../types.js';
-import { meteringAddress } from './client-ip.js';
-import { sha256Hex } from './ids.js';
+import { meteringAddress } from './support/client-ip.js';
+import { sha256Hex } from './support/ids.js';
 import type { AnalyzeResponse } from './ports.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;

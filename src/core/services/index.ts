@@ -6,7 +6,7 @@ import type { Logger } from '../logger.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
 import { createAccountService } from './accounts.js';
-import { AnalysisQueue } from './analysis-queue.js';
+import { AnalysisQueue } from './support/analysis-queue.js';
 import { createApiKeyService } from './api-keys.js';
 import { createCaptureCheckService } from './capture-check.js';
 import { createAuthService } from './auth.js';

@@ -6,7 +6,7 @@
  * Memory is bounded (SlidingWindow).
  */
 import { AppError } from '../errors.js';
-import { SlidingWindow } from './sliding-window.js';
+import { SlidingWindow } from './support/sliding-window.js';
 
 export const MAX_FAILURES = 5;
 export const WINDOW_MS = 15 * 60 * 1000;

@@ -19,8 +19,8 @@ import { AppError } from '../errors.js';
 import type { Reservation, Store } from '../storage/store.js';
 import type { Account, Caller } from '../types.js';
 import type { RateLimitState } from './ports.js';
-import { meteringAddress } from './client-ip.js';
-import { randomId } from './ids.js';
+import { meteringAddress } from './support/client-ip.js';
+import { randomId } from './support/ids.js';
 
 export const ANONYMOUS_DAILY_LIMIT = 3;
 export const FREE_MONTHLY_LIMIT = 10;

@@ -1,11 +1,12 @@
 /**
- * What the HTTP layer asks of the domain. Implementations live beside this file
- * and are wired by createCore (src/core/core.ts); tests may pass fakes.
+ * What the HTTP layer asks of the domain. Implementations live beside this file (the pieces
+ * they share, such as ids, passwords, CSV and the analysis queue, in support/) and are wired by
+ * createCore (src/core/core.ts); tests may pass fakes.
  */
 import type { Account, ApiKeyRecord, Caller, RedeemedLicense, ScanRecord, ScanResult, TirePosition } from '../types.js';
 import type { VerboseExtras, Wear } from '../analysis/analyzer.js';
 import type { AppError } from '../errors.js';
-import type { CsvFormat } from './csv.js';
+import type { CsvFormat } from './support/csv.js';
 import type { VehiclePage } from '../storage/store.js';
 
 /**

@@ -8,8 +8,8 @@
  */
 import { DEFAULT_REGISTRATIONS_PER_HOUR } from '../config/schema.js';
 import { AppError } from '../errors.js';
-import { meteringAddress } from './client-ip.js';
-import { SlidingWindow } from './sliding-window.js';
+import { meteringAddress } from './support/client-ip.js';
+import { SlidingWindow } from './support/sliding-window.js';
 
 export const REGISTRATION_WINDOW_MS = 60 * 60 * 1000;
 

@@ -12,8 +12,8 @@ import type { ScanFilter, Store } from '../storage/store.js';
 import type { ApiKeyRecord, Caller, ScanChangeVia, ScanRecord } from '../types.js';
 import { vehicleKey } from '../../shared/vehicle.js';
 import { analyzeScan, checkPosition, checkVehicle, type AnalyzeDeps } from './analyze.js';
-import { perMinuteLimit } from './caller-limit.js';
-import { scansToCsv } from './csv.js';
+import { perMinuteLimit } from './support/caller-limit.js';
+import { scansToCsv } from './support/csv.js';
 import type { ScanPatch, ScanQuery, ScanService } from './ports.js';
 
 export const DEFAULT_PAGE = 20;

@@ -15,7 +15,7 @@ import type { Logger } from '../logger.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
 import type { ScanRecord } from '../types.js';
-import { randomId } from '../services/ids.js';
+import { randomId } from '../services/support/ids.js';
 import type { DeskPosition } from './desk-marks.js';
 import { HubError, type HubClient, type PushAnswer } from './hub-client.js';
 import { toSyncScan } from './wire.js';

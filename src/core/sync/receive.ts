@@ -10,8 +10,8 @@
  */
 import { AppError, isAppError } from '../errors.js';
 import { extensionFor, inspectImage } from '../images/inspect.js';
-import { imageKeys } from '../services/analyze.js';
-import { randomId, sha256Hex } from '../services/ids.js';
+import { imageKeys } from '../services/support/image-keys.js';
+import { randomId, sha256Hex } from '../services/support/ids.js';
 import { otherLiveShop } from '../services/scans.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';

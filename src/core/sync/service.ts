@@ -8,7 +8,7 @@ import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { validateLink } from '../config/hub-link.js';
-import { sha256Hex } from '../services/ids.js';
+import { sha256Hex } from '../services/support/ids.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
 import { createHubClient, HubError, type FetchLike, type HubClient, type HubLink, type HubScanQuery } from './hub-client.js';

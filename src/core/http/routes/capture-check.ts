@@ -9,7 +9,7 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { CHECKS_PER_MINUTE } from '../../services/capture-check.js';
-import { meteringAddress } from '../../services/client-ip.js';
+import { meteringAddress } from '../../services/support/client-ip.js';
 import { anyCaller } from '../auth.js';
 import { multipartError } from '../errors.js';
 import { MAX_IMAGE_BYTES, MULTIPART_LIMITS, registerMultipart } from '../plugins/multipart.js';

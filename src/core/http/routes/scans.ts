@@ -19,7 +19,7 @@ import {
 } from '../../services/scans.js';
 import { VEHICLE_MAX } from '../../services/analyze.js';
 import { TIRE_POSITIONS } from '../../types.js';
-import { CSV_FORMATS } from '../../services/csv.js';
+import { CSV_FORMATS } from '../../services/support/csv.js';
 import { accountCaller, anyCaller } from '../auth.js';
 import { Empty, ScanList, ScanOverlays, VehicleList, WearSchema, WireScan, rawReplies, replies } from '../schemas.js';
 import { toWireScan, toWireVehicleGroup } from '../wire.js';

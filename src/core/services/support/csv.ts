@@ -3,7 +3,7 @@
  * doubled) and safe to open in a spreadsheet: a cell that starts with = + - @ tab or CR
  * gets a leading apostrophe so it is shown as text, never run as a formula.
  */
-import type { ScanRecord } from '../types.js';
+import type { ScanRecord } from '../../types.js';
 
 /**
  * The depth a scan stands for: the gauge reading where there is one, else the estimate (the

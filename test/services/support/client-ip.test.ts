@@ -1,7 +1,7 @@
 import { expect, onTestFinished, test } from 'vitest';
-import { meteringAddress } from '../../src/core/services/client-ip.js';
-import { testCore, type TestCore } from '../support/core.js';
-import { anon, command, expectAppError } from './helpers.js';
+import { meteringAddress } from '../../../src/core/services/support/client-ip.js';
+import { testCore, type TestCore } from '../../support/core.js';
+import { anon, command, expectAppError } from '../helpers.js';
 
 test('IPv4 and loopback stay as they are; mapped IPv4 is unwrapped; other IPv6 counts by /64', () => {
   expect(meteringAddress('203.0.113.7')).toBe('203.0.113.7');

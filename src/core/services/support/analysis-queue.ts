@@ -7,7 +7,7 @@
  * through `runBackground`: it is never refused, and a freed slot goes to it only when no
  * request is waiting, so a scan at the counter never queues behind it.
  */
-import { AppError } from '../errors.js';
+import { AppError } from '../../errors.js';
 
 export class AnalysisQueue {
   private running = 0;

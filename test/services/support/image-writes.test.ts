@@ -7,17 +7,17 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, expect, test } from 'vitest';
-import type { AnalyzeOutcome, AnalyzeRequest } from '../../src/core/analysis/analyzer.js';
-import type { ManualClock } from '../../src/core/clock.js';
-import { AppError } from '../../src/core/errors.js';
-import { scanIdOfImageKey } from '../../src/core/services/analyze.js';
-import { sha256Hex } from '../../src/core/services/ids.js';
-import { createFileImageStore } from '../../src/core/storage/files.js';
-import type { ImageStore } from '../../src/core/storage/images.js';
-import { testCore, type TestCore } from '../support/core.js';
-import { FakeAnalyzer } from '../support/fake-analyzer.js';
-import { truncate } from '../fixtures/images/make.js';
-import { anon, command, expectAppError, freshJpeg } from './helpers.js';
+import type { AnalyzeOutcome, AnalyzeRequest } from '../../../src/core/analysis/analyzer.js';
+import type { ManualClock } from '../../../src/core/clock.js';
+import { AppError } from '../../../src/core/errors.js';
+import { scanIdOfImageKey } from '../../../src/core/services/support/image-keys.js';
+import { sha256Hex } from '../../../src/core/services/support/ids.js';
+import { createFileImageStore } from '../../../src/core/storage/files.js';
+import type { ImageStore } from '../../../src/core/storage/images.js';
+import { testCore, type TestCore } from '../../support/core.js';
+import { FakeAnalyzer } from '../../support/fake-analyzer.js';
+import { truncate } from '../../fixtures/images/make.js';
+import { anon, command, expectAppError, freshJpeg } from '../helpers.js';
 
 /** The real file store behind a gate, logging `put|written|failed|delete <key>` in order. */
 class GatedImages implements ImageStore {

@@ -3,7 +3,7 @@
  * while the upload is decoded and analysed; if the scan then fails, each file is deleted only
  * after its write has settled — a delete that ran first would leave the late write's file behind.
  */
-import type { ImageStore } from '../storage/images.js';
+import type { ImageStore } from '../../storage/images.js';
 
 export class ImageWrites {
   private readonly pending: Array<{ key: string; write: Promise<void> }> = [];

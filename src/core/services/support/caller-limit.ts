@@ -4,8 +4,8 @@
  * account, whatever key or session it uses, else per client address as metering groups it. Beyond,
  * TOO_MANY_ATTEMPTS (429) with Retry-After. Each limit made here keeps its own count.
  */
-import { AppError } from '../errors.js';
-import type { Caller } from '../types.js';
+import { AppError } from '../../errors.js';
+import type { Caller } from '../../types.js';
 import { meteringAddress } from './client-ip.js';
 import { SlidingWindow } from './sliding-window.js';
 

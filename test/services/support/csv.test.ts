@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { CSV_HEADER, csvCell, scansToCsv } from '../../src/core/services/csv.js';
-import { excelCsvFormat } from '../../src/shared/csv-format.js';
-import { makeScan } from '../support/store.js';
-import { testCore, type TestCore } from '../support/core.js';
-import { accountCaller, command } from './helpers.js';
+import { CSV_HEADER, csvCell, scansToCsv } from '../../../src/core/services/support/csv.js';
+import { excelCsvFormat } from '../../../src/shared/csv-format.js';
+import { makeScan } from '../../support/store.js';
+import { testCore, type TestCore } from '../../support/core.js';
+import { accountCaller, command } from '../helpers.js';
 
 describe('csvCell', () => {
   test('quotes per RFC 4180', () => {

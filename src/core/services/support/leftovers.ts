@@ -14,11 +14,11 @@ import { randomBytes } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
 import { link, lstat, opendir, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from '../logger.js';
-import { SETTINGS_TEMP_PATTERN } from '../settings-file.js';
-import { TEMP_FILE_PATTERN } from '../storage/files.js';
-import type { Store } from '../storage/store.js';
-import { scanIdOfImageKey } from './analyze.js';
+import type { Logger } from '../../logger.js';
+import { SETTINGS_TEMP_PATTERN } from '../../settings-file.js';
+import { TEMP_FILE_PATTERN } from '../../storage/files.js';
+import type { Store } from '../../storage/store.js';
+import { scanIdOfImageKey } from './image-keys.js';
 
 /**
  * An upload's files are written moments before its commit: the gap is one store transaction,
