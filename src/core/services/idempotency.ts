@@ -20,9 +20,15 @@ export const IN_FLIGHT_MAX_AGE_MS = 10 * 60 * 1000;
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 const KEY_RULE = 'Idempotency-Key must be 1 to 255 visible ASCII characters (letters, digits, punctuation; no spaces), e.g. RO-4711-FL';
 
-export function checkIdempotencyKey(key: unknown): string {
-  if (typeof key !== 'string' || !KEY_SHAPE.test(key)) throw new AppError('VALIDATION_ERROR', KEY_RULE);
-  return key;
+/** A key that passed the rule. Made only by parse(), so whoever holds one need not check it again. */
+export class IdempotencyKey {
+  private constructor(readonly value: string) {}
+
+  /** The one parse of a key: the route's for the header, the service's for a raw key from an in-process caller. */
+  static parse(raw: unknown): IdempotencyKey {
+    if (typeof raw !== 'string' || !KEY_SHAPE.test(raw)) throw new AppError('VALIDATION_ERROR', KEY_RULE);
+    return new IdempotencyKey(raw);
+  }
 }
 
 export function callerKeyOf(caller: Caller): string {
@@ -85,10 +91,10 @@ function listed(names: readonly string[]): string {
 export async function claimIdempotencyKey(
   deps: { store: Store; clock: Clock },
   caller: Caller,
-  rawKey: string,
+  given: IdempotencyKey | string,
   request: RequestFingerprint,
 ): Promise<{ claim: IdempotencyClaim } | { replay: AnalyzeResponse }> {
-  const key = checkIdempotencyKey(rawKey);
+  const key = (given instanceof IdempotencyKey ? given : IdempotencyKey.parse(given)).value;
   const callerKey = callerKeyOf(caller);
   const requestHash = encodeFingerprint(request);
   const now = deps.clock.now();

@@ -6,6 +6,7 @@
 import type { Account, ApiKeyRecord, Caller, RedeemedLicense, ScanRecord, ScanResult, TirePosition } from '../types.js';
 import type { VerboseExtras, Wear } from '../analysis/analyzer.js';
 import type { AppError } from '../errors.js';
+import type { IdempotencyKey } from './idempotency.js';
 import type { CsvFormat } from './support/csv.js';
 import type { VehiclePage } from '../storage/store.js';
 
@@ -68,7 +69,8 @@ export interface AnalyzeCommand {
   verbose: boolean;
   vehicle: string | null;
   position: TirePosition | null;
-  idempotencyKey: string | null;
+  /** Parsed by the route already (IdempotencyKey.parse); a raw string from an in-process caller is parsed by the service. */
+  idempotencyKey: IdempotencyKey | string | null;
   /**
    * When the upload was received, as Date.now() milliseconds (wall clock, not the injected
    * Clock: processingTimeMs is a measured duration and counts from here).

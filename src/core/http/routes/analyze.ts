@@ -8,7 +8,7 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { VEHICLE_MAX, checkPosition, checkVehicle } from '../../services/analyze.js';
-import { checkIdempotencyKey } from '../../services/idempotency.js';
+import { IdempotencyKey } from '../../services/idempotency.js';
 import { TIRE_POSITIONS, type Caller, type TirePosition } from '../../types.js';
 import { anyCaller, timesSent } from '../auth.js';
 import { multipartError, toErrorReply } from '../errors.js';
@@ -109,11 +109,12 @@ function parseFields(image: Buffer | null, fields: Map<string, string>): Upload 
   };
 }
 
-function idempotencyKey(request: FastifyRequest): string | null {
+/** Read once, in the onRequest hook; the handler takes it from `keys`. */
+function idempotencyKey(request: FastifyRequest): IdempotencyKey | null {
   const raw = request.headers['idempotency-key'];
   if (raw === undefined) return null;
   if (timesSent(request, 'idempotency-key') > 1) throw new AppError('VALIDATION_ERROR', 'Send the Idempotency-Key header once (it was sent more than once)');
-  return checkIdempotencyKey(raw);
+  return IdempotencyKey.parse(raw);
 }
 
 const Form = Type.Object({
@@ -133,6 +134,8 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     hub: config.databaseUrl !== null,
   });
   const idleMs = app.uploadIdleTimeoutMs;
+  /** Each request's Idempotency-Key as the onRequest hook read it (the handler runs only when the hook passed). */
+  const keys = new WeakMap<FastifyRequest, IdempotencyKey | null>();
   const parseGraceMs = app.parseGraceMs;
 
   /**
@@ -167,7 +170,9 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
           // A caller with nothing left is told before sending the photo (with Expect: 100-continue
           // it never sends it). Not with an Idempotency-Key: a retry of a scan already made gets
           // its stored answer whatever is left. A failed check leaves it to the analysis.
-          if (idempotencyKey(request) === null) {
+          const key = idempotencyKey(request);
+          keys.set(request, key);
+          if (key === null) {
             const refusal = await scans.refusalBeforeUpload(anyCaller(request)).catch(() => null);
             if (refusal) throw refusal;
           }
@@ -215,7 +220,7 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       });
       const guard = guardForm(request, parseGraceMs, MULTIPART_LIMITS.headerPairs);
       try {
-        const key = idempotencyKey(request);
+        const key = keys.get(request) ?? null;
         const { image, fields } = await Promise.race([readParts(request), guard.failure])
           .catch((error: unknown) => {
             throw multipartError(error);
