@@ -7,19 +7,12 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { AppError } from '../errors.js';
-import { MAX_TREAD_DEPTH_MM } from './analyzer.js';
+import { readCalibration } from './manifest-calibration.js';
+import { entry, isRecord, list, num, positive, unavailable, type ModelEntry } from './manifest-fields.js';
 import type { CropSpec } from './mask.js';
 import type { SceneCalibration } from './scene.js';
 
-/** The largest model file a manifest may name (the shipped three are 0.6–4.3 MB). */
-export const MAX_MODEL_BYTES = 256 * 1024 * 1024;
-
-export interface ModelEntry {
-  file: string;
-  sha256: string;
-  bytes: number;
-}
+export { isRecord, MAX_MODEL_BYTES, type ModelEntry } from './manifest-fields.js';
 
 export interface Stack {
   intercept: number;
@@ -94,34 +87,32 @@ export interface Manifest {
   trainedOn: string[];
 }
 
-function unavailable(message: string, cause?: unknown): AppError {
-  return new AppError('MODEL_UNAVAILABLE', message, cause === undefined ? {} : { cause });
+/** A side in pixels the networks read. */
+function side(v: unknown, where: string): number {
+  const n = num(v, where);
+  if (!Number.isInteger(n) || n < 32 || n > 512) throw unavailable(`Model manifest: ${where} must be a whole number of pixels from 32 to 512.`);
+  return n;
 }
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function flag(value: unknown, where: string): boolean {
-  if (typeof value !== 'boolean') throw unavailable(`Model manifest: ${where} must be true or false.`);
-  return value;
-}
-
-function num(value: unknown, where: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw unavailable(`Model manifest: ${where} must be a number.`);
-  return value;
-}
-
-function entry(value: unknown, name: string): ModelEntry {
-  if (!isRecord(value) || typeof value.file !== 'string' || typeof value.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(value.sha256)) {
-    throw unavailable(`Model manifest: models.${name} needs file and a sha256 hex digest.`);
+function trainedOn(v: unknown): string[] {
+  const names = v === undefined ? [] : v;
+  if (!Array.isArray(names) || !names.every((t) => typeof t === 'string' && /^[\w.-]{1,64}$/.test(t))) {
+    throw unavailable('Model manifest: trainedOn must list data set names.');
   }
-  if (value.file.includes('/') || value.file.includes('\\')) throw unavailable(`Model manifest: models.${name}.file must be a plain file name.`);
-  const bytes = num(value.bytes, `models.${name}.bytes`);
-  if (!Number.isInteger(bytes) || bytes < 1 || bytes > MAX_MODEL_BYTES) {
-    throw unavailable(`Model manifest: models.${name}.bytes must be the file's size, a whole number of bytes from 1 to ${MAX_MODEL_BYTES}.`);
-  }
-  return { file: value.file, sha256: value.sha256, bytes };
+  return names as string[];
+}
+
+function models(m: Record<string, unknown>, size: number): Manifest['models'] {
+  const cropModel = (v: unknown): CropModelEntry => {
+    const given = isRecord(v) ? v.size : undefined;
+    return { ...entry(v, 'crop'), size: given === undefined ? size : side(given, 'models.crop.size') };
+  };
+  return {
+    tread: entry(m.tread, 'tread'),
+    seg: entry(m.seg, 'seg'),
+    ...(m.crop === undefined ? {} : { crop: cropModel(m.crop) }),
+    ...(m.scene === undefined ? {} : { scene: entry(m.scene, 'scene') }),
+  };
 }
 
 /** Parses and validates manifest.json in `modelsDir`; does not touch the model files. */
@@ -137,171 +128,18 @@ export async function loadManifest(modelsDir: string): Promise<Manifest> {
     throw unavailable(`Model manifest ${file} lacks version, input, models or calibration.`);
   }
   if (!/^\S{1,100}$/.test(raw.version)) throw unavailable(`Model manifest ${file}: version must be 1 to 100 characters without spaces.`);
-  const c = raw.calibration;
-  const dense = isRecord(c.dense) ? c.dense : {};
-  const platt = isRecord(c.confidencePlatt) ? c.confidencePlatt : {};
-  const input = raw.input;
-  const list = (v: unknown, length: number, where: string): number[] => {
-    if (!Array.isArray(v) || v.length !== length) throw unavailable(`Model manifest: ${where} must list ${length} numbers.`);
-    return v.map((x, i) => num(x, `${where}[${i}]`));
-  };
-  const vector = (v: unknown, where: string): number[] => list(v, 3, where);
-  /** A number that also passes `ok` (finite numbers that make no sense would load and answer nonsense). */
-  const ranged = (v: unknown, where: string, ok: (n: number) => boolean, rule: string): number => {
-    const n = num(v, where);
-    if (!ok(n)) throw unavailable(`Model manifest: ${where} must be ${rule} (it is ${n}).`);
-    return n;
-  };
-  const positive = (v: unknown, where: string): number => ranged(v, where, (n) => n > 0, 'above 0');
-  const share = (v: unknown, where: string): number => ranged(v, where, (n) => n >= 0 && n <= 1, 'from 0 to 1');
-  const bandCentres = (v: unknown): number[] => {
-    const centres = list(v, 5, 'calibration.bandCentres');
-    // new … critical: a typical depth per class, deepest first, all within a tread's depths
-    if (centres.some((d, i) => d < 0 || d > MAX_TREAD_DEPTH_MM || (i > 0 && d >= centres[i - 1]!))) {
-      throw unavailable(`Model manifest: calibration.bandCentres must fall from new to critical, each from 0 to ${MAX_TREAD_DEPTH_MM} mm.`);
-    }
-    return centres;
-  };
-  const photoSize = (v: unknown): PhotoSizeSpec => {
-    const o = isRecord(v) ? v : {};
-    const spec = { reference: num(o.reference, 'calibration.photoSize.reference'), cap: num(o.cap, 'calibration.photoSize.cap') };
-    if (!(spec.reference >= 1) || !(spec.cap >= 0) || spec.cap > 8) {
-      throw unavailable('Model manifest: calibration.photoSize is out of range (reference at least 1 px, cap from 0 to 8).');
-    }
-    return spec;
-  };
-  const voteMap = (v: unknown): { intercept: number; slope: number } => {
-    const o = isRecord(v) ? v : {};
-    const map = { intercept: num(o.intercept, 'calibration.voteMap.intercept'), slope: num(o.slope, 'calibration.voteMap.slope') };
-    if (!(map.slope > 0)) throw unavailable('Model manifest: calibration.voteMap.slope must be above 0.');
-    return map;
-  };
-  const sized = c.photoSize !== undefined;
-  const stack = (v: unknown, where: string): Stack => {
-    const o = isRecord(v) ? v : {};
-    // a size coefficient without the feature's constants (or the other way round) is a broken manifest
-    if ((o.size !== undefined) !== sized) {
-      throw unavailable(`Model manifest: ${where}.size and calibration.photoSize must be given together.`);
-    }
-    return {
-      intercept: num(o.intercept, `${where}.intercept`),
-      regressor: num(o.regressor, `${where}.regressor`),
-      dense: num(o.dense, `${where}.dense`),
-      classifier: num(o.classifier, `${where}.classifier`),
-      crop: o.crop === undefined ? 0 : num(o.crop, `${where}.crop`),
-      size: o.size === undefined ? 0 : num(o.size, `${where}.size`),
-    };
-  };
-  const crop = (v: unknown): CropSpec | undefined => {
-    if (v === undefined) return undefined;
-    const o = isRecord(v) ? v : {};
-    const spec: CropSpec = {
-      margin: num(o.margin, 'calibration.crop.margin'),
-      maxAspect: num(o.maxAspect, 'calibration.crop.maxAspect'),
-      lowPercentile: num(o.lowPercentile, 'calibration.crop.lowPercentile'),
-      highPercentile: num(o.highPercentile, 'calibration.crop.highPercentile'),
-      minCells: num(o.minCells, 'calibration.crop.minCells'),
-      minSide: num(o.minSide, 'calibration.crop.minSide'),
-    };
-    const pct = (p: number) => p >= 0 && p <= 100;
-    if (
-      spec.margin < 0 ||
-      spec.maxAspect < 1 ||
-      !pct(spec.lowPercentile) ||
-      !pct(spec.highPercentile) ||
-      spec.lowPercentile > spec.highPercentile ||
-      spec.minCells < 1 ||
-      spec.minSide < 1
-    ) {
-      throw unavailable('Model manifest: calibration.crop is out of range.');
-    }
-    return spec;
-  };
-  const shopLine = (v: unknown): { intercept: number; slope: number; intervalScale: number } => {
-    const o = isRecord(v) ? v : {};
-    return {
-      intercept: num(o.intercept, 'calibration.scene.shopLine.intercept'),
-      slope: positive(o.slope, 'calibration.scene.shopLine.slope'),
-      intervalScale: positive(o.intervalScale, 'calibration.scene.shopLine.intervalScale'),
-    };
-  };
-  const depthScale = (v: unknown): SceneCalibration['depthScale'] => {
-    const o = isRecord(v) ? v : {};
-    const mm = (x: unknown, k: string) =>
-      ranged(x, `calibration.scene.depthScale.${k}`, (n) => n >= 0 && n <= MAX_TREAD_DEPTH_MM, `from 0 to ${MAX_TREAD_DEPTH_MM} mm`);
-    const scale = { usableMm: mm(o.usableMm, 'usableMm'), evenMm: mm(o.evenMm, 'evenMm'), wornMm: mm(o.wornMm, 'wornMm') };
-    // deeper for usable than for worn, or a likelier worn tire would read deeper
-    if (!(scale.usableMm > scale.evenMm && scale.evenMm > scale.wornMm)) {
-      throw unavailable('Model manifest: calibration.scene.depthScale must fall from usableMm through evenMm to wornMm.');
-    }
-    return scale;
-  };
-  const scene = (v: unknown): SceneCalibration => {
-    const o = isRecord(v) ? v : {};
-    const wp = isRecord(o.wornPlatt) ? o.wornPlatt : {};
-    return {
-      noTire: share(o.noTire, 'calibration.scene.noTire'),
-      notVisible: share(o.notVisible, 'calibration.scene.notVisible'),
-      wornPlatt: { a: positive(wp.a, 'calibration.scene.wornPlatt.a'), b: num(wp.b, 'calibration.scene.wornPlatt.b') },
-      depthScale: depthScale(o.depthScale),
-      syntheticWeight: share(o.syntheticWeight, 'calibration.scene.syntheticWeight'),
-      realSigmaMm: ranged(o.realSigmaMm, 'calibration.scene.realSigmaMm', (n) => n >= 0 && n <= MAX_TREAD_DEPTH_MM, `from 0 to ${MAX_TREAD_DEPTH_MM}`),
-      twiMinTread: share(o.twiMinTread, 'calibration.scene.twiMinTread'),
-      preliminaryBelow: share(o.preliminaryBelow, 'calibration.scene.preliminaryBelow'),
-      ...(o.shopLine === undefined ? {} : { shopLine: shopLine(o.shopLine) }),
-    };
-  };
   // a scene model without its constants, or constants without the model, is a broken manifest
-  if ((raw.models.scene === undefined) !== (c.scene === undefined)) {
+  if ((raw.models.scene === undefined) !== (raw.calibration.scene === undefined)) {
     throw unavailable('Model manifest: models.scene and calibration.scene must be given together.');
   }
-  const trainedOn = raw.trainedOn === undefined ? [] : raw.trainedOn;
-  if (!Array.isArray(trainedOn) || !trainedOn.every((t) => typeof t === 'string' && /^[\w.-]{1,64}$/.test(t))) {
-    throw unavailable('Model manifest: trainedOn must list data set names.');
-  }
-  const side = (v: unknown, where: string): number => {
-    const n = num(v, where);
-    if (!Number.isInteger(n) || n < 32 || n > 512) throw unavailable(`Model manifest: ${where} must be a whole number of pixels from 32 to 512.`);
-    return n;
-  };
+  const input = raw.input;
   const size = side(input.size, 'input.size');
-  const cropModel = (v: unknown): CropModelEntry => {
-    const e = entry(v, 'crop');
-    const given = isRecord(v) ? v.size : undefined;
-    return { ...e, size: given === undefined ? size : side(given, 'models.crop.size') };
-  };
   return {
     version: raw.version,
-    input: { size, mean: vector(input.mean, 'input.mean'), std: vector(input.std, 'input.std').map((x, i) => positive(x, `input.std[${i}]`)) },
-    models: {
-      tread: entry(raw.models.tread, 'tread'),
-      seg: entry(raw.models.seg, 'seg'),
-      ...(raw.models.crop === undefined ? {} : { crop: cropModel(raw.models.crop) }),
-      ...(raw.models.scene === undefined ? {} : { scene: entry(raw.models.scene, 'scene') }),
-    },
-    trainedOn: trainedOn as string[],
-    calibration: {
-      gateThreshold: share(c.gateThreshold, 'calibration.gateThreshold'),
-      minTreadShare: c.minTreadShare === undefined ? 0 : ranged(c.minTreadShare, 'calibration.minTreadShare', (n) => n >= 0 && n < 1, 'from 0 to under 1'),
-      dense: {
-        percentile: ranged(dense.percentile, 'calibration.dense.percentile', (n) => n >= 0 && n <= 100, 'from 0 to 100'),
-        intercept: num(dense.intercept, 'calibration.dense.intercept'),
-        slope: positive(dense.slope, 'calibration.dense.slope'),
-        minPixels: ranged(dense.minPixels, 'calibration.dense.minPixels', (n) => Number.isInteger(n) && n >= 1, 'a whole number from 1'),
-      },
-      stack: stack(c.stack, 'calibration.stack'),
-      stackWithoutDense: stack(c.stackWithoutDense, 'calibration.stackWithoutDense'),
-      bandCentres: bandCentres(c.bandCentres),
-      intervalK: positive(c.intervalK, 'calibration.intervalK'),
-      wearTemperature: positive(c.wearTemperature, 'calibration.wearTemperature'),
-      // a above 0: a more likely band is never made to look less likely
-      confidencePlatt: { a: positive(platt.a, 'calibration.confidencePlatt.a'), b: num(platt.b, 'calibration.confidencePlatt.b') },
-      ...(c.crop === undefined ? {} : { crop: crop(c.crop) }),
-      ...(c.treadMirror === undefined ? {} : { treadMirror: flag(c.treadMirror, 'calibration.treadMirror') }),
-      ...(sized ? { photoSize: photoSize(c.photoSize) } : {}),
-      ...(c.voteMap === undefined ? {} : { voteMap: voteMap(c.voteMap) }),
-      ...(c.scene === undefined ? {} : { scene: scene(c.scene) }),
-    },
+    input: { size, mean: list(input.mean, 3, 'input.mean'), std: list(input.std, 3, 'input.std').map((x, i) => positive(x, `input.std[${i}]`)) },
+    models: models(raw.models, size),
+    trainedOn: trainedOn(raw.trainedOn),
+    calibration: readCalibration(raw.calibration),
   };
 }
 
