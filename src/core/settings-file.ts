@@ -4,11 +4,11 @@
  * at the same instant cannot drop each other's keys.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, readSettingsFile, type FileSettings } from './config.js';
 import { AppError } from './errors.js';
-import { diskRefusal, renameRetrying } from './storage/files.js';
+import { diskRefusal, writeAtomically } from './storage/files.js';
 
 const queues = new Map<string, Promise<unknown>>();
 
@@ -53,26 +53,11 @@ export function readSettingsForRequest(dataDir: string): FileSettings {
   }
 }
 
-/** Write-to-temp, flush, rename: a crash leaves the old file or the new one, never half of either. */
+/** Atomically (writeAtomically): a crash leaves the old file or the new one, never half of either. */
 async function writeSettingsFile(dataDir: string, settings: FileSettings): Promise<void> {
   await mkdir(dataDir, { recursive: true });
   const target = path.join(dataDir, 'settings.json');
-  const temp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
-  const handle = await open(temp, 'w', 0o600);
-  try {
-    await handle.writeFile(`${JSON.stringify(settings, null, 2)}\n`);
-    await handle.sync();
-  } catch (error) {
-    // a full disk leaves no empty temp file behind for a later start to sweep
-    await handle.close();
-    await rm(temp, { force: true });
-    throw error;
-  }
-  await handle.close();
-  await renameRetrying(temp, target).catch(async (error: unknown) => {
-    await rm(temp, { force: true });
-    throw error;
-  });
+  await writeAtomically(target, `${target}.${randomBytes(6).toString('hex')}.tmp`, `${JSON.stringify(settings, null, 2)}\n`, 0o600);
 }
 
 /** Apply `change` to the current file and save the result; resolves to what was saved. */

@@ -15,6 +15,24 @@ export function inDateRange(ms: number): boolean {
   return ms >= FIRST_MS && ms <= LAST_MS;
 }
 
+/** Position in the newest-first scan list: (createdAt, id) is unique, so inserts never shift a page boundary. */
+export interface ScanCursor {
+  createdAtMs: number;
+  id: string;
+}
+
+export function encodeScanCursor(position: ScanCursor): string {
+  return Buffer.from(`${position.createdAtMs}:${position.id}`, 'utf8').toString('base64url');
+}
+
+export function decodeScanCursor(cursor: string): ScanCursor {
+  const match = CURSOR_TEXT.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match || !inDateRange(Number(match[1]))) {
+    throw new AppError('VALIDATION_ERROR', 'The cursor is not valid; start again from the first page');
+  }
+  return { createdAtMs: Number(match[1]), id: match[2]! };
+}
+
 /**
  * The vehicle list's position: the last group's newest scan time and its sort key (the plate
  * key, '' for the group without one). base64url of JSON, checked as strictly as the scan cursor.

@@ -138,8 +138,17 @@ async function write(target: string, data: Buffer): Promise<void> {
     for (let dir = folder; dir !== path.dirname(created); dir = path.dirname(dir)) await syncFolder(path.dirname(dir));
   }
   // Same directory as the target, so the rename is atomic: readers see the old file or the whole new one.
-  const temp = path.join(folder, `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'wx');
+  await writeAtomically(target, path.join(folder, `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`), data);
+  await syncFolder(folder);
+}
+
+/**
+ * Write-to-temp, flush, rename: a crash leaves the old file or the new one, never half of either.
+ * `temp` (a new name in the target's folder, so the rename is atomic) is removed when anything
+ * fails: a full disk leaves no empty temp file behind for a later start to sweep.
+ */
+export async function writeAtomically(target: string, temp: string, data: string | Buffer, mode?: number): Promise<void> {
+  const handle = await open(temp, 'wx', mode);
   try {
     await handle.writeFile(data);
     await handle.sync();
@@ -155,7 +164,6 @@ async function write(target: string, data: Buffer): Promise<void> {
     await rm(temp, { force: true });
     throw error;
   }
-  await syncFolder(folder);
 }
 
 export function createFileImageStore(dir: string): ImageStore {

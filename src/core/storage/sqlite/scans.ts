@@ -1,12 +1,14 @@
 /** Scan history: the charging commit, lookups, paging and the edits that feed the sync outbox. */
 import { vehicleKey } from '../../../shared/vehicle.js';
-import { decodeVehicleCursor, encodeVehicleCursor } from '../cursor.js';
+import { decodeScanCursor, decodeVehicleCursor, encodeScanCursor } from '../cursor.js';
+import { foldVehicle } from '../scan-columns.js';
 import { applyEdit } from '../scan-edit.js';
 import type { ScanFilter, ScanStore, VehicleFilter, VehiclePage } from '../store.js';
+import { vehiclePageOf } from '../vehicle-page.js';
 import { WEAR_OF_RECORD_SQL } from '../wear-of-record.js';
 import { type Db, fromMs, immediate, run, toMs } from './db.js';
 import { createScanSync } from './scan-sync.js';
-import { type ScanRow, decodeCursor, encodeCursor, foldVehicle, insertScan, nextSeq, readScan, scanFromRow, updateMutable } from './scan-rows.js';
+import { type ScanRow, insertScan, nextSeq, readScan, scanFromRow, updateMutable } from './scan-rows.js';
 import { createCharger } from './usage.js';
 
 type Filter = Omit<ScanFilter, 'cursor' | 'limit'>;
@@ -75,7 +77,7 @@ export function createScanStore(db: Db): ScanStore {
         let sql = where.sql;
         const params = [...where.params];
         if (filter.cursor !== undefined) {
-          const after = decodeCursor(filter.cursor);
+          const after = decodeScanCursor(filter.cursor);
           sql += ' AND (created_at < ? OR (created_at = ? AND id < ?))';
           params.push(after.createdAtMs, after.createdAtMs, after.id);
         }
@@ -85,7 +87,7 @@ export function createScanStore(db: Db): ScanStore {
         const last = page[page.length - 1];
         return {
           items: page.map(scanFromRow),
-          nextCursor: rows.length > limit && last ? encodeCursor({ createdAtMs: last.created_at, id: last.id }) : null,
+          nextCursor: rows.length > limit && last ? encodeScanCursor({ createdAtMs: last.created_at, id: last.id }) : null,
         };
       }),
     all: (filter) =>
@@ -145,20 +147,6 @@ function vehiclePage(db: Db, filter: VehicleFilter): VehiclePage {
              ) WHERE rn <= ? ORDER BY created_at DESC, id DESC`,
           )
           .all(...where.params, JSON.stringify(page.map((g) => g.k)), perGroup) as ScanRow[]);
-  const byKey = new Map<string, ScanRow[]>();
-  for (const row of rows) {
-    const k = row.vehicle_key ?? '';
-    byKey.set(k, [...(byKey.get(k) ?? []), row]);
-  }
-  const last = page[page.length - 1];
-  return {
-    items: page.map((g) => ({
-      vehicleKey: g.k === '' ? null : g.k,
-      scanCount: g.n,
-      lastScanAt: fromMs(g.last_at),
-      firstScanAt: fromMs(g.first_at),
-      scans: (byKey.get(g.k) ?? []).map(scanFromRow),
-    })),
-    nextCursor: groups.length > limit && last ? encodeVehicleCursor({ lastMs: last.last_at, key: last.k }) : null,
-  };
+  const groupRows = groups.map((g) => ({ key: g.k, count: g.n, lastAt: fromMs(g.last_at), firstAt: fromMs(g.first_at) }));
+  return vehiclePageOf(groupRows, limit, rows, scanFromRow);
 }
