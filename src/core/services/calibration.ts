@@ -11,32 +11,23 @@
  * shop. So the job is reached from the desk only (signed in at this computer), one at a time.
  * A server whose models are set by TIREWEAR_MODELS_DIR keeps them: calibrate with the CLI there.
  */
-import { createHash } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
-import path from 'node:path';
 import type { CalibrationFit, CalibrationStatus } from '../../shared/api.js';
-import { wearForDepth, type Analyzer } from '../analysis/analyzer.js';
-import { readManifestJson, writeCalibratedModels } from '../analysis/calibration-files.js';
-import { isRecord } from '../analysis/manifest.js';
-import {
-  fitShopCalibration,
-  MIN_TIRES,
-  pointFrom,
-  shopVersion,
-  type ShopCalibrationRecord,
-  type ShopFit,
-  type ShopPoint,
-} from '../analysis/shop-calibration.js';
+import type { Analyzer } from '../analysis/analyzer.js';
+import { readManifestJson } from '../analysis/calibration-files.js';
+import { fitShopCalibration, MIN_TIRES } from '../analysis/shop-calibration.js';
 import type { SwappableAnalyzer } from '../analysis/swappable.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError, isAppError } from '../errors.js';
-import { checkImageHeader, decodeFrame } from '../images/inspect.js';
 import type { Logger } from '../logger.js';
 import { updateSettingsFile } from '../settings-file.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
 import type { ScanRecord } from '../types.js';
+import { activeCalibration, byModel, wireFit } from './calibration/figures.js';
+import { LAST_JOB_KEY, parseKeptJob, type Finished, type Job, type Running } from './calibration/kept-job.js';
+import { writeShopModels } from './calibration/models.js';
+import { readPhotosAgain, type PhotoReadings } from './calibration/photos.js';
 import type { AnalysisQueue } from './support/analysis-queue.js';
 
 export interface CalibrationDeps {
@@ -72,98 +63,8 @@ export interface CalibrationService {
   close(): Promise<void>;
 }
 
-type Job = NonNullable<CalibrationStatus['job']>;
-type Finished = Exclude<Job, { state: 'running' }>;
-
-const CALIBRATIONS = 'calibrations';
-/** The meta key the last finished job is kept under (JSON, or `null` once a revert cleared it). */
-const LAST_JOB_KEY = 'calibration.lastJob';
 /** At most this many reads of one status while the models keep being swapped under it (status()). */
 const STATUS_READS = 4;
-
-/** A kept job as written by finish(), or null for anything else (an older or damaged record is forgotten). */
-function parseKeptJob(text: string): Finished | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    if (!isRecord(value) || !['applied', 'unchanged', 'failed'].includes(String(value.state))) return null;
-    if (typeof value.startedAt !== 'string' || typeof value.finishedAt !== 'string' || typeof value.message !== 'string') return null;
-    if (!isRecord(value.skipped) || (value.fit !== null && !isRecord(value.fit))) return null;
-    return value as unknown as Finished;
-  } catch {
-    return null;
-  }
-}
-
-/** The fit as the wire carries it: everything but the fit over all tires (`correction` is what was written). */
-function wireFit({ fitted: _all, ...fit }: ShopFit): CalibrationFit {
-  return fit;
-}
-
-/**
- * A version and a folder of its own for a new calibration, the folder created here (a plain mkdir
- * claims it: nothing else can have made it in between). A second calibration in the same minute
- * gets `…+shop.20261124T0730.2` in `…_shop.20261124T0730.2`: no two calibrations share a version.
- */
-async function claimFolder(root: string, version: string): Promise<{ version: string; dir: string }> {
-  await mkdir(root, { recursive: true });
-  for (let i = 1; ; i++) {
-    const candidate = i === 1 ? version : `${version}.${i}`;
-    const dir = path.join(root, candidate.replace(/[^A-Za-z0-9._-]/g, '_'));
-    try {
-      await mkdir(dir);
-      return { version: candidate, dir };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-  }
-}
-
-/** Each model version's stored estimates against the gauge readings, most scans first. */
-export function byModel(scans: ScanRecord[]): CalibrationStatus['byModel'] {
-  const groups = new Map<string, ScanRecord[]>();
-  for (const scan of scans) {
-    if (scan.measurementMm === null) continue;
-    const group = groups.get(scan.result.modelVersion);
-    if (group) group.push(scan);
-    else groups.set(scan.result.modelVersion, [scan]);
-  }
-  return [...groups.entries()]
-    .map(([modelVersion, group]) => {
-      const errors = group.map((s) => Math.abs(s.result.estimatedDepthMm - s.measurementMm!));
-      return {
-        modelVersion,
-        scans: group.length,
-        mae: Math.round((errors.reduce((a, b) => a + b, 0) / group.length) * 1000) / 1000,
-        within1mm: errors.filter((e) => e <= 1 + 1e-9).length / group.length,
-        wearAccuracy: group.filter((s) => s.result.wear === wearForDepth(s.measurementMm!)).length / group.length,
-      };
-    })
-    .sort((a, b) => b.scans - a.scans || a.modelVersion.localeCompare(b.modelVersion));
-}
-
-const numbers = (v: unknown, keys: string[]): boolean => isRecord(v) && keys.every((k) => typeof v[k] === 'number');
-
-/**
- * What the status shows of a manifest's shop calibration, or null: none, or a record edited by
- * hand (or written by another tool) that lacks what the status shows.
- */
-export function activeCalibration(manifest: Record<string, unknown> | null): CalibrationStatus['active'] {
-  const r = manifest?.shopCalibration;
-  if (!isRecord(r) || typeof manifest?.version !== 'string' || typeof r.base !== 'string' || typeof r.created !== 'string') return null;
-  const figures = ['mae', 'within1mm', 'coverage', 'wearAccuracy'];
-  const cv = r.crossValidated;
-  if (typeof r.tires !== 'number' || !numbers(r.correction, ['intercept', 'slope', 'intervalScale']) || !isRecord(cv)) return null;
-  if (!numbers(cv.before, figures) || !numbers(cv.after, figures)) return null;
-  const record = r as unknown as ShopCalibrationRecord;
-  return {
-    version: manifest.version,
-    base: record.base,
-    created: record.created,
-    tires: record.tires,
-    correction: record.correction,
-    crossValidated: { before: record.crossValidated.before, after: record.crossValidated.after },
-  };
-}
 
 export function createCalibrationService(deps: CalibrationDeps): CalibrationService {
   const { config, store, images, analyzer, clock, logger } = deps;
@@ -260,39 +161,26 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     await keep(job);
   }
 
-  /** The photos read, the fit, and (when something is kept) the new models written and swapped in. */
-  async function run(scans: ScanRecord[], progress: Extract<Job, { state: 'running' }>): Promise<void> {
-    const { startedAt } = progress;
-    const base = (await shippedManifest()) ?? {};
-    // serving the shipped models already (the first calibration): read with those, no second set in memory
+  const checkOpen = () => {
+    if (closing) throw new AppError('SERVER_BUSY', 'the server is shutting down');
+  };
+
+  /** Read with the shipped models: the served ones when they are those (the first calibration), no second set in memory. */
+  async function readAgain(scans: ScanRecord[], progress: Running, base: Record<string, unknown>): Promise<PhotoReadings> {
     const reuse = !fromSettings && servedDir === config.shippedModelsDir && analyzer.modelVersion === base.version;
     const reader = reuse ? analyzer : await load(config.shippedModelsDir);
-    const points: ShopPoint[] = [];
-    /** The readings the fit used, one line per scan read, for the record's labelsSha256. */
-    let labels = '';
-    const skipped: Record<string, number> = {};
     try {
-      for (const scan of scans) {
-        if (closing) throw new AppError('SERVER_BUSY', 'the server is shutting down');
-        try {
-          const image = await images.get(scan.image.originalKey);
-          // the service's own checks and decode, without the thumbnail a scan keeps
-          const read = async () => reader.analyze({ image, verbose: false, frame: await decodeFrame(image, await checkImageHeader(image)) });
-          const { analysis } = await (deps.queue ? deps.queue.runBackground(read) : read());
-          points.push(pointFrom(scan.measurementMm!, analysis));
-          labels += `${scan.id},${scan.measurementMm}\n`;
-        } catch (error) {
-          if (!isAppError(error)) throw error;
-          const code = error.code === 'NOT_FOUND' ? 'PHOTO_MISSING' : error.code;
-          skipped[code] = (skipped[code] ?? 0) + 1;
-        }
-        progress.done += 1;
-        // inference is synchronous in onnxruntime-node: let waiting requests in between photos
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+      return await readPhotosAgain({ scans, reader, images, queue: deps.queue, progress, checkOpen });
     } finally {
       if (!reuse) await reader.close();
     }
+  }
+
+  /** The photos read, the fit, and (when something is kept) the new models written and swapped in. */
+  async function run(scans: ScanRecord[], progress: Running): Promise<void> {
+    const { startedAt } = progress;
+    const base = (await shippedManifest()) ?? {};
+    const { points, labels, skipped } = await readAgain(scans, progress, base);
     if (points.length < MIN_TIRES) {
       const message = `Only ${points.length} of ${scans.length} photos could be read again; at least ${MIN_TIRES} are needed. Nothing was changed.`;
       await finish(startedAt, 'failed', message, null, skipped);
@@ -304,31 +192,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
       await finish(startedAt, 'unchanged', message, wireFit(fit), skipped);
       return;
     }
-    const created = clock.now();
-    if (closing) throw new AppError('SERVER_BUSY', 'the server is shutting down');
-    const { version, dir: outDir } = await claimFolder(path.join(config.dataDir, CALIBRATIONS), shopVersion(String(base.version), created));
-    let written: Record<string, unknown>;
-    let next: Analyzer | null = null;
-    try {
-      written = await writeCalibratedModels({
-        baseDir: config.shippedModelsDir,
-        base,
-        fit,
-        outDir,
-        created,
-        version,
-        labelsSha256: createHash('sha256').update(labels).digest('hex'),
-      });
-      if (closing) throw new AppError('SERVER_BUSY', 'the server is shutting down');
-      next = await load(outDir);
-      if (closing) throw new AppError('SERVER_BUSY', 'the server is shutting down');
-      await updateSettingsFile(config.dataDir, (file) => ({ ...file, modelsDir: path.relative(config.dataDir, outDir) }));
-    } catch (error) {
-      // nothing is left behind: the folder was new (claimFolder) and nothing names it yet
-      await next?.close();
-      await rm(outDir, { recursive: true, force: true }).catch(() => undefined);
-      throw error;
-    }
+    const { next, outDir, written } = await writeShopModels({ config, base, fit, created: clock.now(), labels, load, checkOpen });
     analyzer.swap(next);
     servedDir = outDir;
     fromSettings = true;
