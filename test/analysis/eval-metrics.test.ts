@@ -1,6 +1,7 @@
 /** The figures `npm run eval` prints, on hand-made outcomes whose answers are worked out here. */
 import { expect, test } from 'vitest';
-import { centralInterval, evaluate, formatReport, type Sample, type Truth } from '../../src/core/analysis/eval-metrics.js';
+import { formatReport } from '../../src/core/analysis/eval-format.js';
+import { centralInterval, evaluate, type Sample, type Truth } from '../../src/core/analysis/eval-metrics.js';
 import { wearForDepth } from '../../src/core/analysis/index.js';
 
 function analysed(truth: Truth, depthMm: number | null, estimate: number, confidence: number, range: [number, number], ms = 10, preliminary = false): Sample {

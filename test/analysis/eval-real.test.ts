@@ -4,15 +4,8 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Analysis, Analyzer, AnalyzeRequest } from '../../src/core/analysis/analyzer.js';
-import {
-  analyzeReal,
-  formatRealTable,
-  loadRealSets,
-  quartersWithoutWheels,
-  realFigures,
-  spearman,
-  type RealOutcome,
-} from '../../src/core/analysis/eval-real.js';
+import { formatRealTable } from '../../src/core/analysis/eval-format.js';
+import { analyzeReal, loadRealSets, quartersWithoutWheels, realFigures, spearman, type RealOutcome } from '../../src/core/analysis/eval-real.js';
 import { AppError } from '../../src/core/errors.js';
 
 let root: string;

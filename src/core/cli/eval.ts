@@ -17,12 +17,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createOnnxAnalyzer } from '../analysis/index.js';
 import { isAppError } from '../errors.js';
-import { evaluate, formatReport } from '../analysis/eval-metrics.js';
+import { evaluate } from '../analysis/eval-metrics.js';
+import { formatRealTable, formatReport } from '../analysis/eval-format.js';
 import { analyzeLabelled } from '../analysis/eval-run.js';
 import { LabelsError, loadSamples, skippedLines, type LoadedSamples } from '../analysis/eval-samples.js';
 import { parseCli, usageError } from './args.js';
 import { loadManifest } from '../analysis/manifest.js';
-import { analyzeReal, formatRealTable, loadRealSets, realFigures, type RealFigures } from '../analysis/eval-real.js';
+import { analyzeReal, loadRealSets, realFigures, type RealFigures } from '../analysis/eval-real.js';
 
 const DEFAULT_MODELS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../models');
 const USAGE =
