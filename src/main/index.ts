@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, powerMonitor, session, shell, Tray, type WebContents } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, powerMonitor, shell, Tray, type WebContents } from 'electron';
 import trayIconPath from '../../build/tray.png?asset';
 import trayTemplatePath from '../../build/trayTemplate.png?asset';
 import trayTemplate2xPath from '../../build/trayTemplate@2x.png?asset';
@@ -19,10 +19,10 @@ import { pageSizeForCountry, registerBridgeHandlers } from './bridge-handlers.js
 import { desktopBaseConfig, devUserDataPath, keepApiRunningInTray, loadDesktopConfig, type DesktopPaths } from './desktop-config.js';
 import { prepareLogFile, rotateLogWhileRunning } from './log-file.js';
 import { closeCoreBeforeQuit, leaveGuard, QUIT_DEADLINE_MS, quitOnSystemShutdown, trayMenu, windowCloseAction, type Shutdown } from './lifecycle.js';
-import { isSafeExternalUrl, navigationGuards, originOf } from './navigation.js';
-import { permissionGuards, withCspFallback } from './security.js';
+import { isSafeExternalUrl, originOf } from './navigation.js';
+import { guardEveryWebContents, secureSession } from './session-guards.js';
 import { describeStartupFailure } from './startup-error.js';
-import { applicationMenuTemplate, contextMenuTemplate, lanWindowOrigin, localServerUrl, mainWindowOptions, rendererUrl } from './window-options.js';
+import { applicationMenuTemplate, lanWindowOrigin, localServerUrl, mainWindowOptions, rendererUrl } from './window-options.js';
 import { loadWatched, logProcessErrors } from './window-watch.js';
 
 const preloadPath = fileURLToPath(new URL('../preload/index.cjs', import.meta.url));
@@ -97,22 +97,6 @@ async function startCore(paths: DesktopPaths) {
     await dialog.showMessageBox({ type: 'error', title: failure.title, message: failure.message, detail: failure.detail });
     return null;
   }
-}
-
-function secureSession(appOrigin: string, serverOrigin: string): void {
-  const permissions = permissionGuards(appOrigin);
-  const ses = session.defaultSession;
-  ses.setPermissionRequestHandler((_contents, permission, callback, details) => {
-    const mediaTypes = 'mediaTypes' in details ? details.mediaTypes : undefined;
-    callback(permissions.request(permission, { requestingUrl: details.requestingUrl, mediaTypes }));
-  });
-  ses.setPermissionCheckHandler((_contents, permission, requestingOrigin, details) =>
-    permissions.check(permission, requestingOrigin, 'mediaType' in details ? details.mediaType : undefined),
-  );
-  ses.webRequest.onHeadersReceived((details, callback) => {
-    const responseHeaders = withCspFallback(details.url, details.responseHeaders, serverOrigin);
-    callback(responseHeaders ? { responseHeaders } : {});
-  });
 }
 
 /** Asks before photos the window has still to send are thrown away by closing it or quitting. */
@@ -252,17 +236,7 @@ async function run(): Promise<void> {
   );
 
   secureSession(appOrigin, originOf(apiUrl) ?? '');
-  const guards = navigationGuards(appOrigin, (url) => shell.openExternal(url));
-  app.on('web-contents-created', (_event, contents) => {
-    contents.on('will-navigate', guards.willNavigate);
-    contents.on('will-redirect', guards.willRedirect);
-    contents.on('will-attach-webview', guards.willAttachWebview);
-    contents.setWindowOpenHandler(guards.windowOpen);
-    contents.on('context-menu', (_menuEvent, params) => {
-      const items = contextMenuTemplate(params);
-      if (items.length > 0) Menu.buildFromTemplate(items).popup({ window: BrowserWindow.fromWebContents(contents) ?? undefined });
-    });
-  });
+  guardEveryWebContents(app, appOrigin);
 
   registerBridgeHandlers<WebContents>(ipcMain, {
     appOrigin,
