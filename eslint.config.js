@@ -5,11 +5,13 @@
  * tests, scripts, bench and the tool configs; tsconfig.web.json for the renderer and src/shared).
  * The rules kept find real problems (a promise nobody awaits or handles, `return promise` inside a
  * try that then never catches, an `any` leaking into typed code, a switch that misses a case);
+ * in the renderer, React's rules of hooks and complete effect dependencies (eslint-plugin-react-hooks);
  * layout is Prettier's business (.prettierrc.json), so no rule here is about style alone.
  */
 import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
 import globals from 'globals';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 const TS_FILES = ['**/*.ts', '**/*.tsx', '**/*.mts', '**/*.cts'];
@@ -117,6 +119,16 @@ export default defineConfig(
   { name: 'tirewear/build', files: ['build/**'], extends: [tseslint.configs.disableTypeChecked] },
 
   { name: 'tirewear/commonjs', files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs' } },
+
+  // The renderer's React: hooks called in the same order every render, and every value an effect or
+  // callback reads in its dependency list (a stale closure is a real bug: a queue sending with an old
+  // sign-in). The plugin's React Compiler rules are left off: the app does not use the compiler.
+  {
+    name: 'tirewear/react-hooks',
+    files: ['src/renderer/**/*.{ts,tsx}', 'test/renderer/**/*.{ts,tsx}'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'error' },
+  },
 
   // Where code runs: Node everywhere but the renderer, which is a browser page (src/shared runs in both).
   {
