@@ -6,7 +6,8 @@
  */
 import { expect, it } from 'vitest';
 import { HubError, type HubClient, type PushAnswer } from '../../src/core/sync/hub-client.js';
-import { createSyncPusher, readSkipped } from '../../src/core/sync/pusher.js';
+import { readSkipped } from '../../src/core/sync/push/skipped.js';
+import { createSyncPusher } from '../../src/core/sync/pusher.js';
 import type { ScanRecord } from '../../src/core/types.js';
 import { makeScan } from '../support/store.js';
 import { createLogger } from '../../src/core/logger.js';

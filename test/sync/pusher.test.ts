@@ -148,7 +148,7 @@ it('a gauge reading of a scan the hub has goes without the photo; one the hub la
 });
 
 it('backs off exponentially with jitter, capped at five minutes', async () => {
-  const { backoffDelay, BACKOFF_CAP_MS } = await import('../../src/core/sync/pusher.js');
+  const { backoffDelay, BACKOFF_CAP_MS } = await import('../../src/core/sync/push/timing.js');
   expect([1, 2, 3].map((n) => backoffDelay(n, () => 1))).toEqual([2_000, 4_000, 8_000]);
   expect(backoffDelay(3, () => 0)).toBe(4_000);
   expect(backoffDelay(30, () => 1)).toBe(BACKOFF_CAP_MS);

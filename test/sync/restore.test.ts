@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import type { FetchLike } from '../../src/core/sync/hub-client.js';
 import { DESK_ID_HEADER, DESK_SEQ_HEADER, HUB_DESK_SEQ_HEADER } from '../../src/core/sync/desk-marks.js';
-import { META_DESK_ID } from '../../src/core/sync/pusher.js';
+import { META_DESK_ID } from '../../src/core/sync/push/desk-id.js';
 import type { SyncService } from '../../src/core/sync/service.js';
 import { toSyncScan } from '../../src/core/sync/wire.js';
 import { expectError, signIn } from '../http/helpers.js';

@@ -12,7 +12,9 @@ import { sha256Hex } from '../services/support/ids.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
 import { createHubClient, HubError, type FetchLike, type HubClient, type HubLink, type HubScanQuery } from './hub-client.js';
-import { createSyncPusher, META_LAST_ERROR, META_LAST_SYNC_AT, readSkipped, type SyncPusher, type Timers } from './pusher.js';
+import { readSkipped } from './push/skipped.js';
+import type { Timers } from './push/timing.js';
+import { createSyncPusher, META_LAST_ERROR, META_LAST_SYNC_AT, type SyncPusher } from './pusher.js';
 
 /** Counting further than this would read the whole outbox for a number nobody needs exactly. */
 export const PENDING_COUNT_CAP = 10_000;
@@ -82,7 +84,7 @@ export function cursorKeyOf(link: HubLink): string {
   return `sync.cursor.${linkId(link)}`;
 }
 
-/** The link's skipped changes (pusher.ts SkippedState). */
+/** The link's skipped changes (push/skipped.ts SkippedState). */
 export function skippedKeyOf(link: HubLink): string {
   return `sync.skipped.${linkId(link)}`;
 }
