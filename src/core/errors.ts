@@ -1,34 +1,9 @@
 /** Every failure a caller can see is an AppError, mapped once to the error envelope. */
 
-export const ERROR_STATUS = {
-  VALIDATION_ERROR: 400,
-  INVALID_API_KEY: 401,
-  INVALID_SESSION: 401,
-  INVALID_CREDENTIALS: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
-  CONFLICT: 409,
-  FILE_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  IMAGE_UNREADABLE: 422,
-  IMAGE_TOO_SMALL: 422,
-  IMAGE_TOO_LARGE: 422,
-  NO_TIRE_DETECTED: 422,
-  TREAD_NOT_VISIBLE: 422,
-  LICENSE_INVALID: 422,
-  LICENSE_EXPIRED: 422,
-  LICENSE_ALREADY_REDEEMED: 409,
-  IDEMPOTENCY_KEY_REUSED: 422,
-  RATE_LIMIT_EXCEEDED: 429,
-  TOO_MANY_ATTEMPTS: 429,
-  INTERNAL_ERROR: 500,
-  SERVER_BUSY: 503,
-  MODEL_UNAVAILABLE: 503,
-  STORAGE_UNAVAILABLE: 503,
-} as const;
+import { ERROR_STATUS, type ErrorCode } from '../shared/contract/errors.js';
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+/** The codes and their statuses are the contract's (src/shared/contract/errors.ts). */
+export { ERROR_STATUS, type ErrorCode };
 
 export interface AppErrorOptions {
   /** Extra response headers, e.g. Retry-After. */

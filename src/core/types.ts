@@ -1,11 +1,13 @@
 /** Domain records shared by storage, services and HTTP. */
 import type { Analysis } from './analysis/analyzer.js';
+import { TIRE_POSITIONS, SCAN_CHANGES_KEPT, SCAN_CHANGE_FIELDS, SCAN_CHANGE_VIAS } from '../shared/contract/common.js';
+import type { ScanChangeField, ScanChangeVia, TirePosition } from '../shared/contract/common.js';
 
-export const TIRE_POSITIONS = ['FL', 'FR', 'RL', 'RR', 'SPARE'] as const;
+/** The positions, correction fields and ways are the contract's (src/shared/contract/common.ts). */
+export { TIRE_POSITIONS, SCAN_CHANGES_KEPT, SCAN_CHANGE_FIELDS, SCAN_CHANGE_VIAS, type ScanChangeField, type ScanChangeVia, type TirePosition };
 
 /** An API key: `tw_` and 32 base62 characters (docs/API.md §4.1). */
 export const API_KEY_SHAPE = /^tw_[A-Za-z0-9]{32}$/;
-export type TirePosition = (typeof TIRE_POSITIONS)[number];
 
 export type Plan = 'free' | 'pro';
 
@@ -73,12 +75,6 @@ export interface ScanRecord {
   changes: ScanChange[];
 }
 
-export const SCAN_CHANGE_FIELDS = ['vehicle', 'position', 'measurementMm'] as const;
-export type ScanChangeField = (typeof SCAN_CHANGE_FIELDS)[number];
-/** How a change was made: signed in, through an API key, by an anonymous scan's holder, or merged from a shop. */
-export type ScanChangeVia = 'session' | 'key' | 'anonymous' | 'sync';
-export const SCAN_CHANGE_VIAS: readonly ScanChangeVia[] = ['session', 'key', 'anonymous', 'sync'];
-
 /** One correction of a scan: a field, its value before and after. */
 export interface ScanChange {
   at: Date;
@@ -87,9 +83,6 @@ export interface ScanChange {
   to: string | number | null;
   via: ScanChangeVia;
 }
-
-/** A scan keeps its newest corrections up to this many (a typo fixed back and forth cannot grow it without end). */
-export const SCAN_CHANGES_KEPT = 50;
 
 /** data.result of POST /api/v1/analyze: the analysis plus what the service adds. */
 export interface ScanResult extends Analysis {

@@ -94,6 +94,17 @@ it('refuses what it cannot trust', async () => {
   expect((await put(wire())).headers['x-tirewear-scan-refused']).toBeUndefined();
 });
 
+it('takes gauge readings up to 30 mm, the bound of PUT /measurement and PATCH, and refuses 35 mm in the error envelope (docs/API.md §9, item 9)', async () => {
+  const measured = { measurementMm: 35, measuredAt: new Date('2026-11-20T10:00:00Z') };
+  const refused = await put(wire(measured), { image: jpeg });
+  expect(expectError(refused, 400, 'VALIDATION_ERROR')).toMatch(/^scan\.measurementMm/);
+  // about the scan itself: the desk skips it rather than retrying
+  expect(refused.headers['x-tirewear-scan-refused']).toBe('1');
+  const taken = await put(wire({ ...measured, measurementMm: 30 }), { image: jpeg });
+  expect(taken.statusCode).toBe(200);
+  expect(taken.json().data.measurementMm).toBe(30);
+});
+
 it('files images under its own names whatever the wire names, and refuses a vehicle with control characters', async () => {
   const hostile = wire({ deletedAt: new Date('2026-11-21T13:00:00Z') });
   const named = { ...hostile, image: { ...hostile.image, originalKey: 'scans/ab/victim.jpg', thumbnailKey: 'scans/ab/victim.thumb.jpg' } };

@@ -4,7 +4,8 @@
  * anyone else); an anonymous scan to whoever holds its unguessable id; deleted is NOT_FOUND.
  */
 import { inDateRange } from '../storage/cursor.js';
-import { MAX_TREAD_DEPTH_MM, WEAR_CLASSES } from '../analysis/analyzer.js';
+import { WEAR_CLASSES } from '../analysis/analyzer.js';
+import { MAX_MEASUREMENT_MM } from '../../shared/contract/common.js';
 import { AppError, isAppError } from '../errors.js';
 import { checkImageHeader, decodeFrame } from '../images/inspect.js';
 import type { ScanEdit } from '../storage/scan-edit.js';
@@ -31,7 +32,8 @@ export const MAX_SCANS_PER_VEHICLE = 20;
 export const OVERLAYS_PER_MINUTE = 30;
 /** The fields PATCH /scans/:id corrects. */
 export const PATCH_FIELDS = ['vehicle', 'position', 'measurementMm'] as const;
-export const MAX_MEASUREMENT_MM = MAX_TREAD_DEPTH_MM;
+/** The contract's bound, the same for PUT /measurement, PATCH and the sync wire (docs/API.md §9, item 9). */
+export { MAX_MEASUREMENT_MM };
 
 function notFound(): AppError {
   return new AppError('NOT_FOUND', 'No such scan.');

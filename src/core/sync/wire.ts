@@ -1,14 +1,12 @@
 /**
- * The scan as a desktop pushes it to its hub: everything the hub cannot recompute
- * (the result, when it was taken, the gauge reading, the deletion), with dates as
- * ISO strings. Local ids (account, API key, image keys) stay on the desktop: the hub
- * files the scan under the account of the hub key that pushed it.
+ * The scan as a desktop pushes it to its hub, on the core's side: to and from the stored record,
+ * and the hub's parse of a pushed `scan` field. Its schema and type are the contract's
+ * (SyncScanSchema in src/shared/contract/sync.ts).
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { AppError, isAppError, type ErrorCode } from '../errors.js';
-import { SCAN_CHANGES_KEPT, SCAN_CHANGE_FIELDS, SCAN_CHANGE_VIAS, TIRE_POSITIONS, type ScanRecord, type StoredImageInfo } from '../types.js';
-import { WEAR_CLASSES } from '../analysis/analyzer.js';
+import type { ScanRecord, StoredImageInfo } from '../types.js';
+import { SyncScanSchema, type SyncScan } from '../../shared/contract/sync.js';
 import { changesFromJson, changesToJson } from '../storage/scan-edit.js';
 
 /**
@@ -28,61 +26,7 @@ export function isScanRefusal(error: unknown): boolean {
   return isAppError(error) && error.headers[SCAN_REFUSAL_HEADER] === '1';
 }
 
-const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-/** Checked by date() below: TypeBox's Value has no built-in date-time format. */
-const IsoDate = Type.String({ minLength: 10, maxLength: 40 });
-
-export const SyncScanSchema = Type.Object({
-  scanId: Type.String({ pattern: '^[A-Za-z0-9_-]{16,64}$' }),
-  createdAt: IsoDate,
-  vehicle: nullable(Type.String({ maxLength: 64 })),
-  position: nullable(Type.Union(TIRE_POSITIONS.map((p) => Type.Literal(p)))),
-  result: Type.Object(
-    {
-      wear: Type.Union(WEAR_CLASSES.map((w) => Type.Literal(w))),
-      confidence: Type.Number({ minimum: 0, maximum: 1 }),
-      estimatedDepthMm: Type.Number({ minimum: 0 }),
-      depthRangeMm: Type.Object({ min: Type.Number(), max: Type.Number() }),
-      treadHealthIndex: Type.Integer({ minimum: 0, maximum: 100 }),
-      isPreliminary: Type.Boolean(),
-      modelAlignment: Type.Integer({ minimum: 0, maximum: 100 }),
-      twiConsensusCount: Type.Integer({ minimum: 0 }),
-      processingTimeMs: Type.Integer({ minimum: 0 }),
-      modelVersion: Type.String({ maxLength: 64 }),
-      disclaimer: Type.String({ maxLength: 1000 }),
-      depth32nds: Type.Number(),
-      grooves: Type.Optional(Type.Array(Type.Object({ index: Type.Integer(), depthMm: Type.Number() }), { maxItems: 16 })),
-    },
-    { additionalProperties: true },
-  ),
-  image: Type.Object({
-    mime: Type.Union([Type.Literal('image/jpeg'), Type.Literal('image/png'), Type.Literal('image/webp')]),
-    width: Type.Integer({ minimum: 1 }),
-    height: Type.Integer({ minimum: 1 }),
-    bytes: Type.Integer({ minimum: 1 }),
-    sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
-  }),
-  measurementMm: nullable(Type.Number({ minimum: 0, maximum: 40 })),
-  measuredAt: nullable(IsoDate),
-  deletedAt: nullable(IsoDate),
-  // Corrections (issue 42). Optional: a desk of an earlier version sends neither, and a hub of an
-  // earlier version ignores both (its vehicle and position stay as first pushed).
-  editedAt: Type.Optional(nullable(IsoDate)),
-  changes: Type.Optional(
-    Type.Array(
-      Type.Object({
-        at: IsoDate,
-        field: Type.Union(SCAN_CHANGE_FIELDS.map((f) => Type.Literal(f))),
-        from: nullable(Type.Union([Type.String({ maxLength: 64 }), Type.Number()])),
-        to: nullable(Type.Union([Type.String({ maxLength: 64 }), Type.Number()])),
-        via: Type.Union(SCAN_CHANGE_VIAS.map((v) => Type.Literal(v))),
-      }),
-      { maxItems: SCAN_CHANGES_KEPT },
-    ),
-  ),
-});
-
-export type SyncScan = Static<typeof SyncScanSchema>;
+export { SyncScanSchema, type SyncScan };
 
 const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
 

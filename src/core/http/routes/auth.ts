@@ -1,19 +1,9 @@
 /** Accounts and the cookie session: register, login (sets auth-token), logout (clears it). */
-import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sessionCookieOptions } from '../auth.js';
-import { Empty, WireAccount, replies } from '../schemas.js';
+import { Credentials, Empty, NewAccount, WireAccount, replies } from '../schemas.js';
 import { SESSION_COOKIE } from '../security.js';
 import { toWireAccount } from '../wire.js';
-
-const Credentials = Type.Object({
-  email: Type.String({ minLength: 3, maxLength: 254 }),
-  password: Type.String({ minLength: 1, maxLength: 1024 }),
-});
-
-const NewAccount = Type.Object({
-  email: Type.String({ minLength: 3, maxLength: 254 }),
-  password: Type.String({ minLength: 8, maxLength: 1024 }),
-});
 
 export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { auth } = app.core.services;

@@ -1,7 +1,7 @@
 /** API keys for POS software. Managed with the cookie session only: a key cannot mint or revoke keys. */
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { accountCaller } from '../auth.js';
-import { CreatedApiKey, Empty, WireApiKey, replies } from '../schemas.js';
+import { ApiKeyList, CreatedApiKey, Empty, NewKeyBody, replies } from '../schemas.js';
 import { toWireApiKey } from '../wire.js';
 
 export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -15,7 +15,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags,
         summary: 'Create an API key; the secret `key` is shown only in this response',
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) }),
+        body: NewKeyBody,
         response: replies(CreatedApiKey, 201),
       },
     },
@@ -29,7 +29,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/keys',
     {
       config: { auth: 'session' },
-      schema: { tags, summary: 'List API keys (without secrets)', response: replies(Type.Object({ items: Type.Array(WireApiKey) })) },
+      schema: { tags, summary: 'List API keys (without secrets)', response: replies(ApiKeyList) },
     },
     async (request) => {
       const records = await apiKeys.list(accountCaller(request).account.id);

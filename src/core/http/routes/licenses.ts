@@ -1,7 +1,7 @@
 /** POST /licenses: redeem a signed scan-pack or pro code (TWL1.<payload>.<signature>). */
-import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { accountCaller } from '../auth.js';
-import { RedeemData, replies } from '../schemas.js';
+import { RedeemBody, RedeemData, replies } from '../schemas.js';
 import { toAccountData, toWireLicense } from '../wire.js';
 
 export const licenseRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -14,7 +14,7 @@ export const licenseRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['account'],
         summary: 'Redeem a license code',
-        body: Type.Object({ code: Type.String({ minLength: 1, maxLength: 4096 }) }),
+        body: RedeemBody,
         response: replies(RedeemData),
       },
     },

@@ -8,7 +8,6 @@ import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { ScanQuery } from '../../services/ports.js';
 import {
-  MAX_MEASUREMENT_MM,
   MAX_PAGE,
   MAX_SCANS_PER_VEHICLE,
   MAX_VEHICLE_PAGE,
@@ -17,11 +16,9 @@ import {
   checkMeasurement,
   checkPatch,
 } from '../../services/scans.js';
-import { VEHICLE_MAX } from '../../services/analyze.js';
-import { TIRE_POSITIONS } from '../../types.js';
 import { CSV_FORMATS } from '../../services/support/csv.js';
 import { accountCaller, anyCaller } from '../auth.js';
-import { Empty, ScanList, ScanOverlays, VehicleList, WearSchema, WireScan, rawReplies, replies } from '../schemas.js';
+import { Empty, MeasurementBody, PatchBody, ScanList, ScanOverlays, VehicleList, WearSchema, WireScan, rawReplies, replies } from '../schemas.js';
 import { toWireScan, toWireVehicleGroup } from '../wire.js';
 
 const DATE_FILTER = 'Inclusive: YYYY-MM-DD (a whole UTC day) or an ISO 8601 date-time, e.g. 2026-11-24T08:00:00Z; without an offset the time is UTC';
@@ -103,15 +100,6 @@ const ExportQuery = Type.Object(
 );
 const ScanParams = Type.Object({ scanId: Type.String({ minLength: 1, maxLength: 128 }) });
 
-const MeasurementBody = Type.Object(
-  {
-    measurementMm: Type.Union([Type.Number({ minimum: 0, maximum: MAX_MEASUREMENT_MM }), Type.Null()], {
-      description: `The gauge reading: a JSON number of mm from 0 to ${MAX_MEASUREMENT_MM} with at most 2 decimals, or null to clear it (and its time)`,
-    }),
-  },
-  { additionalProperties: false },
-);
-
 /**
  * Validation for PUT /measurement without type coercion: the body must be exactly
  * `{"measurementMm": <JSON number or null>}`, checked by checkMeasurement (range, 2 decimals),
@@ -140,27 +128,6 @@ function checkMeasurementBody(body: unknown): { measurementMm: number | null } {
   if (!('measurementMm' in body)) throw new AppError('VALIDATION_ERROR', `body field measurementMm is required: ${MEASUREMENT_RULE}`);
   return { measurementMm: checkMeasurement(body.measurementMm) };
 }
-
-const PatchBody = Type.Object(
-  {
-    vehicle: Type.Optional(
-      Type.Union([Type.String({ maxLength: VEHICLE_MAX }), Type.Null()], {
-        description: `As on analyze: at most ${VEHICLE_MAX} printable characters, trimmed; "" or null clears it`,
-      }),
-    ),
-    position: Type.Optional(
-      Type.Union([Type.String({ enum: [...TIRE_POSITIONS, ''] }), Type.Null()], {
-        description: 'FL, FR, RL, RR or SPARE in any case; "" or null clears it',
-      }),
-    ),
-    measurementMm: Type.Optional(
-      Type.Union([Type.Number({ minimum: 0, maximum: MAX_MEASUREMENT_MM }), Type.Null()], {
-        description: `The gauge reading: a JSON number of mm from 0 to ${MAX_MEASUREMENT_MM} with at most 2 decimals, or null to clear it`,
-      }),
-    ),
-  },
-  { additionalProperties: false, minProperties: 1 },
-);
 
 /** PATCH's body is checked by the scan service (checkPatch), without Ajv's coercion, as PUT /measurement's is. */
 const patchValidator: FastifySchemaCompiler<TSchema> = (route) => {

@@ -3,24 +3,12 @@
  * signed-in user at this computer only (a LAN caller or an API key cannot reconfigure
  * the server). Server settings apply at the next start; `restartRequired` says so.
  */
-import { Type, type FastifyPluginAsyncTypebox, type Static } from '@fastify/type-provider-typebox';
-import type { SettingInForce, SettingsData as WireSettings } from '../../../shared/api.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { SettingInForce, SettingsData as WireSettings, SettingsPatch as SettingsChange } from '../../../shared/api.js';
 import { isLoopback, type Config, type FileSettings, type OriginKey } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { readSettingsForRequest, updateSettingsFile } from '../../settings-file.js';
-import { SettingsData, replies } from '../schemas.js';
-
-const SettingsPatch = Type.Object(
-  {
-    port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
-    lanAccess: Type.Optional(Type.Boolean()),
-    keepApiRunningInTray: Type.Optional(Type.Boolean()),
-    units: Type.Optional(Type.Union([Type.Literal('mm'), Type.Literal('32nds')])),
-    legalMinimum: Type.Optional(Type.Union([Type.Literal('1.6mm'), Type.Literal('2/32in')])),
-    shopName: Type.Optional(Type.String({ maxLength: 80 })),
-  },
-  { additionalProperties: false },
-);
+import { SettingsData, SettingsPatch, replies } from '../schemas.js';
 
 /** One server setting: in force, where from, as saved, and whether the saved one can apply. */
 function inForce<T extends number | boolean | string>(running: Config, key: OriginKey, value: T, saved: T | undefined): SettingInForce<T> {
@@ -79,7 +67,7 @@ export const BROWSER_BLOCKED_PORTS: ReadonlySet<number> = new Set([
 ]);
 
 /** Keys this route does not know (sync, allowedHosts, ...) are kept as they are. */
-export function applyPatch(file: FileSettings, patch: Static<typeof SettingsPatch>): FileSettings {
+export function applyPatch(file: FileSettings, patch: SettingsChange): FileSettings {
   const { units, legalMinimum, shopName, ...server } = patch;
   const next: FileSettings = { ...file, ...server };
   if (patch.lanAccess === false) next.host = '127.0.0.1';

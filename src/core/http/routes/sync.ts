@@ -26,23 +26,9 @@ import { admission, uploaderOf } from '../upload-admission.js';
 import { guardForm } from '../form-guard.js';
 import { multipartError } from '../errors.js';
 import { MAX_IMAGE_BYTES } from '../plugins/multipart.js';
-import { ErrorEnvelope, HubScanList, HubShopList, WireScan, ok, rawReplies, replies } from '../schemas.js';
+import { ErrorEnvelope, HubScanList, HubShopList, LinkBody, SyncStatus, WireScan, ok, rawReplies, replies } from '../schemas.js';
 import { toWireScan } from '../wire.js';
 
-const SyncStatus = Type.Object({
-  linked: Type.Boolean(),
-  hubUrl: Type.Union([Type.String(), Type.Null()]),
-  lastSyncAt: Type.Union([Type.String(), Type.Null()]),
-  pending: Type.Integer(),
-  lastError: Type.Union([Type.String(), Type.Null()]),
-  skipped: Type.Integer({
-    description: 'Changes the hub refused for good (about the scan itself) since the link; linking again with the same hub and key sends them again',
-  }),
-});
-const LinkBody = Type.Object(
-  { hubUrl: Type.String({ minLength: 1, maxLength: 2048 }), hubApiKey: Type.String({ maxLength: 64 }) },
-  { additionalProperties: false },
-);
 const ScanParams = Type.Object({ scanId: Type.String({ minLength: 1, maxLength: 128 }) });
 const PageQuery = Type.Object(
   {

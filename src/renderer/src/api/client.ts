@@ -5,22 +5,31 @@
 import type {
   AccountData,
   AnalyzeData,
+  ApiKeyList,
   CalibrationStatus,
   CaptureCheck,
   ConnectionInfo,
   CreatedApiKey,
+  Credentials,
   Envelope,
+  ErrorCode,
   HealthData,
   HubScanList,
-  WireShop,
+  HubShopList,
+  LinkBody,
+  MeasurementBody,
+  NewAccount,
+  NewKeyBody,
+  RedeemBody,
   RedeemData,
   ScanList,
   ScanOverlays,
+  ScanPatchBody,
   SettingsData,
+  SettingsPatch,
   SyncStatus,
   VehicleList,
   WireAccount,
-  WireApiKey,
   WirePosition,
   WireScan,
   WireWear,
@@ -31,9 +40,12 @@ export const API_BASE = '/api/v1';
 /** docs/API.md §2 upload limit, checked before uploading so a huge file fails at once. */
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 
+/** A failure as the app sees it: an error code of the contract, or one the client finds itself. */
+export type ClientErrorCode = ErrorCode | 'NETWORK_ERROR' | 'BAD_RESPONSE';
+
 export class ApiError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: ClientErrorCode,
     message: string,
     readonly status: number,
     readonly headers: Headers | null = null,
@@ -160,11 +172,7 @@ export function analyze(image: Blob, filename: string, options: AnalyzeOptions =
 export type { ScanOverlays };
 
 /** PATCH /scans/:id: what a correction changes (at least one field; null clears). */
-export interface ScanCorrection {
-  vehicle?: string | null;
-  position?: WirePosition | null;
-  measurementMm?: number | null;
-}
+export type ScanCorrection = ScanPatchBody;
 
 /** POST /analyze/check: is this webcam frame worth a scan? Free, nothing stored. */
 async function checkFrame(image: Blob): Promise<CaptureCheck> {
@@ -213,13 +221,13 @@ function filterParams(filter: ScanFilter): Record<string, string | undefined> {
 
 export const api = {
   health: () => request<HealthData>('GET', '/health'),
-  register: (email: string, password: string) => request<WireAccount>('POST', '/auth/register', { email, password }),
-  login: (email: string, password: string) => request<WireAccount>('POST', '/auth/login', { email, password }),
+  register: (email: string, password: string) => request<WireAccount>('POST', '/auth/register', { email, password } satisfies NewAccount),
+  login: (email: string, password: string) => request<WireAccount>('POST', '/auth/login', { email, password } satisfies Credentials),
   logout: () => request<unknown>('POST', '/auth/logout', {}),
   account: () => request<AccountData>('GET', '/account'),
-  redeemLicense: (code: string) => request<RedeemData>('POST', '/licenses', { code }),
-  listKeys: async () => (await request<{ items: WireApiKey[] }>('GET', '/keys')).items,
-  createKey: (name: string) => request<CreatedApiKey>('POST', '/keys', { name }),
+  redeemLicense: (code: string) => request<RedeemData>('POST', '/licenses', { code } satisfies RedeemBody),
+  listKeys: async () => (await request<ApiKeyList>('GET', '/keys')).items,
+  createKey: (name: string) => request<CreatedApiKey>('POST', '/keys', { name } satisfies NewKeyBody),
   revokeKey: (id: string) => request<unknown>('DELETE', `/keys/${encodeURIComponent(id)}`),
   listScans: (filter: ScanFilter, cursor?: string, limit = 20) => request<ScanList>('GET', `/scans${query({ ...filterParams(filter), cursor, limit })}`),
   /** The history by vehicle: groups newest first, each with its newest scans. */
@@ -231,7 +239,8 @@ export const api = {
   deleteScan: (id: string) => request<unknown>('DELETE', `/scans/${encodeURIComponent(id)}`),
   /** A plate, position or gauge reading put right: free, and recorded in the scan's changes. */
   correctScan: (id: string, patch: ScanCorrection) => request<WireScan>('PATCH', `/scans/${encodeURIComponent(id)}`, patch),
-  setMeasurement: (id: string, measurementMm: number | null) => request<WireScan>('PUT', `/scans/${encodeURIComponent(id)}/measurement`, { measurementMm }),
+  setMeasurement: (id: string, measurementMm: number | null) =>
+    request<WireScan>('PUT', `/scans/${encodeURIComponent(id)}/measurement`, { measurementMm } satisfies MeasurementBody),
   /** For the shop's spreadsheet: Excel's own dialect for this computer's number format (csv.ts). */
   exportUrl: (filter: ScanFilter, locale?: string) => `${API_BASE}/scans/export${query({ ...filterParams(filter), format: excelCsvFormat(locale) })}`,
   imageUrl: (id: string, variant: 'original' | 'thumbnail' = 'original') =>
@@ -240,17 +249,17 @@ export const api = {
   /** Where a POS can reach this server: loopback, and with LAN access this PC's addresses and name. */
   connection: () => request<ConnectionInfo>('GET', '/connection'),
   getSettings: () => request<SettingsData>('GET', '/settings'),
-  putSettings: (patch: Partial<Omit<SettingsData, 'restartRequired' | 'server'>>) => request<SettingsData>('PUT', '/settings', patch),
+  putSettings: (patch: SettingsPatch) => request<SettingsData>('PUT', '/settings', patch),
   calibration: () => request<CalibrationStatus>('GET', '/calibration'),
   startCalibration: () => request<CalibrationStatus>('POST', '/calibration', {}),
   revertCalibration: () => request<CalibrationStatus>('DELETE', '/calibration'),
   syncStatus: () => request<SyncStatus>('GET', '/sync/status'),
-  linkHub: (hubUrl: string, hubApiKey: string) => request<SyncStatus>('PUT', '/sync/link', { hubUrl, hubApiKey }),
+  linkHub: (hubUrl: string, hubApiKey: string) => request<SyncStatus>('PUT', '/sync/link', { hubUrl, hubApiKey } satisfies LinkBody),
   unlinkHub: () => request<SyncStatus>('DELETE', '/sync/link'),
   syncNow: () => request<SyncStatus>('POST', '/sync/run', {}),
   resendSkipped: () => request<SyncStatus>('POST', '/sync/resend', {}),
   /** The chain's scans, read from the hub through this computer; image URLs point at the desk's proxy route. */
   hubScans: (cursor?: string, limit = 20, apiKeyId?: string) => request<HubScanList>('GET', `/sync/hub-scans${query({ cursor, limit, apiKeyId })}`),
   /** The chain's shops (the hub's API keys), for the shop filter; empty from a hub too old to list them. */
-  hubShops: async () => (await request<{ items: WireShop[] }>('GET', '/sync/hub-shops')).items,
+  hubShops: async () => (await request<HubShopList>('GET', '/sync/hub-shops')).items,
 };

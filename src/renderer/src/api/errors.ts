@@ -1,7 +1,8 @@
 /** Plain words for each error code; the server's own message is always shown beside them. */
-import { ApiError } from './client';
+import { ApiError, type ClientErrorCode } from './client';
 
-const FRIENDLY: Record<string, string> = {
+/** One for every code of the contract (src/shared/contract/errors.ts): a code added there is a compile error here until it has its words. */
+export const FRIENDLY: Record<ClientErrorCode, string> = {
   VALIDATION_ERROR: 'Something in the form is not right.',
   INVALID_API_KEY: 'That API key is not valid or was revoked.',
   INVALID_SESSION: 'Your sign-in has expired. Please sign in again.',
@@ -52,7 +53,7 @@ export class UserError extends Error {
  * The server's messages are written for POS integrators too and may name HTTP headers ("send an
  * X-API-Key header"); staff at the counter get these words instead, for the codes that can carry them.
  */
-const STAFF_DETAIL: Record<string, string> = {
+const STAFF_DETAIL: Partial<Record<ClientErrorCode, string>> = {
   INVALID_SESSION: 'Sign in with the shop account to see this.',
   INVALID_API_KEY: 'The shop software is using an API key that no longer works. Create a new key under API keys.',
   FORBIDDEN:
@@ -62,12 +63,13 @@ const STAFF_DETAIL: Record<string, string> = {
 /** Words only a developer would act on: a header name, a header, a bearer token, a cookie. */
 const DEVELOPER_WORDING = /\bX-[A-Za-z]+(?:-[A-Za-z]+)*\b|\bheaders?\b|\bAuthorization\b|\bBearer\b|\bcookies?\b|\bauth-token\b/i;
 
-function staffDetail(code: string, message: string): string {
+function staffDetail(code: ClientErrorCode, message: string): string {
   return DEVELOPER_WORDING.test(message) ? (STAFF_DETAIL[code] ?? '') : message;
 }
 
 export function describeError(error: unknown): FriendlyError {
   if (error instanceof ApiError) {
+    // a newer server may send a code this app does not know yet
     return { title: FRIENDLY[error.code] ?? 'Something went wrong.', detail: staffDetail(error.code, error.message), code: error.code };
   }
   if (error instanceof UserError) return { title: error.message, detail: '', code: '' };

@@ -9,7 +9,10 @@ import { POSITION_LABEL, formatDate, formatDepth, formatIn } from '../lib/format
 import { depthOfRecord } from '../lib/record';
 import { WearBadge } from './WearBadge';
 
-export function ScanSummary({ scan, thumbnailUrl, children }: { scan: WireScan; thumbnailUrl: string; children?: ReactNode }) {
+/** What a line shows: the fields every scan has, a hub's too (HubScan: issue 42's fields may be missing from an older hub). */
+type ScanLine = Pick<WireScan, 'vehicle' | 'position' | 'createdAt' | 'result' | 'measurementMm'>;
+
+export function ScanSummary({ scan, thumbnailUrl, children }: { scan: ScanLine; thumbnailUrl: string; children?: ReactNode }) {
   const { prefs } = useSession();
   const record = depthOfRecord(scan);
   return (
