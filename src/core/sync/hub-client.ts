@@ -6,13 +6,16 @@
  * Only the hub's own JSON envelope counts as an answer: a 2xx that is not TireWear's
  * reply (a captive portal, a mistyped address landing on some other site) is a failure
  * like any other, and a refusal is about the pushed scan only when the hub says so
- * (refusesScan below); what a proxy, a firewall or the hub's Host check answers is a
+ * (refusesScan, hub-refusal.ts); what a proxy, a firewall or the hub's Host check answers is a
  * problem of the link, retried until it is fixed.
  */
 import { DESK_ID_HEADER, DESK_SEQ_HEADER, HUB_DESK_SEQ_HEADER, readHubDeskSeq, type DeskPosition } from './desk-marks.js';
 import type { HubScanList, WireShop } from '../../shared/api.js';
 import type { HubLink } from '../config/schema.js';
-import { SCAN_REFUSAL_HEADER, type SyncScan } from './wire.js';
+import { HubError, isEnvelope, refusal, shapeError, unreachable } from './hub-refusal.js';
+import type { SyncScan } from './wire.js';
+
+export { HubError };
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
@@ -51,24 +54,6 @@ export interface HubScanQuery {
   apiKeyId?: string | undefined;
 }
 
-export class HubError extends Error {
-  constructor(
-    message: string,
-    /** HTTP status when the hub answered, null when it could not be reached. */
-    readonly status: number | null = null,
-    /** The hub's error code when it answered with an envelope. */
-    readonly code: string | null = null,
-    /**
-     * The hub refused this scan itself (its photo, its data, its owner): sending it again
-     * cannot help. False for everything else, which is retried.
-     */
-    readonly refusesScan = false,
-  ) {
-    super(message);
-    this.name = 'HubError';
-  }
-}
-
 export interface HubClientOptions extends HubLink {
   fetch?: FetchLike;
   /** For reads the desk waits on; uploads get uploadTimeoutMs(), as a 10 MiB photo may crawl up a shop's line. */
@@ -102,82 +87,10 @@ export function uploadTimeoutMs(bytes: number): number {
 /** What the chain view passes on to the window; anything else from a hub is refused. */
 export const HUB_IMAGE_TYPES: ReadonlySet<string> = new Set(['image/jpeg', 'image/png', 'image/webp']);
 
-const NOT_TIREWEAR = "not with TireWear's reply";
-
-/** Error codes a hub gives only about the image it was sent. */
-const IMAGE_CODES = new Set(['IMAGE_UNREADABLE', 'IMAGE_TOO_SMALL', 'IMAGE_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'FILE_TOO_LARGE']);
-
-interface Envelope {
-  success: boolean;
-  data?: unknown;
-  error?: { code: string; message: string };
-}
-
-function isEnvelope(value: unknown): value is Envelope {
-  if (typeof value !== 'object' || value === null) return false;
-  const { success, error } = value as Record<string, unknown>;
-  if (success === true) return 'data' in value;
-  if (success !== false || typeof error !== 'object' || error === null) return false;
-  const { code, message } = error as Record<string, unknown>;
-  return typeof code === 'string' && typeof message === 'string';
-}
-
-/**
- * Whether a refusal in the hub's envelope is about the pushed scan. A hub marks those with
- * SCAN_REFUSAL_HEADER; for a hub from before the mark, the codes and messages receive.ts
- * and parseSyncScan give about a scan. A bare status never is: a 403 also comes from the
- * Host allow-list or a firewall, a 413 from a proxy's body limit, a 400 from a proxy.
- */
-export function refusesScan(code: string, message: string, marked: boolean): boolean {
-  if (marked) return true;
-  if (IMAGE_CODES.has(code)) return true;
-  if (code === 'FORBIDDEN') return /belongs to another account/.test(message);
-  if (code === 'VALIDATION_ERROR') {
-    return /^scan[.:\s]|^The image does not match scan\.|^The scan field must be JSON/.test(message);
-  }
-  return false;
-}
-
-/** A line for the status about a refusal that did not come in the hub's envelope. */
-function explainForeign(status: number): string {
-  if (status === 413) {
-    return 'a proxy in front of the hub refuses uploads this large (nginx: client_max_body_size 11m, see HUB.md)';
-  }
-  if (status === 401 || status === 403 || status === 407) {
-    return 'a proxy, firewall or network rule between this computer and the hub refused the request';
-  }
-  if (status === 404) return 'no TireWear hub answers at this address; check the hub address';
-  if (status >= 500) return 'the hub, or a proxy in front of it, is not working right now';
-  return 'something other than a TireWear hub answered; check the hub address and any proxy in front of it';
-}
-
-/** Where a redirect points, as an address a person can check (scheme, host and path; no query), at most 200 characters. */
-function describeLocation(location: string, base: string): string {
-  try {
-    const url = new URL(location, base);
-    return `${url.origin}${url.pathname}`.slice(0, 200);
-  } catch {
-    return 'an address that is not one';
-  }
-}
-
-function hostOf(hubUrl: string): string {
-  try {
-    return new URL(hubUrl).hostname;
-  } catch {
-    return hubUrl;
-  }
-}
-
 export function createHubClient(options: HubClientOptions): HubClient {
   const root = `${options.hubUrl.replace(/\/+$/, '')}/api/v1`;
   const doFetch: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
   const readTimeoutMs = options.timeoutMs ?? READ_TIMEOUT_MS;
-
-  function unreachable(error: unknown, timeoutMs: number): HubError {
-    const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${Math.round(timeoutMs / 1000)} s` : describe(error);
-    return new HubError(`Hub unreachable (${reason})`);
-  }
 
   /** The body as JSON, or null when it is not JSON; a body cut short is the network's failure. */
   async function readJson(response: Response, timeoutMs: number): Promise<unknown> {
@@ -202,7 +115,7 @@ export function createHubClient(options: HubClientOptions): HubClient {
       if (isEnvelope(body) && body.success) return { response, data: body.data };
       throw shapeError(response);
     }
-    throw refusal(response, body);
+    throw refusal(response, body, root, options.hubUrl);
   }
 
   async function send(path: string, init: RequestInit, timeoutMs: number): Promise<Response> {
@@ -218,34 +131,6 @@ export function createHubClient(options: HubClientOptions): HubClient {
     } catch (error) {
       throw unreachable(error, timeoutMs);
     }
-  }
-
-  function refusal(response: Response, body: unknown): HubError {
-    const status = response.status;
-    if (status >= 300 && status < 400) {
-      const location = response.headers.get('location');
-      const where = location ? ` to ${describeLocation(location, root)}` : '';
-      return new HubError(
-        `Hub answered ${status}, a redirect${where}: the key is not sent on to another address; ` +
-          'if the hub has moved, link with its new address (a captive portal or a wrong address redirects too)',
-        status,
-      );
-    }
-    if (!isEnvelope(body) || body.success || !body.error) {
-      const statusText = response.statusText ? ` ${response.statusText}` : '';
-      return new HubError(`Hub answered ${status}${statusText}, ${NOT_TIREWEAR}: ${explainForeign(status)}`, status);
-    }
-    const { code, message } = body.error;
-    let detail = message;
-    if (code === 'FORBIDDEN' && /Host header/.test(message)) {
-      detail += ` (the hub's TIREWEAR_ALLOWED_HOSTS must include ${hostOf(options.hubUrl)})`;
-    }
-    const marked = response.headers.get(SCAN_REFUSAL_HEADER) !== null;
-    return new HubError(`Hub answered ${status} ${code}: ${detail}`, status, code, refusesScan(code, message, marked));
-  }
-
-  function shapeError(response: Response): HubError {
-    return new HubError(`Hub answered ${response.status} but ${NOT_TIREWEAR}; check the hub address`, response.status);
   }
 
   return {
@@ -292,7 +177,7 @@ export function createHubClient(options: HubClientOptions): HubClient {
       // The hub's own scan image route: the hub key's account owns every scan of the chain.
       const query = variant === 'thumbnail' ? '?variant=thumbnail' : '';
       const response = await send(`/scans/${encodeURIComponent(scanId)}/image${query}`, {}, readTimeoutMs);
-      if (!response.ok) throw refusal(response, await readJson(response, readTimeoutMs));
+      if (!response.ok) throw refusal(response, await readJson(response, readTimeoutMs), root, options.hubUrl);
       // Served from this computer's origin: only an image type may pass, never HTML or script.
       const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
       if (!HUB_IMAGE_TYPES.has(type)) {
@@ -309,9 +194,4 @@ export function createHubClient(options: HubClientOptions): HubClient {
       }
     },
   };
-}
-
-function describe(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (error as Error).message;
 }

@@ -1,17 +1,18 @@
 /**
  * Sync on the shop's desktop: the hub link (from config at start, changed at run time
  * from the settings screen), the pusher that runs while linked, the status line, and
- * the chain's scans read back from the hub.
+ * the chain's scans read back from the hub (hub-reads.ts). What is kept per link: link-state.ts.
  */
 import type { HubScanList, SyncStatus, WireShop } from '../../shared/api.js';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { validateLink } from '../config/hub-link.js';
-import { sha256Hex } from '../services/support/ids.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
-import { createHubClient, HubError, type FetchLike, type HubClient, type HubLink, type HubScanQuery } from './hub-client.js';
+import { createHubClient, type FetchLike, type HubClient, type HubLink, type HubScanQuery } from './hub-client.js';
+import { hubImage, hubScans, hubShops } from './hub-reads.js';
+import { ackedKeyOf, cursorKeyOf, reachedKeyOf, replayKeyOf, replaySkipped, skippedKeyOf } from './link-state.js';
 import { readSkipped } from './push/skipped.js';
 import type { Timers } from './push/timing.js';
 import { createSyncPusher, META_LAST_ERROR, META_LAST_SYNC_AT, type SyncPusher } from './pusher.js';
@@ -75,37 +76,6 @@ export interface SyncService {
   close(): Promise<void>;
 }
 
-function linkId(link: HubLink): string {
-  return sha256Hex(`${link.hubUrl}\n${link.hubApiKey}`).slice(0, 16);
-}
-
-/** Per hub and key: linking elsewhere pushes everything again; re-linking the same resumes. */
-export function cursorKeyOf(link: HubLink): string {
-  return `sync.cursor.${linkId(link)}`;
-}
-
-/** The link's skipped changes (push/skipped.ts SkippedState). */
-export function skippedKeyOf(link: HubLink): string {
-  return `sync.skipped.${linkId(link)}`;
-}
-
-/** Up to which seq a replay of skipped changes goes over changes already handled once. */
-export function replayKeyOf(link: HubLink): string {
-  return `sync.replay.${linkId(link)}`;
-}
-
-/** The highest change of this link the hub answered for with its mark (PusherDeps.ackedKey). */
-export function ackedKeyOf(link: HubLink): string {
-  return `sync.acked.${linkId(link)}`;
-}
-
-/** Per hub address, whatever the key: the highest seq that hub acknowledged (PusherDeps.reachedKey). */
-export function reachedKeyOf(link: HubLink): string {
-  return `sync.reached.${sha256Hex(link.hubUrl).slice(0, 16)}`;
-}
-
-export const HUB_IMAGE_PATH = '/api/v1/sync/hub-scans';
-
 export function createSyncService(deps: SyncServiceDeps): SyncService {
   let current: { link: HubLink; hub: HubClient; pusher: SyncPusher; stop: AbortController } | null = null;
   /** Aborted when shutdown begins: the link probe and whatever the pushers have in flight. */
@@ -164,22 +134,6 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
     };
   }
 
-  /**
-   * Linking again with the same hub and key: send the changes that link skipped again, by
-   * going back to the first of them. The changes after it that the hub already acknowledged
-   * go again too, without their photo (the hub absorbs them; replayKeyOf).
-   */
-  async function replaySkipped(link: HubLink): Promise<void> {
-    const skipped = readSkipped(await deps.store.meta.get(skippedKeyOf(link)));
-    if (skipped.count === 0) return;
-    const cursor = Number((await deps.store.meta.get(cursorKeyOf(link))) ?? 0);
-    const replayUntil = Number((await deps.store.meta.get(replayKeyOf(link))) || 0);
-    await deps.store.meta.set(replayKeyOf(link), String(Math.max(replayUntil, cursor)));
-    await deps.store.meta.set(cursorKeyOf(link), String(Math.max(0, Math.min(cursor, skipped.fromSeq - 1))));
-    await deps.store.meta.set(skippedKeyOf(link), '');
-    deps.logger.info({ skipped: skipped.count }, 'sending the changes skipped by sync again');
-  }
-
   /** Tell the shop at once whether the hub accepts the key, instead of at the first scan. */
   async function probe(link: HubLink): Promise<void> {
     const client = createHubClient({
@@ -216,7 +170,7 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
       await deps.store.meta.set(META_LAST_ERROR, '');
       // The last sync of another hub or account says nothing about this one.
       if (!sameHub) await deps.store.meta.set(META_LAST_SYNC_AT, '');
-      await replaySkipped(link);
+      await replaySkipped(deps.store.meta, deps.logger, link);
       await probe(link);
       connect(link);
       return status();
@@ -236,30 +190,10 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
         return status();
       });
     },
-    async hubScans(query) {
-      const page = await call(() => linked().hub.listScans(query), 'The hub has no such shop');
-      return {
-        nextCursor: page.nextCursor,
-        items: page.items.map((scan) => {
-          const url = `${HUB_IMAGE_PATH}/${encodeURIComponent(scan.scanId)}/image`;
-          return { ...scan, image: { ...scan.image, url, thumbnailUrl: `${url}?variant=thumbnail` } };
-        }),
-      };
-    },
-    hubShops() {
-      return call(async () => {
-        try {
-          return await linked().hub.listShops();
-        } catch (error) {
-          // A hub from before shop names has no such route: no shops, so the window offers no filter.
-          if (isHubNotFound(error)) return [];
-          throw error;
-        }
-      }, 'The hub has no shop list');
-    },
-    hubImage(scanId, variant) {
-      return call(() => linked().hub.image(scanId, variant), 'The hub has no such scan');
-    },
+    // async: unlinked is a rejection, as every other answer of the service
+    hubScans: async (query) => hubScans(linked().hub, query),
+    hubShops: async () => hubShops(linked().hub),
+    hubImage: async (scanId, variant) => hubImage(linked().hub, scanId, variant),
     async runNow() {
       const { pusher } = linked();
       let timer: NodeJS.Timeout | undefined;
@@ -287,20 +221,4 @@ export function createSyncService(deps: SyncServiceDeps): SyncService {
     },
     close: () => serialized(disconnect),
   };
-}
-
-/** The hub's own 404: one from whatever else answers at the address is no answer about the scan. */
-function isHubNotFound(error: unknown): boolean {
-  return error instanceof HubError && error.status === 404 && error.code === 'NOT_FOUND';
-}
-
-/** The hub's trouble, told to the desk as a 503 (or the hub's 404, as `notFound`) without pretending it is ours. */
-async function call<T>(work: () => Promise<T>, notFound: string): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (!(error instanceof HubError)) throw error;
-    if (isHubNotFound(error)) throw new AppError('NOT_FOUND', notFound);
-    throw new AppError('STORAGE_UNAVAILABLE', `The hub could not be read: ${error.message}`, { cause: error });
-  }
 }
