@@ -70,32 +70,32 @@ describe('combining the estimators', () => {
   });
 
   it('refuses an image the gate does not see as tread', () => {
-    expect(() => combine(tread(5, { gate: 0.1 }), maps(5), cal)).toThrowError(expect.objectContaining({ code: 'NO_TIRE_DETECTED' }));
+    expect(() => combine(tread(5, { gate: 0.1 }), maps(5), cal)).toThrow(expect.objectContaining({ code: 'NO_TIRE_DETECTED' }));
   });
 
   it('refuses an image where the segmenter sees almost no tread', () => {
     const m = maps(5);
     m.treadProb.fill(0);
-    expect(() => combine(tread(5), m, cal)).toThrowError(expect.objectContaining({ code: 'NO_TIRE_DETECTED' }));
+    expect(() => combine(tread(5), m, cal)).toThrow(expect.objectContaining({ code: 'NO_TIRE_DETECTED' }));
   });
 
   it('refuses a broken network reading (NaN, an infinity, a sigma that is not positive, far below 0) instead of reporting 0 mm or no tire', () => {
     const unavailable = expect.objectContaining({ code: 'MODEL_UNAVAILABLE' });
     for (const bad of [Number.NaN, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY]) {
-      expect(() => combine(tread(bad), maps(5), cal)).toThrowError(unavailable);
-      expect(() => combine(tread(5, { sigmaMm: bad }), maps(5), cal)).toThrowError(unavailable);
-      expect(() => combine(tread(5, { wearLogits: [0, bad, 0, 0, 0] }), maps(5), cal)).toThrowError(unavailable);
-      expect(() => combine(tread(5), maps(5), cal, bad)).toThrowError(unavailable); // the crop reader
-      expect(() => combine(tread(5), maps(bad), cal)).toThrowError(unavailable); // the dense map
+      expect(() => combine(tread(bad), maps(5), cal)).toThrow(unavailable);
+      expect(() => combine(tread(5, { sigmaMm: bad }), maps(5), cal)).toThrow(unavailable);
+      expect(() => combine(tread(5, { wearLogits: [0, bad, 0, 0, 0] }), maps(5), cal)).toThrow(unavailable);
+      expect(() => combine(tread(5), maps(5), cal, bad)).toThrow(unavailable); // the crop reader
+      expect(() => combine(tread(5), maps(bad), cal)).toThrow(unavailable); // the dense map
       const m = maps(5);
       m.treadProb.fill(bad);
-      expect(() => combine(tread(5), m, cal)).toThrowError(unavailable); // not "no tire": the photo is not at fault
+      expect(() => combine(tread(5), m, cal)).toThrow(unavailable); // not "no tire": the photo is not at fault
     }
-    expect(() => combine(tread(5, { sigmaMm: -2 }), maps(5), cal)).toThrowError(unavailable);
-    expect(() => combine(tread(5, { sigmaMm: 0 }), maps(5), cal)).toThrowError(unavailable);
-    expect(() => combine(tread(-1e6), maps(5), cal)).toThrowError(unavailable);
-    expect(() => combine(tread(5), maps(5), cal, -1e6)).toThrowError(unavailable);
-    expect(() => combine(tread(5, { wearLogits: [0, 0, 0] }), maps(5), cal)).toThrowError(unavailable);
+    expect(() => combine(tread(5, { sigmaMm: -2 }), maps(5), cal)).toThrow(unavailable);
+    expect(() => combine(tread(5, { sigmaMm: 0 }), maps(5), cal)).toThrow(unavailable);
+    expect(() => combine(tread(-1e6), maps(5), cal)).toThrow(unavailable);
+    expect(() => combine(tread(5), maps(5), cal, -1e6)).toThrow(unavailable);
+    expect(() => combine(tread(5, { wearLogits: [0, 0, 0] }), maps(5), cal)).toThrow(unavailable);
     // a bald tire may stack a little under 0: that still reads 0.0 mm
     expect(combine(tread(-0.4), maps(-0.4), cal).analysis.estimatedDepthMm).toBe(0);
   });

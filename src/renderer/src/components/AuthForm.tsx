@@ -1,5 +1,5 @@
 /** Create the shop account (register, then sign in) or sign in to an existing one. */
-import { useId, useRef, useState, type FormEvent } from 'react';
+import { useId, useRef, useState, type SubmitEvent } from 'react';
 import { api } from '../api/client';
 import { UserError } from '../api/errors';
 import { useSession } from '../hooks/useSession';
@@ -26,7 +26,7 @@ export function AuthForm({ initialMode = 'register', onSignedIn }: Props) {
   const [shortPassword, setShortPassword] = useState(false);
   const passwordInput = useRef<HTMLInputElement>(null);
 
-  async function submit(event: FormEvent) {
+  async function submit(event: SubmitEvent) {
     event.preventDefault();
     if (mode === 'register' && password.length < 8) {
       setError(new UserError('The password needs at least 8 characters.'));

@@ -2,7 +2,7 @@
  * Put a scan's plate or tire position right (PATCH /scans/:id): a typo no longer costs a rescan
  * and a scan of the allowance. Folded away behind one button; the server records the change.
  */
-import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useId, useRef, useState, type SubmitEvent } from 'react';
 import type { WirePosition, WireScan } from '../../../shared/api';
 import { api, type ScanCorrection } from '../api/client';
 import { POSITIONS, POSITION_LABEL } from '../lib/format';
@@ -46,7 +46,7 @@ export function CorrectionForm({ scanId, vehicle, position, onCorrected }: Props
     setOpen(false);
   }
 
-  async function save(event: FormEvent) {
+  async function save(event: SubmitEvent) {
     event.preventDefault();
     const patch: ScanCorrection = {};
     const typed = plate.trim();

@@ -1,5 +1,5 @@
 /** The shop's own gauge reading, stored beside the estimate (PUT /scans/:id/measurement). */
-import { useId, useRef, useState, type FormEvent } from 'react';
+import { useId, useRef, useState, type SubmitEvent } from 'react';
 import type { WireScan } from '../../../shared/api';
 import { api } from '../api/client';
 import { UserError } from '../api/errors';
@@ -31,7 +31,7 @@ export function MeasurementForm({ scanId, measurementMm, units, onSaved }: Props
   const input = useRef<HTMLInputElement>(null);
   const id = useId();
 
-  async function save(event: FormEvent) {
+  async function save(event: SubmitEvent) {
     event.preventDefault();
     const parsed = value.trim() === '' ? null : parseGaugeInput(value, units);
     if (parsed && !parsed.ok) {

@@ -3,7 +3,7 @@
  * Hidden where the server has no sync routes (404). The hub key goes to this computer's
  * server once and is never shown back: the status does not carry it.
  */
-import { useId, useState, type FormEvent } from 'react';
+import { useId, useState, type SubmitEvent } from 'react';
 import type { SyncStatus } from '../../../shared/api';
 import { api } from '../api/client';
 import { UserError } from '../api/errors';
@@ -47,7 +47,7 @@ export function SyncPanel() {
     }
   }
 
-  function link(event: FormEvent) {
+  function link(event: SubmitEvent) {
     event.preventDefault();
     const problem = linkFormProblem(shownUrl, hubApiKey, status?.linked === true);
     if (problem) {

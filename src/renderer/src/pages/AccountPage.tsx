@@ -1,5 +1,5 @@
 /** Plan, this month's usage and its reset, pack credit, redeemed licenses, redeem a code. */
-import { useId, useState, type FormEvent } from 'react';
+import { useId, useState, type SubmitEvent } from 'react';
 import { api } from '../api/client';
 import { AuthForm } from '../components/AuthForm';
 import { ErrorMessage } from '../components/ErrorMessage';
@@ -27,7 +27,7 @@ export function AccountPage() {
     );
   }
 
-  async function redeem(event: FormEvent) {
+  async function redeem(event: SubmitEvent) {
     event.preventDefault();
     setBusy(true);
     setError(null);

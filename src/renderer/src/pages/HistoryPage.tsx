@@ -3,7 +3,7 @@
  * date, load more, export CSV.
  * Once this computer is linked to a hub, the chain's scans too ("All shops").
  */
-import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type SubmitEvent } from 'react';
 import type { VehicleGroup, WireScan, WireWear } from '../../../shared/api';
 import { api, type ScanFilter } from '../api/client';
 import { ErrorMessage } from '../components/ErrorMessage';
@@ -140,7 +140,7 @@ function ShopScans() {
     }
   };
 
-  const apply = (event: FormEvent) => {
+  const apply = (event: SubmitEvent) => {
     event.preventDefault();
     setFilter({ ...draft });
   };

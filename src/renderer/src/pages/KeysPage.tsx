@@ -1,5 +1,5 @@
 /** API keys for the shop's POS: create (secret shown once), list, revoke; a ready curl example. */
-import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type SubmitEvent } from 'react';
 import type { ConnectionInfo, CreatedApiKey, WireApiKey } from '../../../shared/api';
 import { api } from '../api/client';
 import { CopyButton } from '../components/CopyButton';
@@ -65,7 +65,7 @@ export function KeysPage() {
     api.connection().then(setConnection, setConnectionError);
   }, []);
 
-  async function create(event: FormEvent) {
+  async function create(event: SubmitEvent) {
     event.preventDefault();
     setBusy(true);
     setError(null);

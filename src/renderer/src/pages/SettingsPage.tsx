@@ -2,7 +2,7 @@
  * Shop settings (GET/PUT /settings); port and LAN access apply after a restart, unless the
  * environment or a command-line option sets them: the page says which value is in force and why.
  */
-import { useEffect, useId, useState, type FormEvent } from 'react';
+import { useEffect, useId, useState, type SubmitEvent } from 'react';
 import type { SettingInForce, SettingsData } from '../../../shared/api';
 import { api } from '../api/client';
 import { UserError } from '../api/errors';
@@ -93,7 +93,7 @@ export function SettingsPage() {
     setDone(false);
   };
 
-  async function save(event: FormEvent) {
+  async function save(event: SubmitEvent) {
     event.preventDefault();
     if (!form) return;
     const patch = Object.fromEntries(Object.entries(form).filter(([key, value]) => saved?.[key as keyof Editable] !== value));
