@@ -6,6 +6,14 @@
 import { inDateRange } from '../storage/cursor.js';
 import { WEAR_CLASSES } from '../analysis/analyzer.js';
 import { MAX_MEASUREMENT_MM } from '../../shared/contract/common.js';
+import {
+  DEFAULT_PAGE,
+  DEFAULT_SCANS_PER_VEHICLE,
+  DEFAULT_VEHICLE_PAGE,
+  MAX_PAGE,
+  MAX_SCANS_PER_VEHICLE,
+  MAX_VEHICLE_PAGE,
+} from '../../shared/contract/queries.js';
 import { AppError, isAppError } from '../errors.js';
 import { checkImageHeader, decodeFrame } from '../images/inspect.js';
 import type { ScanEdit } from '../storage/scan-edit.js';
@@ -17,13 +25,8 @@ import { perMinuteLimit } from './support/caller-limit.js';
 import { scansToCsv } from './support/csv.js';
 import type { ScanPatch, ScanQuery, ScanService } from './ports.js';
 
-export const DEFAULT_PAGE = 20;
-export const MAX_PAGE = 100;
-/** GET /vehicles: groups a page, and the newest scans given with each. */
-export const DEFAULT_VEHICLE_PAGE = 20;
-export const MAX_VEHICLE_PAGE = 50;
-export const DEFAULT_SCANS_PER_VEHICLE = 8;
-export const MAX_SCANS_PER_VEHICLE = 20;
+/** Page sizes: the contract's, as the query schemas document them (src/shared/contract/queries.ts). */
+export { DEFAULT_PAGE, MAX_PAGE, DEFAULT_VEHICLE_PAGE, MAX_VEHICLE_PAGE, DEFAULT_SCANS_PER_VEHICLE, MAX_SCANS_PER_VEHICLE };
 /**
  * GET /scans/:id/overlays a caller may ask in a minute. Each is a whole analysis of the stored photo
  * (the cost of a scan, free): a person opens a few scans a minute and asks each once (the History

@@ -8,6 +8,7 @@ export * from './common.js';
 export * from './errors.js';
 export * from './analyze.js';
 export * from './scans.js';
+export * from './queries.js';
 export * from './account.js';
 export * from './desk.js';
 export * from './calibration.js';

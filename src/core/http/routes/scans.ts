@@ -3,102 +3,29 @@
  * only by its unguessable id (the service enforces both). Lists and the CSV export need
  * an account: an anonymous caller has no history to list.
  */
-import { Type, TypeBoxValidatorCompiler, type FastifyPluginAsyncTypebox, type TSchema } from '@fastify/type-provider-typebox';
+import { TypeBoxValidatorCompiler, type FastifyPluginAsyncTypebox, type TSchema } from '@fastify/type-provider-typebox';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { ScanQuery } from '../../services/ports.js';
-import {
-  MAX_PAGE,
-  MAX_SCANS_PER_VEHICLE,
-  MAX_VEHICLE_PAGE,
-  MEASUREMENT_RULE,
-  OVERLAYS_PER_MINUTE,
-  checkMeasurement,
-  checkPatch,
-} from '../../services/scans.js';
-import { CSV_FORMATS } from '../../services/support/csv.js';
+import { MEASUREMENT_RULE, OVERLAYS_PER_MINUTE, checkMeasurement, checkPatch } from '../../services/scans.js';
 import { accountCaller, anyCaller } from '../auth.js';
-import { Empty, MeasurementBody, PatchBody, ScanList, ScanOverlays, VehicleList, WearSchema, WireScan, rawReplies, replies } from '../schemas.js';
+import {
+  Empty,
+  ExportQuery,
+  ImageQuery,
+  ListQuery,
+  MeasurementBody,
+  PatchBody,
+  ScanList,
+  ScanOverlays,
+  ScanParams,
+  VehicleList,
+  VehiclesQuery,
+  WireScan,
+  rawReplies,
+  replies,
+} from '../schemas.js';
 import { toWireScan, toWireVehicleGroup } from '../wire.js';
-
-const DATE_FILTER = 'Inclusive: YYYY-MM-DD (a whole UTC day) or an ISO 8601 date-time, e.g. 2026-11-24T08:00:00Z; without an offset the time is UTC';
-const Filter = {
-  vehicle: Type.Optional(
-    Type.String({
-      maxLength: 64,
-      description: 'A part of the vehicle, whatever its spaces, dashes or case ("ka tw 204" finds "KA-TW-204"): matched on the plate key',
-    }),
-  ),
-  wear: Type.Optional(
-    Type.Union(WearSchema.anyOf, {
-      description:
-        "The wear band of the depth of record, as ofRecord.wear: the gauge reading's band where there is one, else the estimate's (result.wear); any case",
-    }),
-  ),
-  date: Type.Optional(
-    Type.String({ maxLength: 40, description: 'One whole UTC day, YYYY-MM-DD: the same as from and to both that day (not with from or to)' }),
-  ),
-  from: Type.Optional(Type.String({ maxLength: 40, description: DATE_FILTER })),
-  to: Type.Optional(Type.String({ maxLength: 40, description: DATE_FILTER })),
-};
-/** jQuery's `cache: false` (and many a POS's own cache-buster) adds `_=<time>`: taken and ignored. */
-const CacheBuster = { _: Type.Optional(Type.String({ maxLength: 64, description: 'Ignored: a cache-buster' })) };
-/** One vehicle, or the scans without one: for the list and the export, not the grouped view. */
-const VehicleFilter = {
-  vehicleKey: Type.Optional(
-    Type.String({
-      maxLength: 64,
-      description: 'Exactly this vehicle: its plate key, or the plate in any spelling (normalised here); not with vehicle',
-    }),
-  ),
-  hasVehicle: Type.Optional(
-    Type.Union([Type.Literal('true'), Type.Literal('false')], {
-      description: 'false: only scans without a vehicle (or with one of no letter or digit); true: only scans with one',
-    }),
-  ),
-};
-// a parameter not named here is refused by name (see app.ts), so a misspelt filter never widens a list or an export
-const ListQuery = Type.Object(
-  {
-    ...Filter,
-    ...VehicleFilter,
-    ...CacheBuster,
-    cursor: Type.Optional(Type.String({ maxLength: 512 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, description: 'Page size, default 20' })),
-  },
-  { additionalProperties: false },
-);
-const VehiclesQuery = Type.Object(
-  {
-    ...Filter,
-    ...CacheBuster,
-    cursor: Type.Optional(Type.String({ maxLength: 4096 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_VEHICLE_PAGE, description: 'Vehicles per page, default 20' })),
-    scansPerVehicle: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: MAX_SCANS_PER_VEHICLE, description: 'Newest scans given with each vehicle, default 8' }),
-    ),
-  },
-  { additionalProperties: false },
-);
-const ExportQuery = Type.Object(
-  {
-    ...Filter,
-    ...VehicleFilter,
-    ...CacheBuster,
-    format: Type.Optional(
-      Type.Union(
-        CSV_FORMATS.map((f) => Type.Literal(f)),
-        {
-          description:
-            'csv (default): RFC 4180, comma-separated, for software; excel: the same with a UTF-8 byte-order mark, so Excel on Windows ' +
-            'reads accents right; excel-semicolon: that with semicolons and decimal commas, for Excel where the decimal separator is a comma',
-        },
-      ),
-    ),
-  },
-  { additionalProperties: false },
-);
-const ScanParams = Type.Object({ scanId: Type.String({ minLength: 1, maxLength: 128 }) });
 
 /**
  * Validation for PUT /measurement without type coercion: the body must be exactly
@@ -317,7 +244,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'The uploaded image, or its thumbnail',
         params: ScanParams,
         // other parameters (an image cache-buster such as ?v=2) are left alone: nothing here widens
-        querystring: Type.Object({ variant: Type.Optional(Type.Union([Type.Literal('original'), Type.Literal('thumbnail')])) }),
+        querystring: ImageQuery,
         response: rawReplies('The image bytes', ['image/jpeg', 'image/png', 'image/webp']),
       },
     },

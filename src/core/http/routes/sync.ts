@@ -26,27 +26,21 @@ import { admission, uploaderOf } from '../upload-admission.js';
 import { guardForm } from '../form-guard.js';
 import { multipartError } from '../errors.js';
 import { MAX_IMAGE_BYTES } from '../plugins/multipart.js';
-import { ErrorEnvelope, HubScanList, HubShopList, LinkBody, SyncStatus, WireScan, ok, rawReplies, replies } from '../schemas.js';
+import {
+  ChainPageQuery,
+  ErrorEnvelope,
+  HubImageQuery,
+  HubScanList,
+  HubShopList,
+  LinkBody,
+  ScanParams,
+  SyncStatus,
+  WireScan,
+  ok,
+  rawReplies,
+  replies,
+} from '../schemas.js';
 import { toWireScan } from '../wire.js';
-
-const ScanParams = Type.Object({ scanId: Type.String({ minLength: 1, maxLength: 128 }) });
-const PageQuery = Type.Object(
-  {
-    cursor: Type.Optional(Type.String({ maxLength: 512 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
-  },
-  { additionalProperties: false },
-);
-const ChainPageQuery = Type.Composite(
-  [
-    PageQuery,
-    Type.Object({
-      apiKeyId: Type.Optional(Type.String({ pattern: '^[0-9a-f]{32}$', description: "Only this shop's scans: the id of one of the account's API keys" })),
-    }),
-  ],
-  { additionalProperties: false },
-);
-const Variant = Type.Object({ variant: Type.Optional(Type.Union([Type.Literal('original'), Type.Literal('thumbnail')])) }, { additionalProperties: false });
 
 const DESK_SEQ = Type.String({
   description: 'Sent when the request named its desktop (X-Desk-Id, X-Desk-Seq): the highest change of that desktop this shop key had handled before',
@@ -316,7 +310,7 @@ export const syncRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: "Desk: an image of one of the chain's scans, read from the hub",
         params: ScanParams,
-        querystring: Variant,
+        querystring: HubImageQuery,
         // the types of the image only: a refusal is the JSON error envelope
         response: rawReplies('The image bytes (JPEG, PNG or WebP)', ['image/jpeg', 'image/png', 'image/webp']),
       },

@@ -17,6 +17,7 @@ import type {
   HubScanList,
   HubShopList,
   LinkBody,
+  ListQuery,
   MeasurementBody,
   NewAccount,
   NewKeyBody,
@@ -208,7 +209,8 @@ function query(params: Record<string, string | number | undefined>): string {
   return text ? `?${text}` : '';
 }
 
-function filterParams(filter: ScanFilter): Record<string, string | undefined> {
+/** As the query schema names them (ListQuery): a parameter renamed there is a compile error here. */
+function filterParams(filter: ScanFilter): { [name in keyof ListQuery]?: string } {
   return {
     vehicle: filter.vehicle?.trim(),
     vehicleKey: filter.vehicleKey,

@@ -35,7 +35,8 @@ export const FRIENDLY: Record<ClientErrorCode, string> = {
 export interface FriendlyError {
   title: string;
   detail: string;
-  code: string;
+  /** The failure's code; UNKNOWN for an exception of the app itself, '' for a UserError (shown without one). */
+  code: ClientErrorCode | 'UNKNOWN' | '';
 }
 
 /**
