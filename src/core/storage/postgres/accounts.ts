@@ -2,7 +2,17 @@
 import { AppError } from '../../errors.js';
 import type { Account, AccountWithSecret, ApiKeyRecord, RedeemedLicense, Session } from '../../types.js';
 import type { AccountStore, ApiKeyStore, LicenseStore, SessionStore } from '../store.js';
-import type { Db, Queryable } from './db.js';
+import {
+  accountFromRow,
+  apiKeyFromRow,
+  licenseFromRow,
+  sessionFromRow,
+  type AccountRowOf,
+  type ApiKeyRowOf,
+  type LicenseRowOf,
+  type SessionRowOf,
+} from '../record-rows.js';
+import { READ, type Db, type Queryable } from './db.js';
 import { proAddsNothing } from '../../licensing/codes.js';
 
 const UNIQUE_VIOLATION = '23505';
@@ -12,24 +22,9 @@ function foldEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-interface AccountRow {
-  id: string;
-  email: string;
-  password_hash: string;
-  created_at: Date;
-  pro_expires_at: Date | null;
-  pack_credit: number;
-}
+type AccountRow = AccountRowOf<Date>;
 
-function toAccount(row: AccountRow): Account {
-  return {
-    id: row.id,
-    email: row.email,
-    createdAt: row.created_at,
-    proExpiresAt: row.pro_expires_at,
-    packCredit: row.pack_credit,
-  };
-}
+const toAccount = (row: AccountRow): Account => accountFromRow(row, READ);
 
 /** Registration `first`'s lock (any 64-bit constant of ours; the migration lock is another). */
 const FIRST_ACCOUNT_LOCK = 7_146_908_218;
@@ -80,13 +75,6 @@ export function accountStore(db: Db): AccountStore {
   };
 }
 
-interface SessionRow {
-  token_hash: string;
-  account_id: string;
-  created_at: Date;
-  expires_at: Date;
-}
-
 export function sessionStore(db: Db): SessionStore {
   return {
     async create(session: Session) {
@@ -98,8 +86,8 @@ export function sessionStore(db: Db): SessionStore {
       ]);
     },
     async find(tokenHash) {
-      const [row] = await db.query<SessionRow>('SELECT * FROM sessions WHERE token_hash = $1', [tokenHash]);
-      return row ? { tokenHash: row.token_hash, accountId: row.account_id, createdAt: row.created_at, expiresAt: row.expires_at } : null;
+      const [row] = await db.query<SessionRowOf<Date>>('SELECT * FROM sessions WHERE token_hash = $1', [tokenHash]);
+      return row ? sessionFromRow(row, READ) : null;
     },
     async delete(tokenHash) {
       await db.query('DELETE FROM sessions WHERE token_hash = $1', [tokenHash]);
@@ -111,29 +99,9 @@ export function sessionStore(db: Db): SessionStore {
   };
 }
 
-interface ApiKeyRow {
-  id: string;
-  account_id: string;
-  name: string;
-  prefix: string;
-  hash: string;
-  created_at: Date;
-  last_used_at: Date | null;
-  revoked_at: Date | null;
-}
+type ApiKeyRow = ApiKeyRowOf<Date>;
 
-function toApiKey(row: ApiKeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    name: row.name,
-    prefix: row.prefix,
-    hash: row.hash,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-    revokedAt: row.revoked_at,
-  };
-}
+const toApiKey = (row: ApiKeyRow): ApiKeyRecord => apiKeyFromRow(row, READ);
 
 export function apiKeyStore(db: Db): ApiKeyStore {
   return {
@@ -173,25 +141,9 @@ export function apiKeyStore(db: Db): ApiKeyStore {
   };
 }
 
-interface LicenseRow {
-  code_id: string;
-  account_id: string;
-  kind: 'pack' | 'pro';
-  scans: number | null;
-  expires_at: Date | null;
-  redeemed_at: Date;
-}
+type LicenseRow = LicenseRowOf<Date>;
 
-function toLicense(row: LicenseRow): RedeemedLicense {
-  return {
-    codeId: row.code_id,
-    accountId: row.account_id,
-    kind: row.kind,
-    scans: row.scans,
-    expiresAt: row.expires_at,
-    redeemedAt: row.redeemed_at,
-  };
-}
+const toLicense = (row: LicenseRow): RedeemedLicense => licenseFromRow(row, READ);
 
 export function licenseStore(db: Db): LicenseStore {
   return {

@@ -6,6 +6,10 @@
  */
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { AppError, isAppError } from '../../errors.js';
+import type { ColumnReader } from '../scan-columns.js';
+
+/** How record-rows.ts and scan-columns.ts read PostgreSQL's columns: the driver gives Dates and parsed jsonb. */
+export const READ: ColumnReader<Date, unknown> = { time: (at) => at, json: (value) => value };
 
 export interface Queryable {
   query<R extends QueryResultRow>(sql: string, params?: unknown[]): Promise<R[]>;

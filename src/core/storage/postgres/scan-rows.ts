@@ -6,7 +6,7 @@
  */
 import type { ScanRecord } from '../../types.js';
 import { type ScanRowOf, scanFromRow, scanInsert, scanUpdate } from '../scan-columns.js';
-import { num, type Queryable } from './db.js';
+import { num, READ, type Queryable } from './db.js';
 
 const CHANGE_LOCK = 7_146_908_218;
 
@@ -15,12 +15,11 @@ export interface ScanRow extends ScanRowOf<Date, unknown> {
   change_seq: string;
 }
 
-const read = { time: (at: Date) => at, json: (value: unknown) => value };
 const dollar = (n: number) => `$${n}`;
 const asIs = (at: Date | null) => at;
 
 export function toScan(row: ScanRow): ScanRecord {
-  return scanFromRow(row, read);
+  return scanFromRow(row, READ);
 }
 
 export async function nextSeq(tx: Queryable): Promise<number> {

@@ -5,9 +5,9 @@
  * account row, always in that order, so concurrent reserves queue instead of
  * both seeing the last free unit.
  */
-import type { IdempotencyRecord } from '../../types.js';
 import { REFUNDABLE_KEEP_MS, type IdempotencyStore, type Reservation, type UsageStore } from '../store.js';
-import { num, type Db, type Queryable } from './db.js';
+import { idempotencyFromRow, type IdempotencyRowOf } from '../record-rows.js';
+import { num, READ, type Db, type Queryable } from './db.js';
 
 async function lockCounter(tx: Queryable, subject: string, window: string): Promise<number> {
   await tx.query('INSERT INTO usage_counters (subject, "window", used) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING', [subject, window]);
@@ -111,24 +111,6 @@ export function usageStore(db: Db): UsageStore {
   };
 }
 
-interface IdempotencyRow {
-  caller_key: string;
-  key: string;
-  request_hash: string;
-  created_at: Date;
-  response: IdempotencyRecord['response'];
-}
-
-function toRecord(row: IdempotencyRow): IdempotencyRecord {
-  return {
-    callerKey: row.caller_key,
-    key: row.key,
-    requestHash: row.request_hash,
-    createdAt: row.created_at,
-    response: row.response,
-  };
-}
-
 export function idempotencyStore(db: Db): IdempotencyStore {
   return {
     begin(record, expiredBefore) {
@@ -146,11 +128,14 @@ export function idempotencyStore(db: Db): IdempotencyStore {
           [...params, expiredBefore],
         );
         if (replaced.length === 1) return { claimed: true as const };
-        const [existing] = await tx.query<IdempotencyRow>('SELECT * FROM idempotency WHERE caller_key = $1 AND key = $2', [record.callerKey, record.key]);
+        const [existing] = await tx.query<IdempotencyRowOf<Date, unknown>>('SELECT * FROM idempotency WHERE caller_key = $1 AND key = $2', [
+          record.callerKey,
+          record.key,
+        ]);
         // gone between the statements (abandoned or swept on another instance): claim it again
         // from the start, as a serialization failure is (Db.transaction retries those)
         if (!existing) throw Object.assign(new Error('idempotency claim vanished; retrying'), { code: '40001' });
-        return { claimed: false as const, existing: toRecord(existing) };
+        return { claimed: false as const, existing: idempotencyFromRow(existing, READ) };
       });
     },
     async abandon(callerKey, key) {

@@ -2,31 +2,17 @@
 import { AppError } from '../../errors.js';
 import type { Account, AccountWithSecret, ApiKeyRecord, Session } from '../../types.js';
 import type { AccountStore, ApiKeyStore, SessionStore } from '../store.js';
-import { type Db, fromMs, immediate, isUniqueViolation, run, toMs } from './db.js';
+import { accountFromRow, apiKeyFromRow, sessionFromRow, type AccountRowOf, type ApiKeyRowOf, type SessionRowOf } from '../record-rows.js';
+import { type Db, immediate, isUniqueViolation, READ, run, toMs } from './db.js';
 
-interface AccountRow {
-  id: string;
-  email: string;
-  password_hash: string;
-  created_at: number;
-  pro_expires_at: number | null;
-  pack_credit: number;
-}
+type AccountRow = AccountRowOf<number>;
 
-export function accountFromRow(row: AccountRow): Account {
-  return {
-    id: row.id,
-    email: row.email,
-    createdAt: fromMs(row.created_at),
-    proExpiresAt: fromMs(row.pro_expires_at),
-    packCredit: row.pack_credit,
-  };
-}
+const toAccount = (row: AccountRow): Account => accountFromRow(row, READ);
 
 /** Reads one account inside an open transaction (licenses use it after crediting). */
 export function readAccount(db: Db, id: string): Account | null {
   const row = db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
-  return row ? accountFromRow(row) : null;
+  return row ? toAccount(row) : null;
 }
 
 /** Emails are stored case-folded so uniqueness and lookup ignore case. */
@@ -52,18 +38,11 @@ export function createAccountStore(db: Db): AccountStore {
     findByEmail: (email) =>
       run(() => {
         const row = byEmail.get(foldEmail(email)) as AccountRow | undefined;
-        return row ? ({ ...accountFromRow(row), passwordHash: row.password_hash } satisfies AccountWithSecret) : null;
+        return row ? ({ ...toAccount(row), passwordHash: row.password_hash } satisfies AccountWithSecret) : null;
       }),
     findById: (id) => run(() => readAccount(db, id)),
     firstId: () => run(() => (db.prepare('SELECT id FROM accounts ORDER BY created_at, id LIMIT 1').get() as { id: string } | undefined)?.id ?? null),
   };
-}
-
-interface SessionRow {
-  token_hash: string;
-  account_id: string;
-  created_at: number;
-  expires_at: number;
 }
 
 export function createSessionStore(db: Db): SessionStore {
@@ -78,14 +57,8 @@ export function createSessionStore(db: Db): SessionStore {
       }),
     find: (tokenHash) =>
       run(() => {
-        const row = find.get(tokenHash) as SessionRow | undefined;
-        if (!row) return null;
-        return {
-          tokenHash: row.token_hash,
-          accountId: row.account_id,
-          createdAt: fromMs(row.created_at),
-          expiresAt: fromMs(row.expires_at),
-        };
+        const row = find.get(tokenHash) as SessionRowOf<number> | undefined;
+        return row ? sessionFromRow(row, READ) : null;
       }),
     delete: (tokenHash) =>
       run(() => {
@@ -95,29 +68,9 @@ export function createSessionStore(db: Db): SessionStore {
   };
 }
 
-interface ApiKeyRow {
-  id: string;
-  account_id: string;
-  name: string;
-  prefix: string;
-  hash: string;
-  created_at: number;
-  last_used_at: number | null;
-  revoked_at: number | null;
-}
+type ApiKeyRow = ApiKeyRowOf<number>;
 
-function apiKeyFromRow(row: ApiKeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    name: row.name,
-    prefix: row.prefix,
-    hash: row.hash,
-    createdAt: fromMs(row.created_at),
-    lastUsedAt: fromMs(row.last_used_at),
-    revokedAt: fromMs(row.revoked_at),
-  };
-}
+const toApiKey = (row: ApiKeyRow): ApiKeyRecord => apiKeyFromRow(row, READ);
 
 export function createApiKeyStore(db: Db): ApiKeyStore {
   const insert = db.prepare(
@@ -138,10 +91,10 @@ export function createApiKeyStore(db: Db): ApiKeyStore {
     findByHash: (hash) =>
       run(() => {
         const row = byHash.get(hash) as ApiKeyRow | undefined;
-        return row ? apiKeyFromRow(row) : null;
+        return row ? toApiKey(row) : null;
       }),
-    listForAccount: (accountId) => run(() => (forAccount.all(accountId) as ApiKeyRow[]).map(apiKeyFromRow)),
-    findByIds: (accountId, ids) => run(() => (byIds.all(accountId, JSON.stringify(ids)) as ApiKeyRow[]).map(apiKeyFromRow)),
+    listForAccount: (accountId) => run(() => (forAccount.all(accountId) as ApiKeyRow[]).map(toApiKey)),
+    findByIds: (accountId, ids) => run(() => (byIds.all(accountId, JSON.stringify(ids)) as ApiKeyRow[]).map(toApiKey)),
     revoke: (accountId, id, at) => run(() => revoke.run(toMs(at), id, accountId).changes > 0),
     touch: (id, at) =>
       run(() => {

@@ -1,6 +1,7 @@
 /** Shared plumbing for the SQLite store: date columns, transactions, error mapping. */
 import type Database from 'better-sqlite3';
 import { AppError } from '../../errors.js';
+import type { ColumnReader } from '../scan-columns.js';
 
 export type Db = Database.Database;
 
@@ -15,6 +16,9 @@ export function fromMs(ms: number | null): Date | null;
 export function fromMs(ms: number | null): Date | null {
   return ms === null ? null : new Date(ms);
 }
+
+/** How record-rows.ts and scan-columns.ts read SQLite's columns: times as epoch ms, JSON as text. */
+export const READ: ColumnReader<number, string> = { time: (ms) => new Date(ms), json: (text): unknown => JSON.parse(text) };
 
 /** What the caller is told for each SQLite failure that is the machine's, not the request's. */
 const UNAVAILABLE_MESSAGES: Record<string, string> = {

@@ -1,25 +1,7 @@
 /** Idempotency-Key claims and stored responses, plus the small key/value meta table. */
-import type { IdempotencyRecord } from '../../types.js';
 import type { IdempotencyStore, MetaStore } from '../store.js';
-import { type Db, fromMs, immediate, run, toMs } from './db.js';
-
-interface IdempotencyRow {
-  caller_key: string;
-  key: string;
-  request_hash: string;
-  created_at: number;
-  response: string | null;
-}
-
-function recordFromRow(row: IdempotencyRow): IdempotencyRecord {
-  return {
-    callerKey: row.caller_key,
-    key: row.key,
-    requestHash: row.request_hash,
-    createdAt: fromMs(row.created_at),
-    response: row.response === null ? null : (JSON.parse(row.response) as IdempotencyRecord['response']),
-  };
-}
+import { idempotencyFromRow, type IdempotencyRowOf } from '../record-rows.js';
+import { type Db, immediate, READ, run, toMs } from './db.js';
 
 export function createIdempotencyStore(db: Db): IdempotencyStore {
   const find = db.prepare('SELECT * FROM idempotency WHERE caller_key = ? AND key = ?');
@@ -36,9 +18,9 @@ export function createIdempotencyStore(db: Db): IdempotencyStore {
   return {
     begin: (record, expiredBefore) =>
       immediate(db, () => {
-        const row = find.get(record.callerKey, record.key) as IdempotencyRow | undefined;
+        const row = find.get(record.callerKey, record.key) as IdempotencyRowOf<number, string> | undefined;
         if (row && row.created_at >= toMs(expiredBefore)) {
-          return { claimed: false as const, existing: recordFromRow(row) };
+          return { claimed: false as const, existing: idempotencyFromRow(row, READ) };
         }
         claim.run(record.callerKey, record.key, record.requestHash, toMs(record.createdAt));
         return { claimed: true as const };

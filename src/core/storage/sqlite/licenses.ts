@@ -4,27 +4,10 @@ import type { RedeemedLicense } from '../../types.js';
 import type { LicenseStore } from '../store.js';
 import { readAccount } from './accounts.js';
 import { proAddsNothing } from '../../licensing/codes.js';
-import { type Db, fromMs, immediate, isUniqueViolation, run, toMs } from './db.js';
+import { licenseFromRow, type LicenseRowOf } from '../record-rows.js';
+import { type Db, immediate, isUniqueViolation, READ, run, toMs } from './db.js';
 
-interface LicenseRow {
-  code_id: string;
-  account_id: string;
-  kind: RedeemedLicense['kind'];
-  scans: number | null;
-  expires_at: number | null;
-  redeemed_at: number;
-}
-
-function licenseFromRow(row: LicenseRow): RedeemedLicense {
-  return {
-    codeId: row.code_id,
-    accountId: row.account_id,
-    kind: row.kind,
-    scans: row.scans,
-    expiresAt: fromMs(row.expires_at),
-    redeemedAt: fromMs(row.redeemed_at),
-  };
-}
+const toLicense = (row: LicenseRowOf<number>): RedeemedLicense => licenseFromRow(row, READ);
 
 export function createLicenseStore(db: Db): LicenseStore {
   const insert = db.prepare('INSERT INTO licenses (code_id, account_id, kind, scans, expires_at, redeemed_at) VALUES (?, ?, ?, ?, ?, ?)');
@@ -54,6 +37,6 @@ export function createLicenseStore(db: Db): LicenseStore {
         }
         return readAccount(db, license.accountId)!;
       }),
-    listForAccount: (accountId) => run(() => (forAccount.all(accountId) as LicenseRow[]).map(licenseFromRow)),
+    listForAccount: (accountId) => run(() => (forAccount.all(accountId) as LicenseRowOf<number>[]).map(toLicense)),
   };
 }

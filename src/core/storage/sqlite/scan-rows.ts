@@ -1,7 +1,7 @@
 /** The SQLite side of the `scans` row mapping (scan-columns.ts): epoch ms and JSON text. */
 import type { ScanRecord } from '../../types.js';
 import { type ScanRowOf, scanFromRow as fromColumns, scanInsert, scanUpdate } from '../scan-columns.js';
-import { type Db, fromMs, toMs } from './db.js';
+import { type Db, READ, toMs } from './db.js';
 
 export interface ScanRow extends ScanRowOf<number, string> {
   vehicle_folded: string | null;
@@ -9,11 +9,10 @@ export interface ScanRow extends ScanRowOf<number, string> {
   change_seq: number;
 }
 
-const read = { time: (ms: number) => fromMs(ms), json: (text: string): unknown => JSON.parse(text) };
 const question = () => '?';
 
 export function scanFromRow(row: ScanRow): ScanRecord {
-  return fromColumns(row, read);
+  return fromColumns(row, READ);
 }
 
 /**
