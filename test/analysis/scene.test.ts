@@ -123,6 +123,23 @@ describe('the result from the scene reader', () => {
     expect(result({ worn: 0.5 }, 6, { ...cal, wornPlatt: { a: 1, b: -1 } }).estimatedDepthMm).toBeGreaterThan(3);
   });
 
+  it('reads the worn logit where the model gives one, so that saturated probabilities keep their order', () => {
+    const flat = { ...cal, wornPlatt: { a: 0.2, b: 0 } };
+    // two photos whose float probability is 1 exactly: without the logit they tie
+    const a = out({ worn: 1, wornLogit: 20 });
+    const b = out({ worn: 1, wornLogit: 30 });
+    expect(wornProbability(out({ worn: 1 }), flat)).toBeCloseTo(wornProbability(out({ worn: 1 - 1e-9 }), flat), 6);
+    expect(wornProbability(a, flat)).toBeCloseTo(1 / (1 + Math.exp(-4)), 6);
+    expect(wornProbability(b, flat)).toBeGreaterThan(wornProbability(a, flat));
+    expect(sceneResult({ scene: a, syntheticMm: 6, confirmedBars: 0 }, flat).estimatedDepthMm).toBeGreaterThan(
+      sceneResult({ scene: b, syntheticMm: 6, confirmedBars: 0 }, flat).estimatedDepthMm,
+    );
+    // the mirror's logit is averaged too, and a logit that is not a number is a broken model
+    expect(averageScene(out({ wornLogit: 2 }), out({ wornLogit: 4 })).wornLogit).toBe(3);
+    expect(averageScene(out({ wornLogit: 2 }), out()).wornLogit).toBeUndefined();
+    expect(() => sceneOf(out({ wornLogit: Number.NaN }), cal)).toThrow(expect.objectContaining({ code: 'MODEL_UNAVAILABLE' }));
+  });
+
   it('is preliminary when the readings disagree or the reader is unsure of a tread, and counts wear bars only on a sure tread', () => {
     const sure = result({ worn: 0.1 }, 7);
     expect(sure.modelAlignment).toBeGreaterThanOrEqual(70);

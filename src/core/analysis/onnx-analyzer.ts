@@ -215,9 +215,12 @@ export class OnnxAnalyzer implements Analyzer {
       const size = this.manifest.input.size;
       const o = await session.run({ input: new ort.Tensor('float32', tensor, [1, 3, size, size]) });
       const probs = output(o, 'scene');
+      // worn_logit: scene models since tread-2026.11.28b (scene.ts SceneOutput.wornLogit)
+      const wornLogit = session.outputNames.includes('worn_logit') ? { wornLogit: output(o, 'worn_logit')[0]! } : {};
       return {
         probs: [probs[0]!, probs[1]!, probs[2]!],
         worn: output(o, 'worn')[0]!,
+        ...wornLogit,
         depthMm: output(o, 'depth')[0]!,
         sigmaMm: output(o, 'sigma')[0]!,
       };

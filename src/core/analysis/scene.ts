@@ -20,6 +20,12 @@ export interface SceneOutput {
   probs: [number, number, number];
   /** The network's probability that the tire is not usable (worn to under 3 mm). */
   worn: number;
+  /**
+   * The same as a logit, where the model gives it (`worn_logit`, since tread-2026.11.28b): a float
+   * probability is 1 exactly for every logit above ≈ 17, which ties the very photos whose order
+   * matters (most of michelin-twi's close-ups); the logit keeps them apart. Absent: logit(worn).
+   */
+  wornLogit?: number;
   /** Its own depth output, mm: checked, not used (trained on real photos' side of 3 mm only, no scale). */
   depthMm: number;
   /** Its own sigma output, mm: checked, not used. */
@@ -63,7 +69,14 @@ const round1 = (v: number): number => Math.round(v * 10) / 10;
 /** The mirrored photo's reading averaged in: probabilities and depths averaged, sigmas in quadrature. */
 export function averageScene(a: SceneOutput, b: SceneOutput): SceneOutput {
   const probs = a.probs.map((p, i) => (p + b.probs[i]!) / 2) as [number, number, number];
-  return { probs, worn: (a.worn + b.worn) / 2, depthMm: (a.depthMm + b.depthMm) / 2, sigmaMm: Math.sqrt((a.sigmaMm ** 2 + b.sigmaMm ** 2) / 2) };
+  const wornLogit = a.wornLogit !== undefined && b.wornLogit !== undefined ? { wornLogit: (a.wornLogit + b.wornLogit) / 2 } : {};
+  return {
+    probs,
+    worn: (a.worn + b.worn) / 2,
+    ...wornLogit,
+    depthMm: (a.depthMm + b.depthMm) / 2,
+    sigmaMm: Math.sqrt((a.sigmaMm ** 2 + b.sigmaMm ** 2) / 2),
+  };
 }
 
 /** A network answer that no photo can give (NaN, a probability outside 0..1) is a broken model, never a refusal. */
@@ -73,6 +86,7 @@ function checkOutput(out: SceneOutput): void {
     !out.probs.every(probability) ||
     Math.abs(out.probs[0] + out.probs[1] + out.probs[2] - 1) > 1e-3 ||
     !probability(out.worn) ||
+    (out.wornLogit !== undefined && !Number.isFinite(out.wornLogit)) ||
     // the network's own depth and sigma are not used (SceneOutput): only a number is asked of them
     !Number.isFinite(out.depthMm) ||
     !(out.sigmaMm > 0 && Number.isFinite(out.sigmaMm))
@@ -101,9 +115,9 @@ export function refuseUnlessTread(reading: SceneReading): void {
   if (reading.scene === 'tread_not_visible') throw new AppError('TREAD_NOT_VISIBLE', NOT_VISIBLE_MESSAGE);
 }
 
-/** P(not usable), calibrated on real photos. */
+/** P(not usable), calibrated on real photos: the Platt map of the network's logit. */
 export function wornProbability(out: SceneOutput, cal: SceneCalibration): number {
-  return 1 / (1 + Math.exp(-(cal.wornPlatt.a * logit(out.worn) + cal.wornPlatt.b)));
+  return 1 / (1 + Math.exp(-(cal.wornPlatt.a * (out.wornLogit ?? logit(out.worn)) + cal.wornPlatt.b)));
 }
 
 /** The worn probability on the millimetre scale (SceneCalibration.depthScale). */
