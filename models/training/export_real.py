@@ -6,7 +6,7 @@ one ONNX file, opset 17, and check onnxruntime against PyTorch.
 Input `input`: N x 3 x 160 x 160, the app's shared tensor ((x/255 - 0.5)/0.5, preprocess.ts);
 the graph maps it back to 0..1, the range the nsfwjs weights were trained on. Outputs: `scene`
 N x 3 probabilities (tread, tread not visible, no tire), `worn` N (probability the tire is not
-usable), `depth` N (mm), `sigma` N (mm).
+usable), `depth` N (mm), `sigma` N (mm), `worn_logit` N (the worn probability's logit, unsaturated).
 """
 from __future__ import annotations
 
@@ -34,14 +34,17 @@ class SceneReader(nn.Module):
     def forward(self, x):
         f = pooled(self.backbone, x * 0.5 + 0.5)
         logits, worn, depth, logsig = self.head(f)
-        return F.softmax(logits, 1), torch.sigmoid(worn), depth, torch.exp(logsig)
+        # worn_logit beside the probability: a float32 sigmoid is 1 exactly above a logit of ≈ 17,
+        # which ties the photos the app must still put in order (scene.ts SceneOutput.wornLogit)
+        return F.softmax(logits, 1), torch.sigmoid(worn), depth, torch.exp(logsig), worn
 
 
 def build(pretrained: str, top: str) -> SceneReader:
     bb = MobileNetV2()
     bb.load_state_dict(torch.load(pretrained, map_location="cpu"))
     sd = torch.load(top, map_location="cpu")
-    head = SceneHead(sd["mean"].numpy(), sd["std"].numpy(), hidden=sd["fc.weight"].shape[0])
+    sd.setdefault("clip", torch.tensor(0.0))  # heads trained before --clip
+    head = SceneHead(sd["mean"].numpy(), sd["std"].numpy(), hidden=sd["fc.weight"].shape[0], clip=float(sd["clip"]))
     head.load_state_dict(sd)
     return SceneReader(bb, head).eval()
 
@@ -55,8 +58,8 @@ def main():
     torch.set_num_threads(2)
     net = build(a.pretrained, a.top)
     x = torch.rand(2, 3, SIZE, SIZE) * 2 - 1
-    torch.onnx.export(net, (x,), a.out, input_names=["input"], output_names=["scene", "worn", "depth", "sigma"],
-                      dynamic_axes={"input": {0: "n"}, "scene": {0: "n"}, "worn": {0: "n"}, "depth": {0: "n"}, "sigma": {0: "n"}},
+    torch.onnx.export(net, (x,), a.out, input_names=["input"], output_names=["scene", "worn", "depth", "sigma", "worn_logit"],
+                      dynamic_axes={"input": {0: "n"}, "scene": {0: "n"}, "worn": {0: "n"}, "depth": {0: "n"}, "sigma": {0: "n"}, "worn_logit": {0: "n"}},
                       opset_version=17, dynamo=False)
     import onnx
     import onnxruntime as ort

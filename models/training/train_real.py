@@ -37,17 +37,23 @@ class SceneHead(nn.Module):
     """On the frozen network's pooled features (real_cache.FEATURES): standardised, one hidden
     layer, six outputs (scene logits x 3, worn logit, depth, log-sigma)."""
 
-    def __init__(self, mean: np.ndarray, std: np.ndarray, hidden: int = 256):
+    def __init__(self, mean: np.ndarray, std: np.ndarray, hidden: int = 256, clip: float = 0.0):
         super().__init__()
         self.register_buffer("mean", torch.tensor(mean, dtype=torch.float32))
         self.register_buffer("std", torch.tensor(std, dtype=torch.float32))
+        # > 0: standardised features are clamped to ±clip, so that a photo unlike the training photos
+        # (a close-up, far out on some features) cannot drive the outputs to any extreme it likes
+        self.register_buffer("clip", torch.tensor(float(clip)))
         self.fc = nn.Linear(FEATURES, hidden)
         self.drop_in = nn.Dropout(0.2)
         self.drop = nn.Dropout(0.3)
         self.out = nn.Linear(hidden, 6)
 
     def forward(self, f):
-        x = self.drop_in((f - self.mean) / self.std)
+        x = (f - self.mean) / self.std
+        if float(self.clip) > 0:
+            x = x.clamp(-float(self.clip), float(self.clip))
+        x = self.drop_in(x)
         o = self.out(self.drop(F.relu(self.fc(x))))
         return o[:, 0:3], o[:, 3], o[:, 4], o[:, 5].clamp(-2.5, 1.5)
 
@@ -94,7 +100,7 @@ def predict(model, feats, batch=512):
     for i in range(0, len(feats), batch):
         f = torch.from_numpy(feats[i : i + batch].astype(np.float32))
         logits, wl, d, ls = model(f)
-        outs.append(torch.cat([F.softmax(logits, 1), torch.sigmoid(wl)[:, None], d[:, None], torch.exp(ls)[:, None]], 1).numpy())
+        outs.append(torch.cat([F.softmax(logits, 1), torch.sigmoid(wl)[:, None], d[:, None], torch.exp(ls)[:, None], wl[:, None]], 1).numpy())
     return np.concatenate(outs)
 
 
@@ -109,6 +115,8 @@ def main():
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--clip", type=float, default=0.0, help="clamp the standardised features to ±CLIP (0: no clamp)")
+    ap.add_argument("--wd", type=float, default=1e-3, help="AdamW weight decay")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     # one thread: the head is small, and two threads spend more time waiting for each other than
@@ -129,8 +137,8 @@ def main():
     scene_w = torch.tensor(counts.sum() / (3 * np.maximum(counts, 1)), dtype=torch.float32)
     print(f"training on {len(idx)} views; scene counts {counts.tolist()}; left out {sorted(excluded | never)}", flush=True)
     sub = c["feats"][idx[:: max(1, len(idx) // 8000)]].astype(np.float32)
-    model = SceneHead(sub.mean(0), sub.std(0) + 1e-3)
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=1e-3)
+    model = SceneHead(sub.mean(0), sub.std(0) + 1e-3, clip=a.clip)
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=a.wd)
     steps = a.epochs * math.ceil(len(idx) / a.batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=a.lr, total_steps=steps, pct_start=0.15)
     is_real_all = c["setname"] != "renders"
@@ -169,7 +177,7 @@ def main():
     np.savez(os.path.join(a.out, "pred.npz"), pred=pred, setname=c["setname"], view=c["view"], degraded=c["degraded"], scene=c["scene"],
              worn=c["worn"], depth=c["depth"], pct=c["pct"], kind=c["kind"], sample=c["sample"], group=c["group"])
     with open(os.path.join(a.out, "train.json"), "w") as f:
-        json.dump({"exclude": sorted(excluded), "fold": a.fold, "renderLabels": a.render_labels, "ccbyWear": a.ccby_wear, "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "views": int(len(idx)),
+        json.dump({"exclude": sorted(excluded), "fold": a.fold, "renderLabels": a.render_labels, "ccbyWear": a.ccby_wear, "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "clip": a.clip, "wd": a.wd, "views": int(len(idx)),
                    "cache": a.cache, "seconds": round(time.time() - t0)}, f, indent=1)
     print(f"wrote {a.out} in {time.time() - t0:.0f} s")
 
