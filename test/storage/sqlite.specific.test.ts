@@ -27,6 +27,26 @@ async function dbFile(): Promise<string> {
   return path.join(temp.dir, 'tirewear.db');
 }
 
+/** A database file migrated up to `version` only, still open: as an older TireWear left it. */
+async function databaseAtSchema(version: number): Promise<{ file: string; old: Database.Database }> {
+  const file = await dbFile();
+  const old = new Database(file);
+  migrate(
+    old,
+    file,
+    new ManualClock(),
+    MIGRATIONS.filter((m) => m.version <= version),
+  );
+  return { file, old };
+}
+
+/** The store on `file`, closed after the test. */
+function openForTest(options: Parameters<typeof openSqliteStore>[0]): ReturnType<typeof openSqliteStore> {
+  const store = openSqliteStore(options);
+  cleanups.push(() => store.close());
+  return store;
+}
+
 function startWorker(file: string, subject: string, limit: number, attempts: number) {
   const child = spawn(process.execPath, ['--import', 'tsx', WORKER, file, subject, String(limit), String(attempts)], {
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -135,34 +155,19 @@ describe('SQLite store specifics', () => {
   });
 
   it('a database of schema 2 with a hold in flight takes migration 3 and the hold is still charged on commit', async () => {
-    const file = await dbFile();
-    const old = new Database(file);
-    migrate(
-      old,
-      file,
-      new ManualClock(),
-      MIGRATIONS.filter((m) => m.version <= 2),
-    );
+    const { file, old } = await databaseAtSchema(2);
     old.prepare("INSERT INTO accounts (id, email, password_hash, created_at, pack_credit) VALUES ('a1', 'a@x.example', 'h', 0, 2)").run();
     old
       .prepare("INSERT INTO reservations (id, source, subject, window, pack_account_id, created_at) VALUES ('r1', 'pack', 'acct:a1', 'month:2026-11', 'a1', 0)")
       .run();
     old.close();
-    const store = openSqliteStore({ file });
-    cleanups.push(() => store.close());
+    const store = openForTest({ file });
     await store.scans.commit({ scan: makeScan(), reservation: { id: 'r1', source: 'pack', subject: 'acct:a1', window: 'month:2026-11' }, idempotency: null });
     expect(await store.usage.packBalance('a1')).toEqual({ credit: 1, held: 0 });
   });
 
   it('a database of schema 3 takes migration 4: existing vehicles get their plate key, scans an empty history', async () => {
-    const file = await dbFile();
-    const old = new Database(file);
-    migrate(
-      old,
-      file,
-      new ManualClock(),
-      MIGRATIONS.filter((m) => m.version <= 3),
-    );
+    const { file, old } = await databaseAtSchema(3);
     const insert = old.prepare(
       `INSERT INTO scans (id, account_id, api_key_id, source, created_at, vehicle, vehicle_folded, position, wear, result, image,
          measurement_mm, measured_at, deleted_at, change_seq) VALUES (?, 'a1', NULL, 'session', ?, ?, ?, NULL, 'good', ?, ?, NULL, NULL, NULL, ?)`,
@@ -179,8 +184,7 @@ describe('SQLite store specifics', () => {
       insert.run(id, i, vehicle, vehicle?.toLowerCase() ?? null, JSON.stringify(plain.result), JSON.stringify(plain.image), i + 1),
     );
     old.close();
-    const store = openSqliteStore({ file });
-    cleanups.push(() => store.close());
+    const store = openForTest({ file });
     const raw = new Database(file, { readonly: true });
     cleanups.push(async () => void raw.close());
     expect(raw.prepare('SELECT id, vehicle_key, changes, edited_at FROM scans ORDER BY id').all()).toEqual([
@@ -196,14 +200,7 @@ describe('SQLite store specifics', () => {
   });
 
   it('before upgrading a database that holds a schema, keeps a copy of it as it was and says where', async () => {
-    const file = await dbFile();
-    const old = new Database(file);
-    migrate(
-      old,
-      file,
-      new ManualClock(),
-      MIGRATIONS.filter((m) => m.version <= 2),
-    );
+    const { file, old } = await databaseAtSchema(2);
     old.prepare("INSERT INTO accounts (id, email, password_hash, created_at, pack_credit) VALUES ('a1', 'a@x.example', 'h', 0, 7)").run();
     old.close();
     const logged: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
@@ -211,8 +208,7 @@ describe('SQLite store specifics', () => {
       info: (fields: Record<string, unknown>, message: string) => void logged.push({ level: 'info', fields, message }),
       warn: (fields: Record<string, unknown>, message: string) => void logged.push({ level: 'warn', fields, message }),
     };
-    const store = openSqliteStore({ file, logger: logger as never });
-    cleanups.push(() => store.close());
+    const store = openForTest({ file, logger: logger as never });
     const backup = `${file}.schema-2.bak`;
     expect(logged).toEqual([
       {
@@ -243,20 +239,12 @@ describe('SQLite store specifics', () => {
     await openSqliteStore({ file: fresh }).close();
     expect(existsSync(`${fresh}.schema-0.bak`)).toBe(false);
 
-    const file = await dbFile();
-    const old = new Database(file);
-    migrate(
-      old,
-      file,
-      new ManualClock(),
-      MIGRATIONS.filter((m) => m.version <= 2),
-    );
+    const { file, old } = await databaseAtSchema(2);
     old.close();
     await mkdir(`${file}.schema-2.bak.tmp`); // in the way: VACUUM INTO cannot write there, rm without recursive cannot remove it
     const warned: string[] = [];
     const logger = { info: () => undefined, warn: (_fields: unknown, message: string) => void warned.push(message) };
-    const store = openSqliteStore({ file, logger: logger as never });
-    cleanups.push(() => store.close());
+    openForTest({ file, logger: logger as never });
     expect(warned).toEqual([expect.stringMatching(/^upgraded the database from schema 2 to \d+; no copy of it as it was could be kept/)]);
     const db = new Database(file, { readonly: true });
     cleanups.push(async () => {
@@ -283,8 +271,7 @@ describe('SQLite store specifics', () => {
 
   it('answers STORAGE_UNAVAILABLE when another connection holds the write lock too long', async () => {
     const file = await dbFile();
-    const store = openSqliteStore({ file, busyTimeoutMs: 30 });
-    cleanups.push(() => store.close());
+    const store = openForTest({ file, busyTimeoutMs: 30 });
     const blocker = new Database(file);
     blocker.exec('BEGIN IMMEDIATE');
     cleanups.push(async () => {
@@ -311,8 +298,7 @@ describe('SQLite store specifics', () => {
     for (const w of workers) w.child.stdin.write('go\n');
     const granted = (await Promise.all(workers.map((w) => w.done))).map((line) => Number(line.split(' ')[1]));
     expect(granted[0]! + granted[1]!).toBe(25);
-    const store = openSqliteStore({ file });
-    cleanups.push(() => store.close());
+    const store = openForTest({ file });
     expect(await store.usage.usage('ip:10.0.0.1', 'day:2026-11-21')).toEqual({ used: 0, held: 25 });
   }, 20_000);
 
@@ -324,8 +310,7 @@ describe('SQLite store specifics', () => {
     });
     const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, sig) => resolve(sig)));
     expect(signal).toBe('SIGKILL');
-    const store = openSqliteStore({ file });
-    cleanups.push(() => store.close());
+    const store = openForTest({ file });
     expect((await store.scans.get('crash-scan'))?.id).toBe('crash-scan');
     expect(await store.usage.usage('ip:10.0.0.9', 'day:2026-11-21')).toEqual({ used: 1, held: 0 });
   }, 20_000);

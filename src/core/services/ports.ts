@@ -4,11 +4,11 @@
  * createCore (src/core/core.ts); tests may pass fakes.
  */
 import type { Account, ApiKeyRecord, Caller, RedeemedLicense, ScanRecord, ScanResult, TirePosition } from '../types.js';
-import type { VerboseExtras, Wear } from '../analysis/analyzer.js';
+import type { VerboseExtras } from '../analysis/analyzer.js';
 import type { AppError } from '../errors.js';
 import type { IdempotencyKey } from './idempotency.js';
 import type { CsvFormat } from './support/csv.js';
-import type { VehiclePage } from '../storage/store.js';
+import type { ScanFilter, VehiclePage } from '../storage/store.js';
 
 /**
  * Values for the X-RateLimit-* headers; limit/remaining null means unlimited (pro).
@@ -85,17 +85,11 @@ export interface AnalyzeResponse {
   headers: Record<string, string>;
 }
 
-export interface ScanQuery {
-  vehicle?: string;
+/** A list query as the caller sends it: the store's filter fields, checked by the service first. */
+export type ScanQuery = Partial<Pick<ScanFilter, 'vehicle' | 'hasVehicle' | 'wear' | 'from' | 'to' | 'cursor' | 'limit'>> & {
   /** Exactly this vehicle: normalised here (vehicleKey), so any spelling of the plate works. */
   vehicleKey?: string;
-  hasVehicle?: boolean;
-  wear?: Wear;
-  from?: Date;
-  to?: Date;
-  cursor?: string;
-  limit?: number;
-}
+};
 
 /** GET /vehicles. */
 export interface VehicleQuery extends Omit<ScanQuery, 'vehicleKey' | 'hasVehicle'> {
