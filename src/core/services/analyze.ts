@@ -15,6 +15,7 @@ import type { Logger } from '../logger.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Reservation, Store } from '../storage/store.js';
 import { TIRE_POSITIONS, type ScanRecord, type ScanResult, type TirePosition } from '../types.js';
+import { VEHICLE_MAX } from '../../shared/contract/common.js';
 import type { AnalysisQueue } from './support/analysis-queue.js';
 import { randomId, sha256Hex } from './support/ids.js';
 import { imageKeys } from './support/image-keys.js';
@@ -33,7 +34,8 @@ export interface AnalyzeDeps {
   logger: Logger;
 }
 
-export const VEHICLE_MAX = 64;
+/** The contract's bound on a vehicle as typed (src/shared/contract/common.ts), for analyze, PATCH and sync alike. */
+export { VEHICLE_MAX };
 
 export function checkVehicle(vehicle: string | null): string | null {
   if (vehicle === null) return null;

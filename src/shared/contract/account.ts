@@ -72,3 +72,5 @@ export type ApiKeyList = Static<typeof ApiKeyList>;
 /** POST /keys body. */
 export const NewKeyBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) });
 export type NewKeyBody = Static<typeof NewKeyBody>;
+/** DELETE /keys/{id}: the key's id. */
+export const KeyParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });

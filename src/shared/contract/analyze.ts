@@ -59,6 +59,11 @@ export type AnalyzeData = Static<typeof AnalyzeData>;
 export const ScanOverlays = Type.Object({ overlays: Overlays, points: Points });
 export type ScanOverlays = Static<typeof ScanOverlays>;
 
+/** POST /analyze/check body (multipart): the frame. */
+export const CaptureCheckForm = Type.Object({
+  image: Type.String({ format: 'binary', description: 'JPEG, PNG or WebP, at most 10 MiB, short side at least 256 px' }),
+});
+
 const Probability = Type.Number({ minimum: 0, maximum: 1 });
 
 /** POST /analyze/check → data: is this frame worth a scan? Nothing stored, nothing charged, no depth. */

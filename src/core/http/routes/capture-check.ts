@@ -5,7 +5,7 @@
  * allowance is not touched). A caller may check CHECKS_PER_MINUTE frames a minute (429 TOO_MANY_ATTEMPTS).
  */
 import type { Readable } from 'node:stream';
-import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { CHECKS_PER_MINUTE } from '../../services/capture-check.js';
@@ -14,7 +14,7 @@ import { anyCaller } from '../auth.js';
 import { multipartError } from '../errors.js';
 import { MAX_IMAGE_BYTES, MULTIPART_LIMITS, registerMultipart } from '../plugins/multipart.js';
 import { guardForm } from '../form-guard.js';
-import { CaptureCheck, replies } from '../schemas.js';
+import { CaptureCheck, CaptureCheckForm, replies } from '../schemas.js';
 
 const MAX_BODY_BYTES = MAX_IMAGE_BYTES + 16 * 1024;
 /** Checks held at once (bodies being received or checked): a live view sends one frame at a time. */
@@ -122,7 +122,7 @@ export const captureCheckRoutes: FastifyPluginAsyncTypebox = async (app) => {
           `At most ${CHECKS_PER_MINUTE} checks a minute per account (or client address without one): beyond, 429 ` +
           'TOO_MANY_ATTEMPTS with Retry-After. Nothing is stored and the allowance is not touched.',
         consumes: ['multipart/form-data'],
-        body: Type.Object({ image: Type.String({ format: 'binary', description: 'JPEG, PNG or WebP, at most 10 MiB, short side at least 256 px' }) }),
+        body: CaptureCheckForm,
         response: replies(CaptureCheck),
       },
     },

@@ -1,7 +1,7 @@
 /** API keys for POS software. Managed with the cookie session only: a key cannot mint or revoke keys. */
-import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { accountCaller } from '../auth.js';
-import { ApiKeyList, CreatedApiKey, Empty, NewKeyBody, replies } from '../schemas.js';
+import { ApiKeyList, CreatedApiKey, Empty, KeyParams, NewKeyBody, replies } from '../schemas.js';
 import { toWireApiKey } from '../wire.js';
 
 export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -44,7 +44,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags,
         summary: 'Revoke an API key',
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) }),
+        params: KeyParams,
         response: replies(Empty),
       },
     },
