@@ -9,6 +9,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from './support/app.js';
 import { dropFiles, focused, photoFile } from './support/drop.js';
+import { sidewaysOverflow } from './support/overflow.js';
 import { waitForResults } from './support/results.js';
 import { startWebcamSession, type WebcamSession } from './support/webcam.js';
 
@@ -336,31 +337,7 @@ describe('counter details in the browser', () => {
     await page.setViewportSize({ width: 320, height: 700 });
     const found: Record<string, { extra: number; out: string[] }> = {};
     try {
-      /** The page's sideways overflow and the elements sticking out past the window's right edge. */
-      const overflow = () =>
-        page.evaluate(() => {
-          // Runs in the page; the Node typings of this file have no DOM.
-          interface El {
-            tagName: string;
-            className: unknown;
-            closest(s: string): unknown;
-            getBoundingClientRect(): { right: number; width: number };
-          }
-          const doc = (
-            globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number }; querySelectorAll(s: string): El[] } }
-          ).document;
-          const width = doc.documentElement.clientWidth;
-          const out = [...doc.querySelectorAll('main *, header *')]
-            .filter(
-              (el) =>
-                !el.closest('table, .table-scroll, .sr-only, .skip-link') &&
-                el.getBoundingClientRect().right > width + 1 &&
-                el.getBoundingClientRect().width > 0,
-            )
-            .slice(0, 5)
-            .map((el) => `${el.tagName.toLowerCase()}.${String(el.className)}`);
-          return { extra: doc.documentElement.scrollWidth - width, out };
-        });
+      const overflow = () => sidewaysOverflow(page);
       for (const [link, heading] of [
         ['Scan', 'Scan tires'],
         ['History', 'History'],

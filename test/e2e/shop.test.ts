@@ -8,6 +8,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from './support/app.js';
 import { launchChromium, openPage } from './support/browser.js';
+import { createFirstAccount } from './support/first-run.js';
 import { saveScreenshot, tirePhotos } from './support/files.js';
 import { waitForResults } from './support/results.js';
 import { heldoutLabels } from '../analysis/helpers.js';
@@ -46,11 +47,7 @@ describe('shop account in the browser', () => {
   });
 
   it('creates the shop account on first run and signs in', async () => {
-    await page.getByRole('heading', { name: 'Welcome to TireWear' }).waitFor();
-    await page.getByLabel('Email').fill('owner@mainstreet-tires.test');
-    await page.getByLabel(/^Password/).fill('correct horse battery');
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.getByRole('heading', { name: 'Scan tires' }).waitFor();
+    await createFirstAccount(page, 'owner@mainstreet-tires.test');
     await expect(page.locator('.who').textContent()).resolves.toBe('owner@mainstreet-tires.test');
   });
 

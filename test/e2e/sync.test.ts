@@ -16,6 +16,7 @@ import { makeScan, randomId } from '../support/store.js';
 import { fakeHub, type FakeHub } from '../sync/fake-hub.js';
 import { startApp, type AppOptions, type RunningApp } from './support/app.js';
 import { launchChromium, openPage } from './support/browser.js';
+import { createFirstAccount } from './support/first-run.js';
 import { saveScreenshot, tirePhotos } from './support/files.js';
 import { waitForResults } from './support/results.js';
 
@@ -100,11 +101,7 @@ describe('desktop sync with the hub in the browser', () => {
   });
 
   it('links the desktop to the hub, explaining a mistyped and a refused key', async () => {
-    await page.getByRole('heading', { name: 'Welcome to TireWear' }).waitFor();
-    await page.getByLabel('Email').fill('owner@mainstreet-tires.test');
-    await page.getByLabel(/^Password/).fill('correct horse battery');
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.getByRole('heading', { name: 'Scan tires' }).waitFor();
+    await createFirstAccount(page, 'owner@mainstreet-tires.test');
 
     await page.getByRole('link', { name: 'Settings' }).click();
     const panel = page.getByRole('region', { name: "Sync with the chain's hub" });
@@ -307,11 +304,7 @@ describe('what the window says when something else answers for the hub, or the h
 
   it('explains a firewall page, keeps the scan waiting, counts a scan the hub refused for good, and sends it again on request', async () => {
     const key = await (await hubOffice(hub.url)).newKey('Main Street');
-    await page.getByRole('heading', { name: 'Welcome to TireWear' }).waitFor();
-    await page.getByLabel('Email').fill('owner@elm-road-tires.test');
-    await page.getByLabel(/^Password/).fill('correct horse battery');
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.getByRole('heading', { name: 'Scan tires' }).waitFor();
+    await createFirstAccount(page, 'owner@elm-road-tires.test');
     await page.getByTestId('file-input').setInputFiles(tirePhotos()[0]!);
     await waitForResults(page, 1);
 

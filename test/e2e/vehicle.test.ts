@@ -19,6 +19,7 @@ import { startApp, type RunningApp } from './support/app.js';
 import { launchChromium, openPage } from './support/browser.js';
 import { dropFiles, focused, photoFile } from './support/drop.js';
 import { saveScreenshot } from './support/files.js';
+import { sidewaysOverflow } from './support/overflow.js';
 import { waitForResults } from './support/results.js';
 import { startWebcamSession, type WebcamSession } from './support/webcam.js';
 
@@ -415,30 +416,7 @@ describe('one vehicle at a time in the browser', () => {
       .click({ timeout: 1000 })
       .catch(() => undefined); // left on by a failed step
     try {
-      const overflow = () =>
-        page.evaluate(() => {
-          // Runs in the page; the Node typings of this file have no DOM.
-          interface El {
-            tagName: string;
-            className: unknown;
-            closest(s: string): unknown;
-            getBoundingClientRect(): { right: number; width: number };
-          }
-          const doc = (
-            globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number }; querySelectorAll(s: string): El[] } }
-          ).document;
-          const width = doc.documentElement.clientWidth;
-          const out = [...doc.querySelectorAll('main *, header *')]
-            .filter(
-              (el) =>
-                !el.closest('table, .table-scroll, .sr-only, .skip-link') &&
-                el.getBoundingClientRect().right > width + 1 &&
-                el.getBoundingClientRect().width > 0,
-            )
-            .slice(0, 5)
-            .map((el) => `${el.tagName.toLowerCase()}.${String(el.className)}`);
-          return { extra: doc.documentElement.scrollWidth - width, out };
-        });
+      const overflow = () => sidewaysOverflow(page);
       const found: Record<string, unknown> = {};
       await page.getByRole('link', { name: 'Scan', exact: true }).click();
       await page.getByRole('button', { name: 'Use webcam' }).click();
