@@ -12,7 +12,7 @@ import { AppError, isAppError } from '../errors.js';
 import { extensionFor, inspectImage } from '../images/inspect.js';
 import { imageKeys } from '../services/support/image-keys.js';
 import { randomId, sha256Hex } from '../services/support/ids.js';
-import { otherLiveShop } from '../services/scans.js';
+import { otherLiveShop } from '../services/scan-access.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Store } from '../storage/store.js';
 import type { ScanRecord } from '../types.js';

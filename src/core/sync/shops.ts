@@ -5,7 +5,7 @@
  */
 import type { WireShop } from '../../shared/api.js';
 import { AppError } from '../errors.js';
-import { presentScan } from '../services/scans.js';
+import { presentScan } from '../services/scan-access.js';
 import type { Store } from '../storage/store.js';
 import type { ApiKeyRecord, ScanRecord } from '../types.js';
 

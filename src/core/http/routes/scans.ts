@@ -7,7 +7,8 @@ import { TypeBoxValidatorCompiler, type FastifyPluginAsyncTypebox, type TSchema 
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { ScanQuery } from '../../services/ports.js';
-import { MEASUREMENT_RULE, OVERLAYS_PER_MINUTE, checkMeasurement, checkPatch } from '../../services/scans.js';
+import { MEASUREMENT_RULE, checkMeasurement, checkPatch } from '../../services/scan-checks.js';
+import { OVERLAYS_PER_MINUTE } from '../../services/scans.js';
 import { accountCaller, anyCaller } from '../auth.js';
 import {
   Empty,
