@@ -1,9 +1,12 @@
 /**
- * Multipart parsing for POST /analyze only (registered in that route's scope, so no
- * other route accepts a form). Limits are enforced by busboy while the body streams.
+ * Multipart parsing for POST /analyze and the capture check only (registered in each route's
+ * scope, so no other route accepts a form), and the reading of their one image file. Limits are
+ * enforced by busboy while the body streams.
  */
+import type { Readable } from 'node:stream';
 import fastifyMultipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../errors.js';
 
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 
@@ -31,4 +34,25 @@ function isPartAFile(fieldName: string | undefined, contentType: string | undefi
 
 export async function registerMultipart(app: FastifyInstance): Promise<void> {
   await app.register(fastifyMultipart, { limits: MULTIPART_LIMITS, throwFileSizeLimit: true, isPartAFile });
+}
+
+/** 413 for an image over MAX_IMAGE_BYTES; the connection is closed, as the rest of the body is not read. */
+export const imageTooLarge = () =>
+  new AppError('FILE_TOO_LARGE', 'The image is larger than 10 MiB (10,485,760 bytes)', {
+    headers: { connection: 'close' },
+  });
+
+/** Collects an uploaded file, failing (imageTooLarge) as soon as busboy reports the size limit. */
+export function readUploadedFile(file: Readable): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    file.on('data', (chunk: Buffer) => chunks.push(chunk));
+    file.once('limit', () => {
+      chunks.length = 0;
+      reject(imageTooLarge());
+      file.destroy();
+    });
+    file.once('end', () => resolve(Buffer.concat(chunks)));
+    file.once('error', reject);
+  });
 }

@@ -3,7 +3,6 @@
  * 10 MiB is refused the moment its 10,485,761st byte arrives, so at most 10 MiB of it is
  * ever held. What the bytes are (415/422) is decided by the scan service, by content.
  */
-import type { Readable } from 'node:stream';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
@@ -12,7 +11,7 @@ import { IdempotencyKey } from '../../services/idempotency.js';
 import { TIRE_POSITIONS, type Caller, type TirePosition } from '../../types.js';
 import { anyCaller, timesSent } from '../auth.js';
 import { multipartError, toErrorReply } from '../errors.js';
-import { MAX_IMAGE_BYTES, MULTIPART_LIMITS, TEXT_FIELDS, registerMultipart } from '../plugins/multipart.js';
+import { imageTooLarge, MAX_IMAGE_BYTES, MULTIPART_LIMITS, TEXT_FIELDS, registerMultipart, readUploadedFile } from '../plugins/multipart.js';
 import { guardForm } from '../form-guard.js';
 import { AnalyzeData, analyzeReplies } from '../schemas.js';
 import { withRateLimitHeaders } from '../rate-limit-headers.js';
@@ -21,11 +20,6 @@ import { watchUpload } from '../upload-watch.js';
 
 /** The image plus ten short fields and multipart framing. */
 const MAX_BODY_BYTES = MAX_IMAGE_BYTES + 64 * 1024;
-
-const tooLarge = () =>
-  new AppError('FILE_TOO_LARGE', 'The image is larger than 10 MiB (10,485,760 bytes)', {
-    headers: { connection: 'close' },
-  });
 
 interface Upload {
   image: Buffer;
@@ -44,22 +38,7 @@ function screenRequest(request: FastifyRequest): void {
   if (!/^multipart\/form-data\b/i.test(request.headers['content-type'] ?? '')) {
     throw new AppError('VALIDATION_ERROR', 'Send the image as multipart/form-data with the file in the field "image"');
   }
-  if (Number(request.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge();
-}
-
-/** Collects the file, failing as soon as busboy reports the size limit. */
-function readImage(file: Readable): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    file.on('data', (chunk: Buffer) => chunks.push(chunk));
-    file.once('limit', () => {
-      chunks.length = 0;
-      reject(tooLarge());
-      file.destroy();
-    });
-    file.once('end', () => resolve(Buffer.concat(chunks)));
-    file.once('error', reject);
-  });
+  if (Number(request.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw imageTooLarge();
 }
 
 async function readParts(request: FastifyRequest): Promise<{ image: Buffer | null; fields: Map<string, string> }> {
@@ -79,7 +58,7 @@ async function readParts(request: FastifyRequest): Promise<{ image: Buffer | nul
               : `Unexpected file in field "${name}"; send the image in "image"`,
         );
       }
-      image = await readImage(part.file);
+      image = await readUploadedFile(part.file);
       continue;
     }
     const name = part.fieldname;

@@ -4,7 +4,6 @@
  * light; no depth is read, nothing is stored and nothing is charged (no X-RateLimit-*: the
  * allowance is not touched). A caller may check CHECKS_PER_MINUTE frames a minute (429 TOO_MANY_ATTEMPTS).
  */
-import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
@@ -12,7 +11,7 @@ import { CHECKS_PER_MINUTE } from '../../services/capture-check.js';
 import { meteringAddress } from '../../services/support/client-ip.js';
 import { anyCaller } from '../auth.js';
 import { multipartError } from '../errors.js';
-import { MAX_IMAGE_BYTES, MULTIPART_LIMITS, registerMultipart } from '../plugins/multipart.js';
+import { imageTooLarge, MAX_IMAGE_BYTES, MULTIPART_LIMITS, registerMultipart, readUploadedFile } from '../plugins/multipart.js';
 import { guardForm } from '../form-guard.js';
 import { CaptureCheck, CaptureCheckForm, replies } from '../schemas.js';
 
@@ -50,8 +49,6 @@ function inFlight(): (who: string) => () => void {
   };
 }
 
-const tooLarge = () => new AppError('FILE_TOO_LARGE', 'The image is larger than 10 MiB (10,485,760 bytes)', { headers: { connection: 'close' } });
-
 function screenRequest(request: FastifyRequest): void {
   const [name] = Object.keys(request.query ?? {});
   if (name !== undefined) {
@@ -60,21 +57,7 @@ function screenRequest(request: FastifyRequest): void {
   if (!/^multipart\/form-data\b/i.test(request.headers['content-type'] ?? '')) {
     throw new AppError('VALIDATION_ERROR', 'Send the image as multipart/form-data with the file in the field "image"');
   }
-  if (Number(request.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge();
-}
-
-function readFile(file: Readable): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    file.on('data', (chunk: Buffer) => chunks.push(chunk));
-    file.once('limit', () => {
-      chunks.length = 0;
-      reject(tooLarge());
-      file.destroy();
-    });
-    file.once('end', () => resolve(Buffer.concat(chunks)));
-    file.once('error', reject);
-  });
+  if (Number(request.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw imageTooLarge();
 }
 
 /** The one `image` file; any other part (a field, another file) is refused by name. */
@@ -82,7 +65,7 @@ async function readImage(request: FastifyRequest): Promise<Buffer> {
   let image: Buffer | null = null;
   for await (const part of request.parts()) {
     if (part.type === 'file' && part.fieldname === 'image' && image === null) {
-      image = await readFile(part.file);
+      image = await readUploadedFile(part.file);
       continue;
     }
     if (part.type === 'file') part.file.resume();
