@@ -75,6 +75,15 @@ def platt(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return float(r.x[0]), float(r.x[1])
 
 
+def worn_logit(p: np.ndarray) -> np.ndarray:
+    """The head's own worn logit (pred.npz column 6, since 2026-11-28b: what the app maps), or the
+    logit of its probability for older runs (saturated: P = 1 exactly above a logit of ≈ 17)."""
+    if p.shape[1] > 6:
+        return p[:, 6].astype(np.float64)
+    pw = np.clip(p[:, 3], 1e-6, 1 - 1e-6)
+    return np.log(pw / (1 - pw))
+
+
 def sha256(path: str) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -87,8 +96,7 @@ def constants(z: dict) -> tuple[dict, dict]:
     real = plain & (z["setname"] != "renders") & (z["setname"] != "michelin-twi")
     p = z["pred"]
     worn = real & (z["worn"] >= 0)
-    pw = np.clip(p[worn, 3], 1e-6, 1 - 1e-6)
-    a, b = platt(np.log(pw / (1 - pw)), z["worn"][worn].astype(float))
+    a, b = platt(worn_logit(p)[worn], z["worn"][worn].astype(float))
     tread = real & (z["scene"] == 0)
     negatives = real & (z["scene"] == 2)
     unreadable = real & (z["scene"] == 1)
@@ -127,9 +135,8 @@ def oof_table(z: dict, cal: dict) -> str:
     plain = (z["view"] == 0) & ~z["degraded"] & ~np.isnan(z["pred"][:, 0])
     p = z["pred"]
     said = np.where(p[:, 2] >= cal["noTire"], 2, np.where(p[:, 1] >= cal["notVisible"], 1, 0))
-    pw = np.clip(p[:, 3], 1e-6, 1 - 1e-6)
     a, b = cal["wornPlatt"]["a"], cal["wornPlatt"]["b"]
-    worn_said = 1 / (1 + np.exp(-(a * np.log(pw / (1 - pw)) + b))) > 0.5
+    worn_said = 1 / (1 + np.exp(-(a * worn_logit(p) + b))) > 0.5
     rng = np.random.default_rng(1)
     rows = ["| set (out of fold) | photos | answered | refused: no tire | refused: tread not visible | worn vs usable (95 % CI) |",
             "| --- | --- | --- | --- | --- | --- |"]
@@ -174,7 +181,7 @@ def write_models(folder: str, base_dir: str, base: dict, scene_onnx: str, cal: d
         "sha256": sha256(os.path.join(folder, "scene.onnx")),
         "bytes": os.path.getsize(os.path.join(folder, "scene.onnx")),
         "inputs": {"input": [None, 3, 160, 160]},
-        "outputs": {"scene": [None, 3], "worn": [None], "depth": [None], "sigma": [None]},
+        "outputs": {"scene": [None, 3], "worn": [None], "depth": [None], "sigma": [None], "worn_logit": [None]},
     }
     m["calibration"]["scene"] = cal
     m["trainedOn"] = trained_on
