@@ -1,7 +1,7 @@
 /** One photo in the scan queue: progress while it uploads, then its result or its error. */
 import type { WireScan } from '../../../shared/api';
 import { ApiError } from '../api/client';
-import { canRetry, type QueueItem } from '../hooks/useScanQueue';
+import { canRetry, type QueueItem } from '../lib/queueItems';
 import { CaptureGuide, GUIDED_CODES } from './CaptureGuide';
 import { POSITION_LABEL } from '../lib/format';
 import { ErrorMessage } from './ErrorMessage';

@@ -6,7 +6,7 @@
  */
 import { useId, type DragEvent, type ReactNode } from 'react';
 import type { WirePosition } from '../../../shared/api';
-import { canRetry, type QueueItem } from '../hooks/useScanQueue';
+import { canRetry, type QueueItem } from '../lib/queueItems';
 import { useSession } from '../hooks/useSession';
 import { cornerPhotos, refusedAt } from '../lib/corners';
 import { POSITIONS, POSITION_LABEL, formatIn } from '../lib/format';

@@ -10,81 +10,9 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import type { WirePosition, WireScan } from '../../../shared/api';
 import { reportPendingWork } from '../lib/pendingWork';
 import { answeredForDeletedScan } from '../lib/retry';
-import { ApiError, MAX_UPLOAD_BYTES, analyze, api, rateLimitFrom, type RateLimitInfo, type ScanCorrection } from '../api/client';
-import { fromAnalysis, type ScanView } from '../lib/scanView';
-
-/** `held`: waits for the shop to sign in again. */
-export type QueueStatus = 'queued' | 'held' | 'uploading' | 'analyzing' | 'done' | 'failed';
-
-/** Statuses of a photo not yet analysed: closing the window would lose it. */
-const WAITING: ReadonlySet<QueueStatus> = new Set(['queued', 'held', 'uploading', 'analyzing']);
-
-export interface QueueItem {
-  id: number;
-  name: string;
-  file: File;
-  /** Object URL of the photo; empty for a file that is not an image (nothing to show). */
-  localUrl: string;
-  vehicle: string;
-  /** The vehicle at the counter it was taken for (the Scan page's visit number). */
-  visit: number;
-  /** The corner it stands for; a done scan whose server position differs is corrected (PATCH) to it. */
-  position: WirePosition | '';
-  idempotencyKey: string;
-  status: QueueStatus;
-  progress: number;
-  view: ScanView | null;
-  error: unknown;
-  /** The upload that failed was sent signed in (false: as the demo, e.g. at the demo's daily limit). */
-  failedSignedIn: boolean;
-  /** A move to another corner (or a new plate) is being saved on the server. */
-  moving: boolean;
-  /** Why the last move or plate change could not be saved (the photo is back as the server has it). */
-  moveError: unknown;
-}
-
-export interface NewPhoto {
-  file: File;
-  position: WirePosition | '';
-}
-
-/** Failures a second upload of the same file cannot mend: the card offers only "Remove". */
-const PERMANENT = new Set([
-  'FILE_TOO_LARGE',
-  'UNSUPPORTED_MEDIA_TYPE',
-  'IMAGE_UNREADABLE',
-  'IMAGE_TOO_SMALL',
-  'IMAGE_TOO_LARGE',
-  'NO_TIRE_DETECTED',
-  'TREAD_NOT_VISIBLE',
-  'VALIDATION_ERROR',
-  'IDEMPOTENCY_KEY_REUSED',
-]);
-
-export function canRetry(item: Pick<QueueItem, 'error'>): boolean {
-  // a 408 (the upload stalled on the network) carries VALIDATION_ERROR but a second try can work
-  return !(item.error instanceof ApiError && PERMANENT.has(item.error.code) && item.error.status !== 408);
-}
-
-function randomKey(): string {
-  // getRandomValues works on plain-http LAN addresses too, where randomUUID is unavailable.
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return `ui-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
-}
-
-/** A file that is declared as something other than an image (a PDF, a document). Undeclared types go to the server, which reads the bytes. */
-function notAnImage(file: File): boolean {
-  return file.type !== '' && !file.type.startsWith('image/');
-}
-
-/** What the app can tell before uploading: not a photo at all, or too big. */
-export function refusedLocally(file: File): ApiError | null {
-  const name = file.name || 'This file';
-  if (notAnImage(file)) return new ApiError('UNSUPPORTED_MEDIA_TYPE', `${name} is not a photo.`, 415);
-  if (file.size <= MAX_UPLOAD_BYTES) return null;
-  const mb = (file.size / 1024 / 1024).toFixed(1);
-  return new ApiError('FILE_TOO_LARGE', `${file.name || 'This photo'} is ${mb} MB; photos can be at most 10 MB.`, 413);
-}
+import { ApiError, analyze, api, rateLimitFrom, type RateLimitInfo, type ScanCorrection } from '../api/client';
+import { canRetry, holdsCorner, notAnImage, randomKey, refusedLocally, WAITING, type NewPhoto, type QueueItem } from '../lib/queueItems';
+import { fromAnalysis } from '../lib/scanView';
 
 export interface ScanQueueOptions {
   /** After each successful analysis (e.g. re-read the account's allowance). */
@@ -95,11 +23,6 @@ export interface ScanQueueOptions {
   confirmSession: () => Promise<boolean>;
   /** The server refused the session during an upload. */
   onSessionEnded: () => void;
-}
-
-/** The newest photo of its vehicle on its corner: the one that stands for it (an older one was retaken). */
-function holdsCorner(all: QueueItem[], item: QueueItem): boolean {
-  return !all.some((other) => other.id > item.id && other.visit === item.visit && other.position === item.position && canRetry(other));
 }
 
 export function useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEnded }: ScanQueueOptions) {
