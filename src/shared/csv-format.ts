@@ -1,4 +1,4 @@
-import type { CsvFormat } from './contract/queries.js';
+import type { CsvFormat } from './contract/limits.js';
 
 /**
  * The CSV dialect the counter asks the export for (core/services/support/csv.ts): `excel-semicolon` where

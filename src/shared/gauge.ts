@@ -3,10 +3,11 @@
  * readings in mm only (a JSON number, at most 2 decimals: PUT /scans/:id/measurement and
  * PATCH /scans/:id); this turns what a person types into that number, the same way on every screen.
  */
+import { MAX_MEASUREMENT_MM } from './contract/limits.js';
 import { MM_PER_32ND } from './units.js';
 
-/** As the server's rule (MAX_TREAD_DEPTH_MM): a deeper reading is a unit mistake. */
-export const GAUGE_MAX_MM = 30;
+/** The server's bound (the contract's MAX_MEASUREMENT_MM): a deeper reading is a unit mistake. */
+export const GAUGE_MAX_MM = MAX_MEASUREMENT_MM;
 
 export type GaugeParse = { ok: true; mm: number } | { ok: false; reason: string };
 

@@ -14,6 +14,7 @@ import type { ScanChange as CoreScanChange, TirePosition as CoreTirePosition } f
 import { toSyncScan, type SyncScan } from '../../src/core/sync/wire.js';
 import { MAX_MEASUREMENT_MM as SERVICE_MAX_MEASUREMENT_MM } from '../../src/core/services/scans.js';
 import type * as api from '../../src/shared/api.js';
+import { GAUGE_MAX_MM } from '../../src/shared/gauge.js';
 import {
   ERROR_CODES,
   ERROR_STATUS,
@@ -77,9 +78,10 @@ describe('types are the schemas', () => {
 });
 
 describe('one gauge bound (docs/API.md §9, item 9)', () => {
-  it('PUT /measurement, PATCH, the scan service and the sync wire take the same 30 mm', () => {
+  it('PUT /measurement, PATCH, the scan service, the sync wire and the counter take the same 30 mm', () => {
     expect(MAX_MEASUREMENT_MM).toBe(30);
     expect(SERVICE_MAX_MEASUREMENT_MM).toBe(MAX_MEASUREMENT_MM);
+    expect(GAUGE_MAX_MM, "the counter's gauge input").toBe(MAX_MEASUREMENT_MM);
     const wire = toSyncScan(makeScan({ id: randomId() }));
     for (const [mm, ok] of [
       [MAX_MEASUREMENT_MM, true],

@@ -15,7 +15,7 @@ import type { Logger } from '../logger.js';
 import type { ImageStore } from '../storage/images.js';
 import type { Reservation, Store } from '../storage/store.js';
 import { TIRE_POSITIONS, type ScanRecord, type ScanResult, type TirePosition } from '../types.js';
-import { VEHICLE_MAX } from '../../shared/contract/common.js';
+import { VEHICLE_MAX } from '../../shared/contract/limits.js';
 import type { AnalysisQueue } from './support/analysis-queue.js';
 import { randomId, sha256Hex } from './support/ids.js';
 import { imageKeys } from './support/image-keys.js';

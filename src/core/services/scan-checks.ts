@@ -1,7 +1,6 @@
 /** The checks of what callers send the scan service: gauge readings, corrections, list filters and page sizes. */
 import { WEAR_CLASSES } from '../analysis/analyzer.js';
-import { MAX_MEASUREMENT_MM } from '../../shared/contract/common.js';
-import { DEFAULT_PAGE, MAX_PAGE } from '../../shared/contract/queries.js';
+import { DEFAULT_PAGE, MAX_MEASUREMENT_MM, MAX_PAGE } from '../../shared/contract/limits.js';
 import { vehicleKey } from '../../shared/vehicle.js';
 import { AppError } from '../errors.js';
 import { inDateRange } from '../storage/cursor.js';

@@ -3,7 +3,7 @@
  * CSV export. Who may see and change a scan: scan-access.ts; what callers send is checked by
  * scan-checks.ts; overlays: scan-overlays.ts.
  */
-import { MAX_MEASUREMENT_MM } from '../../shared/contract/common.js';
+import { MAX_MEASUREMENT_MM } from '../../shared/contract/limits.js';
 import {
   DEFAULT_PAGE,
   DEFAULT_SCANS_PER_VEHICLE,
@@ -11,7 +11,7 @@ import {
   MAX_PAGE,
   MAX_SCANS_PER_VEHICLE,
   MAX_VEHICLE_PAGE,
-} from '../../shared/contract/queries.js';
+} from '../../shared/contract/limits.js';
 import type { ScanFilter } from '../storage/store.js';
 import type { Caller, ScanChangeVia } from '../types.js';
 import { analyzeScan, type AnalyzeDeps } from './analyze.js';

@@ -1,6 +1,7 @@
 /** Accounts, sign-in, plans and licenses, API keys: /auth, /account, /licenses, /keys. */
 import { Type, type Static } from '@sinclair/typebox';
 import { IsoDate, nullable } from './common.js';
+import { KEY_NAME_MAX } from './limits.js';
 
 /** POST /auth/login body. */
 export const Credentials = Type.Object({
@@ -70,7 +71,7 @@ export type CreatedApiKey = Static<typeof CreatedApiKey>;
 export const ApiKeyList = Type.Object({ items: Type.Array(WireApiKey) });
 export type ApiKeyList = Static<typeof ApiKeyList>;
 /** POST /keys body. */
-export const NewKeyBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) });
+export const NewKeyBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: KEY_NAME_MAX }) });
 export type NewKeyBody = Static<typeof NewKeyBody>;
 /** DELETE /keys/{id}: the key's id. */
 export const KeyParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });

@@ -1,5 +1,5 @@
 /**
- * Building blocks of the contract (src/shared/contract/): the small schemas and limits every area
+ * Building blocks of the contract (src/shared/contract/): the small schemas and lists every area
  * uses. The contract is the one source of the /api/v1 wire shapes: the server validates and
  * serializes with these schemas and documents them in OpenAPI, and every TypeScript type of the
  * wire is `Static<>` of its schema, in core and renderer alike. Nothing here imports Node.
@@ -20,14 +20,6 @@ export const SCAN_CHANGE_VIAS = ['session', 'key', 'anonymous', 'sync'] as const
 export type ScanChangeVia = (typeof SCAN_CHANGE_VIAS)[number];
 /** A scan keeps its newest corrections up to this many (a typo fixed back and forth cannot grow it without end). */
 export const SCAN_CHANGES_KEPT = 50;
-
-/**
- * The deepest gauge reading taken, in mm, by PUT /measurement, PATCH and the sync wire alike
- * (docs/API.md §9, item 9): no passenger or light-truck tread is deeper.
- */
-export const MAX_MEASUREMENT_MM = 30;
-/** A vehicle (plate) as typed: at most this many printable characters. */
-export const VEHICLE_MAX = 64;
 
 export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 /** A request field of one of these values exactly (a response field is looseEnum). */

@@ -4,6 +4,7 @@
  * serializes and documents (OpenAPI) with these schemas; every wire type, in core and renderer
  * alike, is `Static<>` of one of them. Split by area; this file only gathers them.
  */
+export * from './limits.js';
 export * from './common.js';
 export * from './errors.js';
 export * from './analyze.js';

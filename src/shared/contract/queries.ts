@@ -5,18 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { WearSchema } from './common.js';
-
-export const DEFAULT_PAGE = 20;
-export const MAX_PAGE = 100;
-/** GET /vehicles: groups a page, and the newest scans given with each. */
-export const DEFAULT_VEHICLE_PAGE = 20;
-export const MAX_VEHICLE_PAGE = 50;
-export const DEFAULT_SCANS_PER_VEHICLE = 8;
-export const MAX_SCANS_PER_VEHICLE = 20;
-
-/** The dialects of the CSV export (src/core/services/support/csv.ts writes them). */
-export const CSV_FORMATS = ['csv', 'excel', 'excel-semicolon'] as const;
-export type CsvFormat = (typeof CSV_FORMATS)[number];
+import { CSV_FORMATS, DEFAULT_PAGE, DEFAULT_SCANS_PER_VEHICLE, DEFAULT_VEHICLE_PAGE, MAX_PAGE, MAX_SCANS_PER_VEHICLE, MAX_VEHICLE_PAGE } from './limits.js';
 
 const DATE_FILTER = 'Inclusive: YYYY-MM-DD (a whole UTC day) or an ISO 8601 date-time, e.g. 2026-11-24T08:00:00Z; without an offset the time is UTC';
 const Filter = {

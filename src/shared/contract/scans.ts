@@ -1,17 +1,8 @@
 /** The stored scans: GET /scans, /scans/:id, /vehicles, and the corrections (PATCH, PUT /measurement). */
 import { Type, type Static } from '@sinclair/typebox';
 import { WireResult, WireWearSchema } from './analyze.js';
-import {
-  IsoDate,
-  MAX_MEASUREMENT_MM,
-  SCAN_CHANGE_FIELDS,
-  SCAN_CHANGE_VIAS,
-  TIRE_POSITIONS,
-  VEHICLE_MAX,
-  looseEnum,
-  nullable,
-  type TirePosition,
-} from './common.js';
+import { IsoDate, SCAN_CHANGE_FIELDS, SCAN_CHANGE_VIAS, TIRE_POSITIONS, looseEnum, nullable, type TirePosition } from './common.js';
+import { MAX_MEASUREMENT_MM, VEHICLE_MAX } from './limits.js';
 
 export const WireScanBase = Type.Object({
   scanId: Type.String(),

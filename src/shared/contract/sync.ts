@@ -3,17 +3,8 @@
  * chain's scans and shops as a hub lists them, and the desk's link and status.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import {
-  MAX_MEASUREMENT_MM,
-  SCAN_CHANGES_KEPT,
-  SCAN_CHANGE_FIELDS,
-  SCAN_CHANGE_VIAS,
-  TIRE_POSITIONS,
-  VEHICLE_MAX,
-  WEAR_CLASSES,
-  literals,
-  nullable,
-} from './common.js';
+import { SCAN_CHANGES_KEPT, SCAN_CHANGE_FIELDS, SCAN_CHANGE_VIAS, TIRE_POSITIONS, WEAR_CLASSES, literals, nullable } from './common.js';
+import { MAX_MEASUREMENT_MM, VEHICLE_MAX } from './limits.js';
 import { WireResult } from './analyze.js';
 import { ScanAdditions, WireScanBase } from './scans.js';
 

@@ -4,7 +4,7 @@
  * gets a leading apostrophe so it is shown as text, never run as a formula.
  */
 import type { ScanRecord } from '../../types.js';
-import { CSV_FORMATS, type CsvFormat } from '../../../shared/contract/queries.js';
+import { CSV_FORMATS, type CsvFormat } from '../../../shared/contract/limits.js';
 
 /**
  * The depth a scan stands for: the gauge reading where there is one, else the estimate (the

@@ -4,6 +4,7 @@
  */
 import { useEffect, useId, useRef, useState, type SubmitEvent } from 'react';
 import type { WirePosition, WireScan } from '../../../shared/api';
+import { VEHICLE_MAX } from '../../../shared/contract/limits';
 import { api, type ScanCorrection } from '../api/client';
 import { POSITIONS, POSITION_LABEL } from '../lib/format';
 import { BusyButton } from './BusyButton';
@@ -94,7 +95,7 @@ export function CorrectionForm({ scanId, vehicle, position, onCorrected }: Props
           <div className="field">
             <label htmlFor={ids.plate}>Plate of this scan</label>
             {/* the field to correct takes the focus: the form opened for it */}
-            <input id={ids.plate} value={plate} maxLength={64} autoComplete="off" autoFocus onChange={(e) => setPlate(e.target.value)} />
+            <input id={ids.plate} value={plate} maxLength={VEHICLE_MAX} autoComplete="off" autoFocus onChange={(e) => setPlate(e.target.value)} />
           </div>
           <div className="field">
             <label htmlFor={ids.position}>Position of this tire</label>

@@ -5,6 +5,7 @@
  */
 import { useCallback, useEffect, useId, useRef, useState, type SubmitEvent } from 'react';
 import type { VehicleGroup, WireScan, WireWear } from '../../../shared/api';
+import { MAX_PAGE, MAX_VEHICLE_PAGE } from '../../../shared/contract/limits';
 import { api, type ScanFilter } from '../api/client';
 import { ErrorMessage } from '../components/ErrorMessage';
 import { HubScanList } from '../components/HubScanList';
@@ -16,8 +17,6 @@ import { recallHistory, rememberHistory } from '../lib/historyMemory';
 import { BusyButton } from '../components/BusyButton';
 
 const PAGE = 20;
-/** The server's largest page (MAX_PAGE): coming back re-reads the pages already loaded in one request. */
-const MAX_PAGE = 100;
 const EMPTY: ScanFilter = { vehicle: '', wear: '', from: '', to: '' };
 
 export function HistoryPage() {
@@ -93,8 +92,9 @@ function ShopScans() {
   }, []);
 
   useEffect(() => {
-    // Back from a scan: read again as many vehicles as were loaded (one was perhaps deleted), then focus the scan opened.
-    const size = back && filter === back.filter ? Math.min(MAX_PAGE, Math.max(PAGE, back.groups.length)) : PAGE;
+    // Back from a scan: read again as many vehicles as were loaded (one was perhaps deleted), up to
+    // the server's largest page of vehicles, then focus the scan opened.
+    const size = back && filter === back.filter ? Math.min(MAX_VEHICLE_PAGE, Math.max(PAGE, back.groups.length)) : PAGE;
     void load(filter, null, size).then((loaded) => {
       const id = opened.current;
       opened.current = null;

@@ -1,6 +1,7 @@
 /** API keys for the shop's POS: create (secret shown once), list, revoke; a ready curl example. */
 import { useCallback, useEffect, useId, useRef, useState, type SubmitEvent } from 'react';
 import type { ConnectionInfo, CreatedApiKey, WireApiKey } from '../../../shared/api';
+import { KEY_NAME_MAX } from '../../../shared/contract/limits';
 import { api } from '../api/client';
 import { CopyButton } from '../components/CopyButton';
 import { ErrorMessage } from '../components/ErrorMessage';
@@ -107,7 +108,7 @@ export function KeysPage() {
       <form className="panel" onSubmit={create}>
         <label htmlFor={nameId}>Name of the new key (e.g. the POS it is for)</label>
         <div className="row">
-          <input ref={nameInput} id={nameId} value={name} maxLength={64} onChange={(e) => setName(e.target.value)} placeholder="Front desk POS" />
+          <input ref={nameInput} id={nameId} value={name} maxLength={KEY_NAME_MAX} onChange={(e) => setName(e.target.value)} placeholder="Front desk POS" />
           <BusyButton type="submit" busy={busy}>
             Create key
           </BusyButton>

@@ -4,6 +4,7 @@
  */
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { AccountData, WirePosition } from '../../../shared/api';
+import { VEHICLE_MAX } from '../../../shared/contract/limits';
 import type { RateLimitInfo } from '../api/client';
 import { CameraCapture } from '../components/CameraCapture';
 import { DropZone } from '../components/DropZone';
@@ -210,7 +211,7 @@ export function ScanPage({ active, onReport }: Props) {
             id={vehicleId}
             ref={plateInput}
             value={vehicle}
-            maxLength={64}
+            maxLength={VEHICLE_MAX}
             onChange={(e) => setVehicle(e.target.value)}
             placeholder="e.g. AB-123-CD"
             autoComplete="off"
