@@ -8,6 +8,7 @@
  */
 
 import type { WireAnalysis } from '../../shared/api.js';
+import { MAX_MEASUREMENT_MM } from '../../shared/contract/limits.js';
 
 export { WEAR_CLASSES, wearForDepth, type Wear } from '../../shared/units.js';
 
@@ -18,8 +19,11 @@ export function treadHealthIndex(depthMm: number): number {
 
 export { MM_PER_32ND } from '../../shared/units.js';
 
-/** Deeper than any passenger or light-truck tread, new (TIRES.md): a larger reading is a unit mistake. */
-export const MAX_TREAD_DEPTH_MM = 30;
+/**
+ * Deeper than any passenger or light-truck tread, new (TIRES.md): a larger reading is a unit
+ * mistake. The same bound as the gauge readings the API takes (the contract's one limit).
+ */
+export const MAX_TREAD_DEPTH_MM = MAX_MEASUREMENT_MM;
 
 /** A located feature, in the uploaded image's pixel coordinates (EXIF orientation applied). */
 export interface AnalysisPoint {
