@@ -63,6 +63,10 @@ export default defineConfig(
       // `return promise` inside try/catch skips the catch and the finally's timing: await it there.
       '@typescript-eslint/return-await': ['error', 'in-try-catch'],
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+      // A deprecated API is one a library update removes: replaced where it is used (React 19's
+      // FormEvent, TypeBox's Ref(schema), vitest's toThrowError and toMatchTypeOf), or kept on its line
+      // with the reason (beforeunload's returnValue, which older Chromium still needs).
+      '@typescript-eslint/no-deprecated': 'error',
       // The code base imports types with `import type` (isolatedModules); keep it so.
       '@typescript-eslint/consistent-type-imports': ['error', { disallowTypeAnnotations: false }],
       // Numbers, booleans, null, URLSearchParams in a template literal read as a person expects.

@@ -16,12 +16,18 @@ export * from '../../shared/contract/index.js';
  */
 export const ALWAYS_SENT = 'x-always-sent';
 
+/**
+ * The error envelope by reference ($ref to its $id, as the OpenAPI document lists it once), with the
+ * headers a refusal carries; its type stays the envelope's (TypeBox 0.34 refs by id, untyped).
+ */
+export const envelopeRef = (options: { headers: Record<string, TSchema> }) => Type.Unsafe<ErrorEnvelope>(Type.Ref(ErrorEnvelope.$id!, options));
+
 const RETRY_AFTER = Type.String({ description: 'Seconds to wait: on 429 until the window resets, on 503 and 409 a short back-off' });
 
 /** Every route's failures: the envelope; a 429 (sign-in and registration limits) and a 503 carry Retry-After. */
 const errors = {
-  '4xx': Type.Ref(ErrorEnvelope, { headers: { 'Retry-After': RETRY_AFTER } }),
-  '5xx': Type.Ref(ErrorEnvelope, { headers: { 'Retry-After': RETRY_AFTER } }),
+  '4xx': envelopeRef({ headers: { 'Retry-After': RETRY_AFTER } }),
+  '5xx': envelopeRef({ headers: { 'Retry-After': RETRY_AFTER } }),
 };
 
 const rateLimitHeader = (description: string, always: boolean) => Type.String({ description, ...(always ? { [ALWAYS_SENT]: true } : {}) });
@@ -48,8 +54,8 @@ export function analyzeReplies<T extends TSchema>(data: T) {
         'Idempotent-Replayed': Type.String({ description: '"true" when this is the stored answer of an earlier request with the same Idempotency-Key' }),
       },
     },
-    '4xx': Type.Ref(ErrorEnvelope, { headers: { ...rateLimitHeaders(false), 'Retry-After': RETRY_AFTER } }),
-    '5xx': Type.Ref(ErrorEnvelope, { headers: { ...rateLimitHeaders(false), 'Retry-After': RETRY_AFTER } }),
+    '4xx': envelopeRef({ headers: { ...rateLimitHeaders(false), 'Retry-After': RETRY_AFTER } }),
+    '5xx': envelopeRef({ headers: { ...rateLimitHeaders(false), 'Retry-After': RETRY_AFTER } }),
   };
 }
 

@@ -28,7 +28,7 @@ import { multipartError } from '../errors.js';
 import { MAX_IMAGE_BYTES } from '../plugins/multipart.js';
 import {
   ChainPageQuery,
-  ErrorEnvelope,
+  envelopeRef,
   HubImageQuery,
   HubScanList,
   HubShopList,
@@ -49,7 +49,7 @@ const DESK_SEQ = Type.String({
 const pushReplies = {
   ...replies(WireScan),
   200: { ...ok(WireScan), headers: { [HUB_DESK_SEQ_HEADER]: DESK_SEQ } },
-  '4xx': Type.Ref(ErrorEnvelope, {
+  '4xx': envelopeRef({
     headers: {
       [HUB_DESK_SEQ_HEADER]: DESK_SEQ,
       'X-TireWear-Scan-Refused': Type.String({ description: '"1" when the refusal is about the scan itself: sending it again cannot succeed' }),
