@@ -76,7 +76,7 @@ def platt(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 
 def worn_logit(p: np.ndarray) -> np.ndarray:
-    """The head's own worn logit (pred.npz column 6, since 2026-11-28b: what the app maps), or the
+    """The head's own worn logit (pred.npz column 6, since 2026.11.28.2: what the app maps), or the
     logit of its probability for older runs (saturated: P = 1 exactly above a logit of ≈ 17)."""
     if p.shape[1] > 6:
         return p[:, 6].astype(np.float64)

@@ -13,7 +13,7 @@ import numpy as np
 
 
 def spearman(a, b):
-    """Rank correlation with average ranks for ties on both sides. (Until 2026-11-28b only `b`'s ties
+    """Rank correlation with average ranks for ties on both sides. (Until 2026.11.28.2 only `b`'s ties
     were averaged: the 700-odd michelin-twi photos whose float P(worn) is exactly 1 were then ranked
     by file order, which inflated the figure; the notebook says where.)"""
     from scipy.stats import rankdata

@@ -32,9 +32,12 @@ def main():
     root = os.path.dirname(os.path.abspath(a.out))
     for f in a.files:
         u8 = np.asarray(extend_to_4_3(load(f, None)).resize((SIZE, SIZE), Image.BILINEAR))
-        scene, worn, depth, sigma = sess.run(None, {"input": pp.normalise(u8[None])})
-        rows.append({"file": os.path.relpath(os.path.abspath(f), root), "scene": [round(float(v), 4) for v in scene[0]],
-                     "worn": round(float(worn[0]), 4), "depthMm": round(float(depth[0]), 3), "sigmaMm": round(float(sigma[0]), 3)})
+        out = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {"input": pp.normalise(u8[None])})))
+        row = {"file": os.path.relpath(os.path.abspath(f), root), "scene": [round(float(v), 4) for v in out["scene"][0]],
+               "worn": round(float(out["worn"][0]), 4), "depthMm": round(float(out["depth"][0]), 3), "sigmaMm": round(float(out["sigma"][0]), 3)}
+        if "worn_logit" in out:  # scene models since tread-2026.11.28.2
+            row["wornLogit"] = round(float(out["worn_logit"][0]), 3)
+        rows.append(row)
     with open(a.out, "w") as fh:
         json.dump(rows, fh, indent=1)
         fh.write("\n")

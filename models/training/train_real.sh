@@ -20,7 +20,7 @@ PY=${PYTHON:-python3}
 case $PY in /*) ;; */*) PY=$CALLER/$PY ;; esac
 REAL=${1:-$HERE/../../../shared/realdata}
 case $REAL in /*) ;; *) REAL=$CALLER/$REAL ;; esac
-VERSION=${VERSION:-tread-2026.11.28}
+VERSION=${VERSION:-tread-2026.11.28.2}
 WORK=${WORK:-$HERE}
 mkdir -p "$WORK/data" "$WORK/runs"
 cd "$WORK"
@@ -55,14 +55,17 @@ REALSETS=web-good-defective,tyre-defect-ccby,vehicles-wheels,debian-photos,miche
 [ -f data/cache_renders.npz ] || $PY "$HERE/real_cache.py" --realdata "$REAL" --renders data/renders --pretrained runs/mbv2_nsfwjs.pt --out data/cache_renders.npz --sets renders
 CACHES="data/cache_real.npz data/cache_deb2.npz data/cache_renders.npz"
 
+# --clip 3: standardised features clamped to ±3 (since tread-2026.11.28.2: michelin-twi's order 0.41 → 0.46
+# over the five fold heads, the web set unchanged; models/NOTEBOOK.md)
+HEAD="--clip 3"
 step "5. heads: five folds (out-of-fold readings for the constants), one per set left out, the shipped one"
 for k in 0 1 2 3 4; do
-  [ -f "runs/cv/fold$k/pred.npz" ] || $PY "$HERE/train_real.py" --cache $CACHES --fold $k --out "runs/cv/fold$k"
+  [ -f "runs/cv/fold$k/pred.npz" ] || $PY "$HERE/train_real.py" --cache $CACHES $HEAD --fold $k --out "runs/cv/fold$k"
 done
 for s in web-good-defective tyre-defect-ccby vehicles-wheels debian-photos; do
-  [ -f "runs/loso/$s/pred.npz" ] || $PY "$HERE/train_real.py" --cache $CACHES --exclude $s --out "runs/loso/$s"
+  [ -f "runs/loso/$s/pred.npz" ] || $PY "$HERE/train_real.py" --cache $CACHES $HEAD --exclude $s --out "runs/loso/$s"
 done
-[ -f runs/real_all/pred.npz ] || $PY "$HERE/train_real.py" --cache $CACHES --out runs/real_all
+[ -f runs/real_all/pred.npz ] || $PY "$HERE/train_real.py" --cache $CACHES $HEAD --out runs/real_all
 
 step "6. export, constants, manifest"
 $PY "$HERE/export_real.py" --pretrained runs/mbv2_nsfwjs.pt --top runs/real_all/top.pt --out "$MODELS/scene.onnx"

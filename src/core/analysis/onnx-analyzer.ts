@@ -215,7 +215,7 @@ export class OnnxAnalyzer implements Analyzer {
       const size = this.manifest.input.size;
       const o = await session.run({ input: new ort.Tensor('float32', tensor, [1, 3, size, size]) });
       const probs = output(o, 'scene');
-      // worn_logit: scene models since tread-2026.11.28b (scene.ts SceneOutput.wornLogit)
+      // worn_logit: scene models since tread-2026.11.28.2 (scene.ts SceneOutput.wornLogit)
       const wornLogit = session.outputNames.includes('worn_logit') ? { wornLogit: output(o, 'worn_logit')[0]! } : {};
       return {
         probs: [probs[0]!, probs[1]!, probs[2]!],

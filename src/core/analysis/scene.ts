@@ -21,7 +21,7 @@ export interface SceneOutput {
   /** The network's probability that the tire is not usable (worn to under 3 mm). */
   worn: number;
   /**
-   * The same as a logit, where the model gives it (`worn_logit`, since tread-2026.11.28b): a float
+   * The same as a logit, where the model gives it (`worn_logit`, since tread-2026.11.28.2): a float
    * probability is 1 exactly for every logit above ≈ 17, which ties the very photos whose order
    * matters (most of michelin-twi's close-ups); the logit keeps them apart. Absent: logit(worn).
    */
