@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { wearForDepth } from '../../src/core/analysis/analyzer.js';
 import {
-  averageScene,
   NOT_VISIBLE_MESSAGE,
   refuseUnlessTread,
   sceneOf,
@@ -59,14 +58,6 @@ describe('the scene reader’s gate: three outcomes', () => {
     ]) {
       expect(() => sceneOf(bad, cal)).toThrow(expect.objectContaining({ code: 'MODEL_UNAVAILABLE' }));
     }
-  });
-
-  it('averages a photo and its mirror image', () => {
-    const a = averageScene(out({ probs: [1, 0, 0], worn: 0.2, depthMm: 4, sigmaMm: 1 }), out({ probs: [0, 1, 0], worn: 0.4, depthMm: 6, sigmaMm: 1 }));
-    expect(a.probs).toEqual([0.5, 0.5, 0]);
-    expect(a.worn).toBeCloseTo(0.3);
-    expect(a.depthMm).toBe(5);
-    expect(a.sigmaMm).toBeCloseTo(1);
   });
 });
 
@@ -134,9 +125,7 @@ describe('the result from the scene reader', () => {
     expect(sceneResult({ scene: a, syntheticMm: 6, confirmedBars: 0 }, flat).estimatedDepthMm).toBeGreaterThan(
       sceneResult({ scene: b, syntheticMm: 6, confirmedBars: 0 }, flat).estimatedDepthMm,
     );
-    // the mirror's logit is averaged too, and a logit that is not a number is a broken model
-    expect(averageScene(out({ wornLogit: 2 }), out({ wornLogit: 4 })).wornLogit).toBe(3);
-    expect(averageScene(out({ wornLogit: 2 }), out()).wornLogit).toBeUndefined();
+    // a logit that is not a number is a broken model
     expect(() => sceneOf(out({ wornLogit: Number.NaN }), cal)).toThrow(expect.objectContaining({ code: 'MODEL_UNAVAILABLE' }));
   });
 

@@ -66,19 +66,6 @@ const clamp01 = (p: number): number => Math.min(1 - 1e-6, Math.max(1e-6, p));
 const logit = (p: number): number => Math.log(clamp01(p) / (1 - clamp01(p)));
 const round1 = (v: number): number => Math.round(v * 10) / 10;
 
-/** The mirrored photo's reading averaged in: probabilities and depths averaged, sigmas in quadrature. */
-export function averageScene(a: SceneOutput, b: SceneOutput): SceneOutput {
-  const probs = a.probs.map((p, i) => (p + b.probs[i]!) / 2) as [number, number, number];
-  const wornLogit = a.wornLogit !== undefined && b.wornLogit !== undefined ? { wornLogit: (a.wornLogit + b.wornLogit) / 2 } : {};
-  return {
-    probs,
-    worn: (a.worn + b.worn) / 2,
-    ...wornLogit,
-    depthMm: (a.depthMm + b.depthMm) / 2,
-    sigmaMm: Math.sqrt((a.sigmaMm ** 2 + b.sigmaMm ** 2) / 2),
-  };
-}
-
 /** A network answer that no photo can give (NaN, a probability outside 0..1) is a broken model, never a refusal. */
 function checkOutput(out: SceneOutput): void {
   const probability = (p: number) => Number.isFinite(p) && p >= 0 && p <= 1;
