@@ -1,6 +1,7 @@
-/** POST /analyze, POST /analyze/check and GET /scans/:id/overlays: what the models tell from a photo. */
+/** POST /analyze, POST /analyze/check and GET /scans/:id/overlays: the forms and headers they take, and what the models tell from a photo. */
 import { Type, type Static } from '@sinclair/typebox';
-import { WEAR_CLASSES, looseEnum, nullable } from './common.js';
+import { TIRE_POSITIONS, WEAR_CLASSES, literals, looseEnum, nullable } from './common.js';
+import { VEHICLE_MAX } from './limits.js';
 
 /** verbose=1's extras (analyze) and GET /scans/{scanId}/overlays: named PNG data URLs, and located points. */
 const Overlays = Type.Record(Type.String(), Type.String(), {
@@ -50,6 +51,27 @@ export const WireResult = Type.Object({
 export type WireResult = Static<typeof WireResult>;
 /** What the models tell from one photo (the core's Analysis): a result without what the service adds. */
 export type WireAnalysis = Omit<WireResult, 'processingTimeMs' | 'disclaimer' | 'overlays' | 'points'>;
+
+/** POST /analyze body (multipart): the photo and three optional fields (read by hand while it streams; this documents it). */
+export const AnalyzeForm = Type.Object({
+  image: Type.String({ format: 'binary', description: 'JPEG, PNG or WebP, at most 10 MiB' }),
+  verbose: Type.Optional(Type.Union([Type.Literal('0'), Type.Literal('1')], { description: '"1" adds overlays and points' })),
+  vehicle: Type.Optional(Type.String({ maxLength: VEHICLE_MAX })),
+  position: Type.Optional(literals(TIRE_POSITIONS)),
+});
+
+/** POST /analyze headers: the optional Idempotency-Key (parsed once by the route's onRequest hook, IdempotencyKey.parse). */
+export const AnalyzeHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[\\x21-\\x7e]+$',
+      description:
+        'Makes a retry safe: visible ASCII, no spaces (e.g. the repair order and wheel); the same key within 24 h gets the stored answer, charged once',
+    }),
+  ),
+});
 
 /** POST /analyze → data */
 export const AnalyzeData = Type.Object({ scanId: Type.String(), result: WireResult });

@@ -3,17 +3,17 @@
  * 10 MiB is refused the moment its 10,485,761st byte arrives, so at most 10 MiB of it is
  * ever held. What the bytes are (415/422) is decided by the scan service, by content.
  */
-import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
-import { VEHICLE_MAX, checkPosition, checkVehicle } from '../../services/analyze.js';
+import { checkPosition, checkVehicle } from '../../services/analyze.js';
 import { IdempotencyKey } from '../../services/idempotency.js';
-import { TIRE_POSITIONS, type Caller, type TirePosition } from '../../types.js';
+import type { Caller, TirePosition } from '../../types.js';
 import { anyCaller, timesSent } from '../auth.js';
 import { multipartError, toErrorReply } from '../errors.js';
 import { imageTooLarge, MAX_IMAGE_BYTES, MULTIPART_LIMITS, TEXT_FIELDS, registerMultipart, readUploadedFile } from '../plugins/multipart.js';
 import { guardForm } from '../form-guard.js';
-import { AnalyzeData, analyzeReplies } from '../schemas.js';
+import { AnalyzeData, AnalyzeForm, AnalyzeHeaders, analyzeReplies } from '../schemas.js';
 import { withRateLimitHeaders } from '../rate-limit-headers.js';
 import { admission, uploaderOf } from '../upload-admission.js';
 import { watchUpload } from '../upload-watch.js';
@@ -96,13 +96,6 @@ function idempotencyKey(request: FastifyRequest): IdempotencyKey | null {
   return IdempotencyKey.parse(raw);
 }
 
-const Form = Type.Object({
-  image: Type.String({ format: 'binary', description: 'JPEG, PNG or WebP, at most 10 MiB' }),
-  verbose: Type.Optional(Type.Union([Type.Literal('0'), Type.Literal('1')], { description: '"1" adds overlays and points' })),
-  vehicle: Type.Optional(Type.String({ maxLength: VEHICLE_MAX })),
-  position: Type.Optional(Type.Union(TIRE_POSITIONS.map((p) => Type.Literal(p)))),
-});
-
 export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await registerMultipart(app);
   const { scans } = app.core.services;
@@ -173,18 +166,8 @@ export const analyzeRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Failed analyses are not charged. A form part without "Content-Disposition: form-data" is 400 naming the part. ' +
           'An answer sent before the whole upload arrived (413, 401, 403, 429, 503) closes the connection once the rest has been read.',
         consumes: ['multipart/form-data'],
-        body: Form,
-        headers: Type.Object({
-          'idempotency-key': Type.Optional(
-            Type.String({
-              minLength: 1,
-              maxLength: 255,
-              pattern: '^[\\x21-\\x7e]+$',
-              description:
-                'Makes a retry safe: visible ASCII, no spaces (e.g. the repair order and wheel); the same key within 24 h gets the stored answer, charged once',
-            }),
-          ),
-        }),
+        body: AnalyzeForm,
+        headers: AnalyzeHeaders,
         response: analyzeReplies(AnalyzeData),
       },
     },
