@@ -7,7 +7,7 @@
  */
 import { parseCli, usageError } from './args.js';
 import { CollectError, collectMeasured, serverOrigin } from './collect-measured.js';
-import { parseDateParam } from '../http/routes/scans.js';
+import { parseDateParam } from '../http/query-params.js';
 
 const USAGE = 'usage: TIREWEAR_API_KEY=tw_… npm run collect -- DIR [--server http://127.0.0.1:8787] [--from YYYY-MM-DD] [--to YYYY-MM-DD]';
 

@@ -91,3 +91,6 @@ export function rawReplies(description: string, contentTypes?: string[]) {
     ...errors,
   };
 }
+
+/** An image route's answers: the bytes under their image types (JPEG, PNG, WebP); a refusal is the JSON envelope. */
+export const imageReplies = (description: string) => rawReplies(description, ['image/jpeg', 'image/png', 'image/webp']);

@@ -1,4 +1,5 @@
 /** What the HTTP layer needs from a running core, and what it adds to Fastify's types. */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Analyzer } from '../analysis/analyzer.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -46,3 +47,6 @@ declare module 'fastify' {
     auth?: AuthMode;
   }
 }
+
+/** The instance a route plugin gets (TypeBox types its schemas), for helpers that add routes to it. */
+export type RouteApp = Parameters<FastifyPluginAsyncTypebox>[0];

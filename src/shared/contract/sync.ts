@@ -50,6 +50,12 @@ export const LinkBody = Type.Object(
 );
 export type LinkBody = Static<typeof LinkBody>;
 
+/** PUT /sync/scans/{scanId} body (multipart, read by hand while it streams; this documents it): the scan and, the first time, its photo. */
+export const SyncPushForm = Type.Object({
+  scan: Type.String({ description: 'JSON: the scan with measurementMm, measuredAt, deletedAt' }),
+  image: Type.Optional(Type.String({ format: 'binary', description: 'Needed the first time the hub sees the scan' })),
+});
+
 /** Checked as a date by the hub (src/core/sync/wire.ts): TypeBox's Value has no built-in date-time format. */
 const WireDate = Type.String({ minLength: 10, maxLength: 40 });
 

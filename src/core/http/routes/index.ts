@@ -14,6 +14,7 @@ import { healthRoutes } from './health.js';
 import { keyRoutes } from './keys.js';
 import { licenseRoutes } from './licenses.js';
 import { openapiRoutes } from './openapi.js';
+import { scanEditRoutes } from './scan-edits.js';
 import { scanRoutes } from './scans.js';
 import { settingsRoutes } from './settings.js';
 import { syncRoutes } from './sync.js';
@@ -33,6 +34,7 @@ export const apiRoutes: FastifyPluginAsyncTypebox<ApiOptions> = async (app, { ve
   await app.register(analyzeRoutes);
   await app.register(captureCheckRoutes);
   await app.register(scanRoutes);
+  await app.register(scanEditRoutes);
   await app.register(settingsRoutes);
   await app.register(connectionRoutes);
   await app.register(calibrationRoutes);
