@@ -7,6 +7,7 @@
 export * from './limits.js';
 export * from './common.js';
 export * from './errors.js';
+export * from './operations.js';
 export * from './analyze.js';
 export * from './scans.js';
 export * from './queries.js';
