@@ -12,31 +12,14 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { FastifyInstance } from 'fastify';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Config } from '../../src/core/config.js';
-import { buildServer, type BuildServerOptions } from '../../src/core/http/app.js';
+import { describe, expect, it, vi } from 'vitest';
 import { makeJpeg } from '../fixtures/images/make.js';
-import { testCore, type TestCore } from '../support/core.js';
+import { servePerTest } from '../support/serve.js';
 import { apiKeyFor, proApiKey, signedIn } from '../reliability/accounts.js';
 import { imageForm } from './helpers.js';
 
 const run = promisify(execFile);
-let t: TestCore | null = null;
-let app: FastifyInstance | null = null;
-
-afterEach(async () => {
-  await app?.close();
-  await t?.cleanup();
-  app = null;
-  t = null;
-});
-
-async function serve(options: BuildServerOptions = {}, config: Partial<Config> = {}): Promise<{ t: TestCore; app: FastifyInstance; url: string }> {
-  t = await testCore({ config });
-  app = await buildServer(t.core, { logger: false, ...options });
-  return { t, app, url: await app.listen({ host: '127.0.0.1', port: 0 }) };
-}
+const serve = servePerTest();
 
 interface Exchange {
   /** Everything the server sent. */
@@ -154,7 +137,7 @@ describe('a form part that is not form-data', () => {
   });
 
   it('a part busboy skips for another reason (an encoded line break in its name) is answered once the parse grace has passed', async () => {
-    const { url } = await serve({ parseGraceMs: 300 });
+    const { url } = await serve({}, { parseGraceMs: 300 });
     const body = oddPart(`Content-Disposition: form-data; name*=utf-8''im%0Dage\r\nContent-Type: image/jpeg\r\n`, 20_000);
     const answer = await exchange(url, uploadHead('XYZ', body.length), body);
     expect(answer.status).toBe(400);
@@ -180,7 +163,7 @@ describe('a form part that is not form-data', () => {
 describe('upload slots are shared out', () => {
   it("one caller's stalled uploads, this computer's too, leave a quarter of the slots to other callers", async () => {
     // 2 × (1 running + 3 waiting) = 8 slots: this computer's anonymous caller gets 6
-    const { app, url } = await serve({ uploadIdleTimeoutMs: 60_000 }, { analysisConcurrency: 1, analysisQueueLimit: 3 });
+    const { app, url } = await serve({ analysisConcurrency: 1, analysisQueueLimit: 3 }, { uploadIdleTimeoutMs: 60_000 });
     const key = await apiKeyFor(app, await signedIn(app));
     const { port } = new URL(url);
     const answers: string[] = [];
@@ -294,7 +277,7 @@ for _ in range(5):
   });
 
   it('the lingering read is bounded: in bytes, and in time without a byte', async () => {
-    const { url } = await serve({ linger: { maxBytes: 1024 * 1024, maxMs: 30_000, idleMs: 300 } });
+    const { url } = await serve({}, { linger: { maxBytes: 1024 * 1024, maxMs: 30_000, idleMs: 300 } });
     const { port } = new URL(url);
     // 100 MB announced and sent without pause: cut after the 1 MiB bound, far before the end
     const socket = net.connect(Number(port), '127.0.0.1');
@@ -334,7 +317,7 @@ describe('requests the server could not tell apart', () => {
 
 describe("the server's last bound", () => {
   it('an analysis that never ends is answered 503 SERVER_BUSY once the bound has passed, and the connection closed', async () => {
-    const { t, url } = await serve({ answerTimeoutMs: 400 });
+    const { t, url } = await serve({}, { answerTimeoutMs: 400 });
     const release = t.analyzer.hold();
     try {
       const form = imageForm(await makeJpeg({ width: 320, height: 256 }));

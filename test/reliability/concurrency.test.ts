@@ -6,13 +6,11 @@
  */
 import net from 'node:net';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { afterEach, expect, test } from 'vitest';
-import type { Config } from '../../src/core/config.js';
-import { buildServer } from '../../src/core/http/app.js';
+import { expect, test } from 'vitest';
 import { SQLITE_FILE_NAME } from '../../src/core/storage/index.js';
 import { makeJpeg } from '../fixtures/images/make.js';
-import { testCore, type TestCore } from '../support/core.js';
+import type { TestCore } from '../support/core.js';
+import { servePerTest } from '../support/serve.js';
 import { apiKeyFor, redeem, signedIn } from './accounts.js';
 import { BOUNDARY } from './corpus.js';
 import { analyze, call, count } from './http.js';
@@ -21,23 +19,8 @@ import { readLedger } from './ledger.js';
 const BURST = 64;
 /** Within what one caller may hold at once (three quarters of the 68 upload slots), so every upload is metered. */
 const ONE_CALLER = 48;
-let t: TestCore | null = null;
-let app: FastifyInstance | null = null;
-
-afterEach(async () => {
-  await app?.close();
-  await t?.cleanup();
-  app = null;
-  t = null;
-});
-
-async function serve(config: Partial<Config> = {}): Promise<{ t: TestCore; app: FastifyInstance; url: string }> {
-  t = await testCore({ config });
-  app = await buildServer(t.core, { logger: false });
-  return { t, app, url: await app.listen({ host: '127.0.0.1', port: 0 }) };
-}
-
-const ledger = () => readLedger(path.join(t!.dataDir, SQLITE_FILE_NAME), t!.config.imagesDir);
+const serve = servePerTest();
+const ledger = (t: TestCore) => readLedger(path.join(t.dataDir, SQLITE_FILE_NAME), t.config.imagesDir);
 
 test(`${ONE_CALLER} uploads at once with one API key: exactly the 10 free scans plus the pack's 5, the rest 429`, async () => {
   const { t, app, url } = await serve();
@@ -56,15 +39,15 @@ test(`${ONE_CALLER} uploads at once with one API key: exactly the 10 free scans 
   const account = (await call(url, 'GET', '/api/v1/account', { headers: { cookie } })).body.data;
   expect(account.allowance).toMatchObject({ used: 10, remaining: 0 });
   expect(account.packCredit).toBe(0);
-  expect(await ledger()).toMatchObject({ integrity: 'ok', scans: 15, charged: 15, reservations: 0, orphanFiles: [] });
+  expect(await ledger(t)).toMatchObject({ integrity: 'ok', scans: 15, charged: 15, reservations: 0, orphanFiles: [] });
 });
 
 test(`${ONE_CALLER} anonymous uploads at once from one address: exactly 3 succeed`, async () => {
-  const { url } = await serve();
+  const { t, url } = await serve();
   const image = await makeJpeg({ width: 320, height: 256 });
   const answers = await Promise.all(Array.from({ length: ONE_CALLER }, () => analyze(url, image)));
   expect(count(answers)).toEqual({ 200: 3, 429: ONE_CALLER - 3 });
-  expect(await ledger()).toMatchObject({ scans: 3, charged: 3, reservations: 0 });
+  expect(await ledger(t)).toMatchObject({ scans: 3, charged: 3, reservations: 0 });
 });
 
 test('a burst beyond the queue answers SERVER_BUSY with Retry-After, and only the analysed scans are charged', async () => {
@@ -88,7 +71,7 @@ test('a burst beyond the queue answers SERVER_BUSY with Retry-After, and only th
     expect(busy.body.error.code).toBe('SERVER_BUSY');
     expect(Number(busy.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   }
-  expect(await ledger()).toMatchObject({ scans: 4, charged: 4, reservations: 0, orphanFiles: [] });
+  expect(await ledger(t)).toMatchObject({ scans: 4, charged: 4, reservations: 0, orphanFiles: [] });
 });
 
 test('with every upload slot taken, a new upload is refused before its body is sent; freed slots are usable again', async () => {
@@ -143,7 +126,7 @@ test('a POS retrying one Idempotency-Key 16 times at once is analysed and charge
   const later = await Promise.all(Array.from({ length: 16 }, () => analyze(url, image, { 'x-api-key': key, 'idempotency-key': 'pos-order-42' })));
   expect(later.every((a) => a.status === 200 && a.body.data.scanId === scanId)).toBe(true);
   expect(t.analyzer.calls).toBe(1);
-  expect(await ledger()).toMatchObject({ scans: 1, charged: 1, reservations: 0 });
+  expect(await ledger(t)).toMatchObject({ scans: 1, charged: 1, reservations: 0 });
 });
 
 test('one pack code redeemed 16 times at once by one account and by four accounts credits 100 scans once', async () => {
