@@ -20,32 +20,14 @@ const confirmed = (maps: MaskMaps) => findTwiBars(maps).filter((b) => b.confirme
 
 describe('TWI bars counted in twiConsensusCount', () => {
   it('counts bars in different main grooves that line up across the tread', () => {
-    expect(
-      confirmed(
-        tread(
-          [8, 20, 32],
-          [
-            [8, 15],
-            [20, 15],
-            [32, 16],
-          ],
-        ),
-      ),
-    ).toBe(3);
+    const linedUp: Array<[number, number]> = [
+      [8, 15],
+      [20, 15],
+      [32, 16],
+    ];
+    expect(confirmed(tread([8, 20, 32], linedUp))).toBe(3);
     // the same with the grooves running across the frame
-    expect(
-      confirmed(
-        tread(
-          [8, 20, 32],
-          [
-            [8, 15],
-            [20, 15],
-            [32, 16],
-          ],
-          true,
-        ),
-      ),
-    ).toBe(3);
+    expect(confirmed(tread([8, 20, 32], linedUp, true))).toBe(3);
   });
 
   it('does not count a bar no other groove agrees with', () => {

@@ -131,6 +131,12 @@ describe('the decoded frame (what the networks and the thumbnail are made from)'
   });
 });
 
+/** A plain grey 300 px square in a format the app refuses. */
+const grey300 = (format: 'gif' | 'tiff') =>
+  sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } })
+    .toFormat(format)
+    .toBuffer();
+
 describe('hostile and unusable uploads', () => {
   test('zero bytes is a validation error', async () => {
     await expectAppError(inspectImage(Buffer.alloc(0)), 'VALIDATION_ERROR');
@@ -142,12 +148,8 @@ describe('hostile and unusable uploads', () => {
   });
 
   test('type is decided by content: GIF, TIFF, text and HTML are refused whatever they are called', async () => {
-    const gif = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } })
-      .gif()
-      .toBuffer();
-    const tiff = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } })
-      .tiff()
-      .toBuffer();
+    const gif = await grey300('gif');
+    const tiff = await grey300('tiff');
     for (const data of [gif, tiff, Buffer.from('definitely a photo.jpg'), Buffer.from('<html><script>')]) {
       await expectAppError(inspectImage(data), 'UNSUPPORTED_MEDIA_TYPE');
     }
@@ -155,12 +157,8 @@ describe('hostile and unusable uploads', () => {
 
   test('a refused file a clerk might send is named, with what to do: HEIC from an iPhone above all', async () => {
     const box = (brand: string) => Buffer.concat([Buffer.from([0, 0, 0, 24]), Buffer.from(`ftyp${brand}`), Buffer.alloc(16)]);
-    const gif = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } })
-      .gif()
-      .toBuffer();
-    const tiff = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } })
-      .tiff()
-      .toBuffer();
+    const gif = await grey300('gif');
+    const tiff = await grey300('tiff');
     const cases: Array<[Buffer, RegExp]> = [
       [box('heic'), /HEIC photo .*export it as JPEG, or set the camera to "Most Compatible"/],
       [box('mif1'), /HEIC/],
