@@ -6,12 +6,12 @@
  * kept on the way back from a scan; form problems in plain words.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunningApp } from './support/app.js';
 import { dropFiles, focused, photoFile } from './support/drop.js';
 import { sidewaysOverflow } from './support/overflow.js';
 import { waitForResults } from './support/results.js';
-import { startWebcamSession, type WebcamSession } from './support/webcam.js';
+import { webcamSessionForSuite } from './support/webcam.js';
 
 /** Whole 32nds each colour may show, as the report's legend states them. */
 const LEGEND_32NDS = { red: [0, 3], yellow: [4, 6], green: [7, Infinity] } as const;
@@ -22,7 +22,6 @@ describe('counter details in the browser', () => {
   let page: Page;
   let errors: string[];
   let photos: string[];
-  let session: WebcamSession | undefined;
 
   const origin = () => new URL(app.url).origin;
   /** An error the app found itself: its words only, no "Something went wrong." and no code. */
@@ -34,13 +33,7 @@ describe('counter details in the browser', () => {
     expect.soft(content).not.toContain('UNKNOWN');
   };
 
-  beforeAll(async () => {
-    session = await startWebcamSession();
-    ({ app, page, errors, photos } = session);
-    page.on('dialog', (dialog) => void dialog.accept());
-  });
-
-  afterAll(() => session?.close());
+  webcamSessionForSuite((session) => ({ app, page, errors, photos } = session));
 
   it('says what is wrong with a short password in plain words, then creates the account', async () => {
     await page.getByLabel('Email').fill('owner@counter.test');

@@ -21,7 +21,7 @@ import { dropFiles, focused, photoFile } from './support/drop.js';
 import { saveScreenshot } from './support/files.js';
 import { sidewaysOverflow } from './support/overflow.js';
 import { waitForResults } from './support/results.js';
-import { startWebcamSession, type WebcamSession } from './support/webcam.js';
+import { webcamSessionForSuite } from './support/webcam.js';
 
 const PLATE = 'KA TW 204';
 
@@ -30,7 +30,6 @@ describe('one vehicle at a time in the browser', () => {
   let page: Page;
   let errors: string[];
   let photos: string[];
-  let session: WebcamSession | undefined;
 
   const origin = () => new URL(app.url).origin;
   const corner = (p: string) => page.getByTestId(`corner-${p}`);
@@ -56,13 +55,7 @@ describe('one vehicle at a time in the browser', () => {
     await saveScreenshot(page, name);
   };
 
-  beforeAll(async () => {
-    session = await startWebcamSession();
-    ({ app, page, errors, photos } = session);
-    page.on('dialog', (dialog) => void dialog.accept());
-  });
-
-  afterAll(() => session?.close());
+  webcamSessionForSuite((session) => ({ app, page, errors, photos } = session));
 
   it('creates the shop account', async () => {
     await page.getByLabel('Email').fill('owner@vehicle.test');

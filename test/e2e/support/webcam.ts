@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import { startApp, type RunningApp } from './app.js';
 import { launchChromium, openPage } from './browser.js';
 import { tirePhotos } from './files.js';
@@ -42,4 +43,18 @@ export async function startWebcamSession(): Promise<WebcamSession> {
     await close();
     throw error;
   }
+}
+
+/**
+ * Call inside a describe: one webcam session for its tests, started before them (dialogs accepted,
+ * as a person at the counter confirms them), handed to `onStart`, and closed after them.
+ */
+export function webcamSessionForSuite(onStart: (session: WebcamSession) => void): void {
+  let session: WebcamSession | undefined;
+  beforeAll(async () => {
+    session = await startWebcamSession();
+    session.page.on('dialog', (dialog) => void dialog.accept());
+    onStart(session);
+  });
+  afterAll(() => session?.close());
 }
