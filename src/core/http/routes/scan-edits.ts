@@ -57,11 +57,13 @@ function checkPatchBody(body: unknown): unknown {
 export const scanEditRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { scans } = app.core.services;
   const tags = ['scans'];
+  /** Signed in or not: the service lets an account change its own scans, and whoever holds an anonymous scan's id that one. */
+  const anyone = { config: { auth: 'optional' as const } };
 
   app.delete(
     '/scans/:scanId',
     {
-      config: { auth: 'optional' },
+      ...anyone,
       schema: { tags, summary: 'Delete a scan', params: ScanParams, response: replies(Empty) },
     },
     async (request) => {
@@ -73,7 +75,7 @@ export const scanEditRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/scans/:scanId',
     {
-      config: { auth: 'optional' },
+      ...anyone,
       validatorCompiler: bodyCheckedBy(checkPatchBody),
       schema: {
         tags,
@@ -95,7 +97,7 @@ export const scanEditRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put(
     '/scans/:scanId/measurement',
     {
-      config: { auth: 'optional' },
+      ...anyone,
       validatorCompiler: bodyCheckedBy(checkMeasurementBody),
       schema: {
         tags,

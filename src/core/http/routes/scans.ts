@@ -30,12 +30,13 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { scans } = app.core.services;
   const { clock } = app.core;
   const tags = ['scans'];
+  /** The lists and the export: an account's, their query strings read as ../query-params.ts says. */
+  const listing = { config: { auth: 'account' as const }, preValidation: blankIsAbsent };
 
   app.get(
     '/scans',
     {
-      config: { auth: 'account' },
-      preValidation: blankIsAbsent,
+      ...listing,
       schema: { tags, summary: 'Scans of the account, newest first', querystring: ListQuery, response: replies(ScanList) },
     },
     async (request) => {
@@ -51,8 +52,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/vehicles',
     {
-      config: { auth: 'account' },
-      preValidation: blankIsAbsent,
+      ...listing,
       schema: {
         tags,
         summary: 'Scans of the account grouped by vehicle (plate key), newest visit first',
@@ -78,8 +78,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/scans/export',
     {
-      config: { auth: 'account' },
-      preValidation: blankIsAbsent,
+      ...listing,
       schema: {
         tags,
         summary: 'CSV of the scans with estimate and gauge measurement',
