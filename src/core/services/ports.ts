@@ -139,7 +139,7 @@ export interface ScanService {
   overlays(caller: Caller, scanId: string): Promise<VerboseExtras>;
   /** The account's scans grouped by vehicle, newest visit first. */
   vehicles(caller: Caller & { kind: 'account' }, query: VehicleQuery): Promise<VehiclePage>;
-  /** The scans as CSV (csv.ts): plain RFC 4180 by default, or for Excel (`excel`, `excel-semicolon`). */
+  /** The scans as CSV (support/csv.ts): plain RFC 4180 by default, or for Excel (`excel`, `excel-semicolon`). */
   exportCsv(caller: Caller & { kind: 'account' }, query: Omit<ScanQuery, 'cursor' | 'limit'>, format?: CsvFormat): Promise<string>;
 }
 

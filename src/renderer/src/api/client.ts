@@ -243,7 +243,7 @@ export const api = {
   correctScan: (id: string, patch: ScanCorrection) => request<WireScan>('PATCH', `/scans/${encodeURIComponent(id)}`, patch),
   setMeasurement: (id: string, measurementMm: number | null) =>
     request<WireScan>('PUT', `/scans/${encodeURIComponent(id)}/measurement`, { measurementMm } satisfies MeasurementBody),
-  /** For the shop's spreadsheet: Excel's own dialect for this computer's number format (csv.ts). */
+  /** For the shop's spreadsheet: Excel's own dialect for this computer's number format (src/shared/csv-format.ts). */
   exportUrl: (filter: ScanFilter, locale?: string) => `${API_BASE}/scans/export${query({ ...filterParams(filter), format: excelCsvFormat(locale) })}`,
   imageUrl: (id: string, variant: 'original' | 'thumbnail' = 'original') =>
     `${API_BASE}/scans/${encodeURIComponent(id)}/image${variant === 'thumbnail' ? '?variant=thumbnail' : ''}`,
