@@ -10,13 +10,13 @@ import { CameraCapture } from '../components/CameraCapture';
 import { DropZone } from '../components/DropZone';
 import { QueueCard } from '../components/QueueCard';
 import { VehicleView, isRefused } from '../components/VehicleView';
+import { useQueueAnnouncement } from '../hooks/useQueueAnnouncement';
 import { useScanQueue } from '../hooks/useScanQueue';
 import { refusedLocally, type QueueItem } from '../lib/queueItems';
 import { useSession } from '../hooks/useSession';
 import { vehicleKey } from '../../../shared/vehicle';
 import { cornerPhotos, placePhotos } from '../lib/corners';
-import { POSITION_LABEL, WEAR_LABEL, formatDate, formatIn, type Units } from '../lib/format';
-import { depthOfRecord } from '../lib/record';
+import { POSITION_LABEL, formatDate } from '../lib/format';
 import type { ScanView } from '../lib/scanView';
 
 /** The road wheels: the vehicle is done when these four are. */
@@ -44,43 +44,6 @@ function allowanceText(account: AccountData | null, demo: RateLimitInfo | null, 
   }
   if (!demo || demo.remaining === null) return 'Demo without an account: 3 scans a day.';
   return `${demo.remaining} of ${demo.limit ?? 3} scans left today (demo)${demo.resetAt ? ` · renews ${formatDate(demo.resetAt)}` : ''}`;
-}
-
-/** One short line for screen readers about a photo that has just finished, instead of re-reading whole cards. */
-function finishedLine(item: QueueItem, units: Units): string {
-  if (item.status === 'failed') return `${item.name} failed.`;
-  if (!item.view) return '';
-  const record = depthOfRecord(item.view);
-  return `${item.name}: ${WEAR_LABEL[record.wear]}, ${formatIn(record.mm, units)}.`;
-}
-
-function addedLine(added: QueueItem[]): string {
-  const where = (item: QueueItem) => (item.position ? ` to ${POSITION_LABEL[item.position].toLowerCase()}` : '');
-  if (added.length === 1) return `${added[0]!.name} added${where(added[0]!)}, analyzing.`;
-  const corners = added.flatMap((item) => (item.position ? [POSITION_LABEL[item.position].toLowerCase()] : []));
-  return `${added.length} photos added${corners.length ? ` to ${corners.join(', ')}` : ''}, analyzing.`;
-}
-
-/**
- * What the status line says: photos added (so a drop is not silent until the first result) and each
- * photo as it finishes, once. Only news: hiding a card never announces an older result again.
- */
-function useQueueAnnouncement(items: QueueItem[], units: Units): string {
-  const [line, setLine] = useState('');
-  const seen = useRef(new Set<number>());
-  const finished = useRef(new Set<number>());
-  useEffect(() => {
-    const added = items.filter((item) => !seen.current.has(item.id));
-    added.forEach((item) => seen.current.add(item.id));
-    const done = items.filter((item) => (item.status === 'done' || item.status === 'failed') && !finished.current.has(item.id));
-    done.forEach((item) => finished.current.add(item.id));
-    const news = [
-      ...(added.length > 0 && done.length < added.length ? [addedLine(added)] : []),
-      ...done.map((item) => finishedLine(item, units)).filter(Boolean),
-    ];
-    if (news.length > 0) setLine(news.join(' '));
-  }, [items, units]);
-  return line;
 }
 
 function cardOf(id: number): HTMLElement | null {
