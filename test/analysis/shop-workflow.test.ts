@@ -13,8 +13,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
 import { collectMeasured } from '../../src/core/cli/collect-measured.js';
-import { createKey, httpTest, imageForm, signIn, type HttpTest } from '../http/helpers.js';
-import { heldoutLabels } from './helpers.js';
+import { createKey, httpTest, signIn, type HttpTest } from '../http/helpers.js';
+import { scanWithDeepGauge } from '../support/gauge-scans.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 let t: HttpTest;
@@ -40,23 +40,7 @@ test('scans with gauge readings → collect → calibrate → settings.json mode
   });
   expect(redeemed.statusCode).toBe(200); // 40 scans are beyond the free plan's month
   const key = await createKey(t.app, cookie);
-  const tires = heldoutLabels()
-    .filter((l) => l.depthMm !== null)
-    .slice(0, 40);
-  for (const tire of tires) {
-    const upload = imageForm(await readFile(tire.file), { vehicle: 'calibration' });
-    const res = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', payload: upload.payload, headers: { ...upload.headers, 'x-api-key': key } });
-    expect(res.statusCode, res.body).toBe(200);
-    // the shop's gauge reads 1.3 × the render's truth + 0.4 mm: photos its models read too shallow
-    const gauge = Math.round((1.3 * tire.depthMm! + 0.4) * 10) / 10;
-    const put = await t.app.inject({
-      method: 'PUT',
-      url: `/api/v1/scans/${res.json().data.scanId}/measurement`,
-      headers: { 'x-api-key': key },
-      payload: { measurementMm: gauge },
-    });
-    expect(put.statusCode, put.body).toBe(200);
-  }
+  await scanWithDeepGauge(t.app, key, { 'x-api-key': key }, { vehicle: 'calibration' });
 
   const folder = path.join(dir, 'my-tires');
   const report = await collectMeasured({ server, apiKey: key, out: folder, log: () => {} });

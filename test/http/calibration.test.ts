@@ -10,7 +10,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { loadConfig } from '../../src/core/config.js';
-import { heldoutLabels, MODELS_DIR } from '../analysis/helpers.js';
+import { MODELS_DIR } from '../analysis/helpers.js';
+import { scanWithDeepGauge } from '../support/gauge-scans.js';
 import { FAKE_MODEL_VERSION } from '../support/fake-analyzer.js';
 import { createKey, expectError, httpTest, imageForm, signIn, type HttpTest } from './helpers.js';
 
@@ -51,22 +52,7 @@ test('calibrate from the desk, served at once, reverted', async () => {
   expectError(await post('application/json', `{"x":"${'a'.repeat(70 * 1024)}"}`), 413, 'FILE_TOO_LARGE');
   expectError(await t.app.inject({ method: 'PUT', url: '/api/v1/calibration', headers: { cookie }, payload: {} }), 405, 'METHOD_NOT_ALLOWED');
 
-  const tires = heldoutLabels()
-    .filter((l) => l.depthMm !== null)
-    .slice(0, 40);
-  for (const tire of tires) {
-    const upload = imageForm(readFileSync(tire.file));
-    const res = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', payload: upload.payload, headers: { ...upload.headers, 'x-api-key': key } });
-    expect(res.statusCode, res.body).toBe(200);
-    const gauge = Math.round((1.3 * tire.depthMm! + 0.4) * 10) / 10;
-    const put = await t.app.inject({
-      method: 'PUT',
-      url: `/api/v1/scans/${res.json().data.scanId}/measurement`,
-      headers: { cookie },
-      payload: { measurementMm: gauge },
-    });
-    expect(put.statusCode, put.body).toBe(200);
-  }
+  const tires = await scanWithDeepGauge(t.app, key, { cookie });
   const first = (await get()).json().data;
   expect(first).toEqual({
     modelVersion: FAKE_MODEL_VERSION,
