@@ -80,7 +80,7 @@ describe('sessions at the counter in the browser', () => {
     // straight back to the counter, with everything still there
     await page.locator('.who').filter({ hasText: EMAIL }).waitFor();
     // the signed-in name can show a moment before the counter's route is back (seen once under load)
-    await page.waitForFunction(() => location.hash === '#/scan', undefined, { timeout: 10_000 }).catch(() => undefined);
+    await page.waitForURL((url) => url.hash === '#/scan', { timeout: 10_000, waitUntil: 'commit' }).catch(() => undefined);
     expect.soft(new URL(page.url()).hash).toBe('#/scan');
     await expect.soft(storageItem(page, 'tirewear.demo')).resolves.toBeNull();
     await page.getByRole('link', { name: 'Scan' }).click();
