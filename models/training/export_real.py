@@ -44,7 +44,8 @@ def build(pretrained: str, top: str) -> SceneReader:
     bb.load_state_dict(torch.load(pretrained, map_location="cpu"))
     sd = torch.load(top, map_location="cpu")
     sd.setdefault("clip", torch.tensor(0.0))  # heads trained before --clip
-    head = SceneHead(sd["mean"].numpy(), sd["std"].numpy(), hidden=sd["fc.weight"].shape[0], clip=float(sd["clip"]))
+    sd.setdefault("l2", torch.tensor(0.0))  # and before --l2
+    head = SceneHead(sd["mean"].numpy(), sd["std"].numpy(), hidden=sd["fc.weight"].shape[0], clip=float(sd["clip"]), l2=bool(float(sd["l2"])))
     head.load_state_dict(sd)
     return SceneReader(bb, head).eval()
 

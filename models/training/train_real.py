@@ -37,8 +37,10 @@ class SceneHead(nn.Module):
     """On the frozen network's pooled features (real_cache.FEATURES): standardised, one hidden
     layer, six outputs (scene logits x 3, worn logit, depth, log-sigma)."""
 
-    def __init__(self, mean: np.ndarray, std: np.ndarray, hidden: int = 256, clip: float = 0.0):
+    def __init__(self, mean: np.ndarray, std: np.ndarray, hidden: int = 256, clip: float = 0.0, l2: bool = False):
         super().__init__()
+        # l2: each pooled group (real_cache.FEATURES: 96, 320, 320, 1280, 1280) scaled to unit length before standardising (tried)
+        self.register_buffer("l2", torch.tensor(1.0 if l2 else 0.0))
         self.register_buffer("mean", torch.tensor(mean, dtype=torch.float32))
         self.register_buffer("std", torch.tensor(std, dtype=torch.float32))
         # > 0: standardised features are clamped to ±clip, so that a photo unlike the training photos
@@ -50,6 +52,8 @@ class SceneHead(nn.Module):
         self.out = nn.Linear(hidden, 6)
 
     def forward(self, f):
+        if float(self.l2) > 0:
+            f = torch.cat([g / (g.norm(dim=1, keepdim=True) + 1e-6) for g in torch.split(f, [96, 320, 320, 1280, 1280], 1)], 1)
         x = (f - self.mean) / self.std
         if float(self.clip) > 0:
             x = x.clamp(-float(self.clip), float(self.clip))
@@ -117,6 +121,7 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--clip", type=float, default=0.0, help="clamp the standardised features to ±CLIP (0: no clamp)")
     ap.add_argument("--wd", type=float, default=1e-3, help="AdamW weight decay")
+    ap.add_argument("--l2", action="store_true", help="each pooled group to unit length first (tried, models/NOTEBOOK.md)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     # one thread: the head is small, and two threads spend more time waiting for each other than
@@ -137,7 +142,9 @@ def main():
     scene_w = torch.tensor(counts.sum() / (3 * np.maximum(counts, 1)), dtype=torch.float32)
     print(f"training on {len(idx)} views; scene counts {counts.tolist()}; left out {sorted(excluded | never)}", flush=True)
     sub = c["feats"][idx[:: max(1, len(idx) // 8000)]].astype(np.float32)
-    model = SceneHead(sub.mean(0), sub.std(0) + 1e-3, clip=a.clip)
+    if a.l2:
+        sub = np.concatenate([g / (np.linalg.norm(g, axis=1, keepdims=True) + 1e-6) for g in np.split(sub, np.cumsum([96, 320, 320, 1280])[:], 1)], 1)
+    model = SceneHead(sub.mean(0), sub.std(0) + 1e-3, clip=a.clip, l2=a.l2)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=a.wd)
     steps = a.epochs * math.ceil(len(idx) / a.batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=a.lr, total_steps=steps, pct_start=0.15)
