@@ -11,7 +11,7 @@ import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ErrorEnvelope, ScanList, SuccessEnvelope } from '../../shared/api.js';
 import { csvCell } from '../services/support/csv.js';
-import { MAX_PAGE } from '../services/scans.js';
+import { MAX_PAGE } from '../../shared/contract/limits.js';
 import { renameRetrying } from '../storage/files.js';
 
 export interface CollectOptions {

@@ -34,9 +34,6 @@ export interface AnalyzeDeps {
   logger: Logger;
 }
 
-/** The contract's bound on a vehicle as typed (src/shared/contract/common.ts), for analyze, PATCH and sync alike. */
-export { VEHICLE_MAX };
-
 export function checkVehicle(vehicle: string | null): string | null {
   if (vehicle === null) return null;
   const trimmed = vehicle.trim();

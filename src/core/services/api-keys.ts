@@ -1,12 +1,12 @@
 /** API keys (docs/API.md §4): `tw_` + 32 base62 chars, stored as sha256, shown once, named, revocable. */
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
+import { KEY_NAME_MAX } from '../../shared/contract/limits.js';
 import type { Store } from '../storage/store.js';
 import type { ApiKeyRecord } from '../types.js';
 import { randomBase62, randomId, sha256Hex } from './support/ids.js';
 import type { ApiKeyService } from './ports.js';
 
-export const KEY_NAME_MAX = 64;
 /** `tw_` plus this many characters are kept in the clear so a shop can tell keys apart. */
 const PREFIX_CHARS = 4;
 

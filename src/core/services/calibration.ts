@@ -162,7 +162,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
   }
 
   const checkOpen = () => {
-    if (closing) throw new AppError('SERVER_BUSY', 'the server is shutting down');
+    if (closing) throw new AppError('SERVER_BUSY', 'The server is shutting down.');
   };
 
   /** Read with the shipped models: the served ones when they are those (the first calibration), no second set in memory. */
@@ -205,7 +205,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     if (!fromSettings) return;
     const shipped = await load(config.shippedModelsDir);
     try {
-      if (closing) throw new AppError('SERVER_BUSY', 'The server is shutting down.');
+      checkOpen();
       await updateSettingsFile(config.dataDir, ({ modelsDir: _dropped, ...file }) => file);
     } catch (error) {
       await shipped.close();
@@ -258,7 +258,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
       await ready();
       if (job?.state === 'running' || starting) throw new AppError('CONFLICT', 'A calibration is already running; wait for it to finish.');
       if (reverting) throw new AppError('CONFLICT', 'The shipped models are being put back; start again in a moment.');
-      if (closing) throw new AppError('SERVER_BUSY', 'The server is shutting down.');
+      checkOpen();
       starting = true;
       try {
         return await begin(accountId);
@@ -270,7 +270,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
     async revert(accountId) {
       await ready();
       if (job?.state === 'running' || starting) throw new AppError('CONFLICT', 'A calibration is running; revert once it has finished.');
-      if (closing) throw new AppError('SERVER_BUSY', 'The server is shutting down.');
+      checkOpen();
       const blocked = blockedBy();
       if (blocked) throw new AppError('CONFLICT', blocked);
       reverting ??= backToShipped().finally(() => {

@@ -10,7 +10,7 @@ import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { Store } from '../storage/store.js';
 import type { Caller, TirePosition } from '../types.js';
-import { meteringAddress } from './support/client-ip.js';
+import { limitSubject } from './support/caller-limit.js';
 import { sha256Hex } from './support/ids.js';
 import type { AnalyzeResponse } from './ports.js';
 
@@ -29,10 +29,6 @@ export class IdempotencyKey {
     if (typeof raw !== 'string' || !KEY_SHAPE.test(raw)) throw new AppError('VALIDATION_ERROR', KEY_RULE);
     return new IdempotencyKey(raw);
   }
-}
-
-export function callerKeyOf(caller: Caller): string {
-  return caller.kind === 'account' ? `acct:${caller.account.id}` : `ip:${meteringAddress(caller.ip)}`;
 }
 
 export interface IdempotencyClaim {
@@ -95,7 +91,8 @@ export async function claimIdempotencyKey(
   request: RequestFingerprint,
 ): Promise<{ claim: IdempotencyClaim } | { replay: AnalyzeResponse }> {
   const key = (given instanceof IdempotencyKey ? given : IdempotencyKey.parse(given)).value;
-  const callerKey = callerKeyOf(caller);
+  // the same subject the per-caller limits count (an account, else the client address as metered)
+  const callerKey = limitSubject(caller);
   const requestHash = encodeFingerprint(request);
   const now = deps.clock.now();
   const begin = () => deps.store.idempotency.begin({ callerKey, key, requestHash, createdAt: now }, new Date(now.getTime() - IDEMPOTENCY_TTL_MS));

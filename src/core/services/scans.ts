@@ -3,14 +3,12 @@
  * CSV export. Who may see and change a scan: scan-access.ts; what callers send is checked by
  * scan-checks.ts; overlays: scan-overlays.ts.
  */
-import { MAX_MEASUREMENT_MM } from '../../shared/contract/limits.js';
 import {
-  DEFAULT_PAGE,
   DEFAULT_SCANS_PER_VEHICLE,
   DEFAULT_VEHICLE_PAGE,
-  MAX_PAGE,
   MAX_SCANS_PER_VEHICLE,
   MAX_VEHICLE_PAGE,
+  MAX_MEASUREMENT_MM,
 } from '../../shared/contract/limits.js';
 import type { ScanFilter } from '../storage/store.js';
 import type { Caller, ScanChangeVia } from '../types.js';
@@ -22,8 +20,6 @@ import { readOverlays } from './scan-overlays.js';
 import { perMinuteLimit } from './support/caller-limit.js';
 import { scansToCsv } from './support/csv.js';
 
-/** Page sizes: the contract's, as the query schemas document them (src/shared/contract/queries.ts). */
-export { DEFAULT_PAGE, MAX_PAGE, DEFAULT_VEHICLE_PAGE, MAX_VEHICLE_PAGE, DEFAULT_SCANS_PER_VEHICLE, MAX_SCANS_PER_VEHICLE };
 /**
  * GET /scans/:id/overlays a caller may ask in a minute. Each is a whole analysis of the stored photo
  * (the cost of a scan, free): a person opens a few scans a minute and asks each once (the History

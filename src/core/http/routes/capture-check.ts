@@ -8,7 +8,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { CHECKS_PER_MINUTE } from '../../services/capture-check.js';
-import { meteringAddress } from '../../services/support/client-ip.js';
+import { limitSubject } from '../../services/support/caller-limit.js';
 import { anyCaller } from '../auth.js';
 import { multipartError } from '../errors.js';
 import { imageTooLarge, MAX_IMAGE_BYTES, MULTIPART_LIMITS, registerMultipart, readUploadedFile } from '../plugins/multipart.js';
@@ -90,7 +90,7 @@ export const captureCheckRoutes: FastifyPluginAsyncTypebox = async (app) => {
         screenRequest(request);
         const caller = anyCaller(request);
         captureCheck.admit(caller);
-        const release = admit(caller.kind === 'account' ? `acct:${caller.account.id}` : `ip:${meteringAddress(caller.ip)}`);
+        const release = admit(limitSubject(caller));
         reply.raw.once('close', release);
         if (request.raw.socket?.destroyed) release();
       },

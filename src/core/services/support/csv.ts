@@ -4,7 +4,7 @@
  * gets a leading apostrophe so it is shown as text, never run as a formula.
  */
 import type { ScanRecord } from '../../types.js';
-import { CSV_FORMATS, type CsvFormat } from '../../../shared/contract/limits.js';
+import type { CsvFormat } from '../../../shared/contract/limits.js';
 
 /**
  * The depth a scan stands for: the gauge reading where there is one, else the estimate (the
@@ -40,7 +40,7 @@ export const CSV_HEADER = [
  * semicolons with decimal commas (4,2), as Excel opens a file by double-click where the decimal
  * separator is a comma (Germany, France, Italy, Spain…: otherwise one column).
  */
-export { CSV_FORMATS, type CsvFormat };
+export type { CsvFormat };
 
 export function csvCell(value: string | number | boolean | null, separator: ',' | ';' = ','): string {
   if (value === null) return '';
