@@ -3,13 +3,7 @@
  * CSV export. Who may see and change a scan: scan-access.ts; what callers send is checked by
  * scan-checks.ts; overlays: scan-overlays.ts.
  */
-import {
-  DEFAULT_SCANS_PER_VEHICLE,
-  DEFAULT_VEHICLE_PAGE,
-  MAX_SCANS_PER_VEHICLE,
-  MAX_VEHICLE_PAGE,
-  MAX_MEASUREMENT_MM,
-} from '../../shared/contract/limits.js';
+import { DEFAULT_SCANS_PER_VEHICLE, DEFAULT_VEHICLE_PAGE, MAX_SCANS_PER_VEHICLE, MAX_VEHICLE_PAGE, MAX_MEASUREMENT_MM } from '../../shared/contract/limits.js';
 import type { ScanFilter } from '../storage/store.js';
 import type { Caller, ScanChangeVia } from '../types.js';
 import { analyzeScan, type AnalyzeDeps } from './analyze.js';
