@@ -80,7 +80,7 @@ const WRITTEN = [
 type Column = (typeof WRITTEN)[number];
 
 /** What a correction or a sync merge may change. */
-const MUTABLE: readonly Column[] = [
+const MUTABLE = [
   'vehicle',
   'vehicle_folded',
   'vehicle_key',
@@ -90,54 +90,70 @@ const MUTABLE: readonly Column[] = [
   'measurement_mm',
   'measured_at',
   'deleted_at',
-];
+] as const satisfies readonly Column[];
+type Mutable = (typeof MUTABLE)[number];
 
-function columnValues(scan: ScanRecord, time: (date: Date | null) => unknown): Record<Column, unknown> {
+type Time = (date: Date | null) => unknown;
+
+/** The mutable columns' values only: an UPDATE never writes the result or the image, so their JSON is not built. */
+function mutableValues(scan: ScanRecord, time: Time): Record<Mutable, unknown> {
   return {
+    vehicle: scan.vehicle,
+    vehicle_folded: scan.vehicle === null ? null : foldVehicle(scan.vehicle),
+    vehicle_key: vehicleKey(scan.vehicle),
+    position: scan.position,
+    edited_at: time(scan.editedAt),
+    changes: JSON.stringify(changesToJson(scan.changes)),
+    measurement_mm: scan.measurementMm,
+    measured_at: time(scan.measuredAt),
+    deleted_at: time(scan.deletedAt),
+  };
+}
+
+function columnValues(scan: ScanRecord, time: Time): Record<Column, unknown> {
+  return {
+    ...mutableValues(scan, time),
     id: scan.id,
     account_id: scan.accountId,
     api_key_id: scan.apiKeyId,
     source: scan.source,
     created_at: time(scan.createdAt),
-    vehicle: scan.vehicle,
-    vehicle_folded: scan.vehicle === null ? null : foldVehicle(scan.vehicle),
-    position: scan.position,
     wear: scan.result.wear,
     result: JSON.stringify(scan.result),
     image: JSON.stringify(scan.image),
-    measurement_mm: scan.measurementMm,
-    measured_at: time(scan.measuredAt),
-    deleted_at: time(scan.deletedAt),
-    vehicle_key: vehicleKey(scan.vehicle),
-    edited_at: time(scan.editedAt),
-    changes: JSON.stringify(changesToJson(scan.changes)),
   };
 }
 
-/** A statement and its parameters; `placeholder(n)` is the store's n-th parameter (`?` or `$n`). */
-export interface ScanWrite {
-  sql: string;
-  values: unknown[];
-}
-
+/** `placeholder(n)` is the store's n-th parameter (`?` or `$n`). */
 type Placeholder = (n: number) => string;
 
-/** INSERT of a whole scan under change sequence `seq`. */
-export function scanInsert(scan: ScanRecord, seq: number, time: (date: Date | null) => unknown, placeholder: Placeholder): ScanWrite {
-  const values = columnValues(scan, time);
+/**
+ * A store's two scan writes, built once per placeholder style (each store calls this once): the
+ * INSERT of a whole scan and the UPDATE of every field a correction or a sync merge may change.
+ * Their parameters come from insertValues and updateValues, in the same order.
+ */
+export interface ScanSql {
+  insert: string;
+  update: string;
+}
+
+export function scanSql(placeholder: Placeholder): ScanSql {
   const marks = [...WRITTEN, 'change_seq'].map((_, i) => placeholder(i + 1));
+  const sets = [...MUTABLE, 'change_seq'].map((column, i) => `${column} = ${placeholder(i + 1)}`);
   return {
-    sql: `INSERT INTO scans (${WRITTEN.join(', ')}, change_seq) VALUES (${marks.join(', ')})`,
-    values: [...WRITTEN.map((column) => values[column]), seq],
+    insert: `INSERT INTO scans (${WRITTEN.join(', ')}, change_seq) VALUES (${marks.join(', ')})`,
+    update: `UPDATE scans SET ${sets.join(', ')} WHERE id = ${placeholder(MUTABLE.length + 2)}`,
   };
 }
 
-/** UPDATE of every field a correction or a sync merge may change, under change sequence `seq`. */
-export function scanUpdate(scan: ScanRecord, seq: number, time: (date: Date | null) => unknown, placeholder: Placeholder): ScanWrite {
+/** ScanSql.insert's parameters: a whole scan under change sequence `seq`. */
+export function insertValues(scan: ScanRecord, seq: number, time: Time): unknown[] {
   const values = columnValues(scan, time);
-  const sets = [...MUTABLE, 'change_seq'].map((column, i) => `${column} = ${placeholder(i + 1)}`);
-  return {
-    sql: `UPDATE scans SET ${sets.join(', ')} WHERE id = ${placeholder(MUTABLE.length + 2)}`,
-    values: [...MUTABLE.map((column) => values[column]), seq, scan.id],
-  };
+  return [...WRITTEN.map((column) => values[column]), seq];
+}
+
+/** ScanSql.update's parameters: the mutable fields under change sequence `seq`, then the id. */
+export function updateValues(scan: ScanRecord, seq: number, time: Time): unknown[] {
+  const values = mutableValues(scan, time);
+  return [...MUTABLE.map((column) => values[column]), seq, scan.id];
 }

@@ -5,7 +5,7 @@
  * change that commits late.
  */
 import type { ScanRecord } from '../../types.js';
-import { type ScanRowOf, scanFromRow, scanInsert, scanUpdate } from '../scan-columns.js';
+import { type ScanRowOf, insertValues, scanFromRow, scanSql, updateValues } from '../scan-columns.js';
 import { num, READ, type Queryable } from './db.js';
 
 const CHANGE_LOCK = 7_146_908_218;
@@ -15,7 +15,7 @@ export interface ScanRow extends ScanRowOf<Date, unknown> {
   change_seq: string;
 }
 
-const dollar = (n: number) => `$${n}`;
+const SQL = scanSql((n) => `$${n}`);
 const asIs = (at: Date | null) => at;
 
 export function toScan(row: ScanRow): ScanRecord {
@@ -35,13 +35,12 @@ export async function lockLiveRow(tx: Queryable, id: string): Promise<boolean> {
 }
 
 export async function insertScan(tx: Queryable, scan: ScanRecord, onConflictNothing: boolean): Promise<boolean> {
-  const { sql, values } = scanInsert(scan, await nextSeq(tx), asIs, dollar);
-  const rows = await tx.query(`${sql} ${onConflictNothing ? 'ON CONFLICT (id) DO NOTHING ' : ''}RETURNING id`, values);
+  const values = insertValues(scan, await nextSeq(tx), asIs);
+  const rows = await tx.query(`${SQL.insert} ${onConflictNothing ? 'ON CONFLICT (id) DO NOTHING ' : ''}RETURNING id`, values);
   return rows.length === 1;
 }
 
 /** Writes every field a correction or a sync merge may change, under a new change sequence (the row is locked). */
 export async function updateMutable(tx: Queryable, scan: ScanRecord): Promise<void> {
-  const { sql, values } = scanUpdate(scan, await nextSeq(tx), asIs, dollar);
-  await tx.query(sql, values);
+  await tx.query(SQL.update, updateValues(scan, await nextSeq(tx), asIs));
 }

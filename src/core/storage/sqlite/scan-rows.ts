@@ -1,6 +1,6 @@
 /** The SQLite side of the `scans` row mapping (scan-columns.ts): epoch ms and JSON text. */
 import type { ScanRecord } from '../../types.js';
-import { type ScanRowOf, scanFromRow as fromColumns, scanInsert, scanUpdate } from '../scan-columns.js';
+import { type ScanRowOf, insertValues, scanFromRow as fromColumns, scanSql, updateValues } from '../scan-columns.js';
 import { type Db, READ, toMs } from './db.js';
 
 export interface ScanRow extends ScanRowOf<number, string> {
@@ -9,33 +9,38 @@ export interface ScanRow extends ScanRowOf<number, string> {
   change_seq: number;
 }
 
-const question = () => '?';
+const SQL = scanSql(() => '?');
 
 export function scanFromRow(row: ScanRow): ScanRecord {
   return fromColumns(row, READ);
 }
 
-/**
- * The next change sequence. Scans are never hard-deleted and every write holds the
- * database's write lock, so MAX + 1 is strictly increasing.
- */
-export function nextSeq(db: Db): number {
-  const row = db.prepare('SELECT COALESCE(MAX(change_seq), 0) + 1 AS seq FROM scans').get() as { seq: number };
-  return row.seq;
+/** The scan store's row writes and its read by id, each statement prepared once per connection. */
+export interface ScanRows {
+  /**
+   * The next change sequence. Scans are never hard-deleted and every write holds the
+   * database's write lock, so MAX + 1 is strictly increasing.
+   */
+  nextSeq(): number;
+  insert(scan: ScanRecord): void;
+  /** Writes every field a correction or a sync merge may change, under a new change sequence. */
+  updateMutable(scan: ScanRecord): void;
+  read(id: string): ScanRecord | null;
 }
 
-export function insertScan(db: Db, scan: ScanRecord): void {
-  const { sql, values } = scanInsert(scan, nextSeq(db), toMs, question);
-  db.prepare(sql).run(...values);
-}
-
-/** Writes every field a correction or a sync merge may change, under a new change sequence. */
-export function updateMutable(db: Db, scan: ScanRecord): void {
-  const { sql, values } = scanUpdate(scan, nextSeq(db), toMs, question);
-  db.prepare(sql).run(...values);
-}
-
-export function readScan(db: Db, id: string): ScanRecord | null {
-  const row = db.prepare('SELECT * FROM scans WHERE id = ?').get(id) as ScanRow | undefined;
-  return row ? scanFromRow(row) : null;
+export function createScanRows(db: Db): ScanRows {
+  const seq = db.prepare('SELECT COALESCE(MAX(change_seq), 0) + 1 AS seq FROM scans');
+  const insert = db.prepare(SQL.insert);
+  const update = db.prepare(SQL.update);
+  const byId = db.prepare('SELECT * FROM scans WHERE id = ?');
+  const nextSeq = () => (seq.get() as { seq: number }).seq;
+  return {
+    nextSeq,
+    insert: (scan) => insert.run(...insertValues(scan, nextSeq(), toMs)),
+    updateMutable: (scan) => update.run(...updateValues(scan, nextSeq(), toMs)),
+    read: (id) => {
+      const row = byId.get(id) as ScanRow | undefined;
+      return row ? scanFromRow(row) : null;
+    },
+  };
 }

@@ -2,9 +2,9 @@
 import type { ScanStore } from '../store.js';
 import { mergeSynced, sameMutableFields } from '../sync-merge.js';
 import { type Db, immediate, run } from './db.js';
-import { type ScanRow, insertScan, readScan, scanFromRow, updateMutable } from './scan-rows.js';
+import { type ScanRow, type ScanRows, scanFromRow } from './scan-rows.js';
 
-export function createScanSync(db: Db): Pick<ScanStore, 'changesSince' | 'countChangesSince' | 'upsertSynced'> {
+export function createScanSync(db: Db, table: ScanRows): Pick<ScanStore, 'changesSince' | 'countChangesSince' | 'upsertSynced'> {
   const changes = db.prepare('SELECT * FROM scans WHERE change_seq > ? ORDER BY change_seq ASC LIMIT ?');
   const count = db.prepare('SELECT COUNT(*) AS n FROM (SELECT 1 FROM scans WHERE change_seq > ? LIMIT ?)');
   return {
@@ -18,14 +18,14 @@ export function createScanSync(db: Db): Pick<ScanStore, 'changesSince' | 'countC
     countChangesSince: (afterSeq, cap) => run(() => (count.get(afterSeq, Math.max(0, Math.floor(cap))) as { n: number }).n),
     upsertSynced: (scan, into) =>
       immediate(db, () => {
-        const stored = readScan(db, scan.id);
+        const stored = table.read(scan.id);
         if (stored === null) {
-          insertScan(db, scan);
-          return readScan(db, scan.id)!;
+          table.insert(scan);
+          return table.read(scan.id)!;
         }
         const merged = mergeSynced(stored, scan, into);
         if (sameMutableFields(stored, merged)) return stored;
-        updateMutable(db, merged);
+        table.updateMutable(merged);
         return merged;
       }),
   };

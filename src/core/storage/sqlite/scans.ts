@@ -8,7 +8,7 @@ import { vehiclePageOf } from '../vehicle-page.js';
 import { WEAR_OF_RECORD_SQL } from '../wear-of-record.js';
 import { type Db, fromMs, immediate, run, toMs } from './db.js';
 import { createScanSync } from './scan-sync.js';
-import { type ScanRow, insertScan, nextSeq, readScan, scanFromRow, updateMutable } from './scan-rows.js';
+import { type ScanRow, createScanRows, scanFromRow } from './scan-rows.js';
 import { createCharger } from './usage.js';
 
 type Filter = Omit<ScanFilter, 'cursor' | 'limit'>;
@@ -51,6 +51,7 @@ function whereOf(filter: Filter): { sql: string; params: unknown[] } {
 
 export function createScanStore(db: Db): ScanStore {
   const charge = createCharger(db);
+  const table = createScanRows(db);
   const completeIdempotency = db.prepare('UPDATE idempotency SET response = ? WHERE caller_key = ? AND key = ?');
   const markDeleted = db.prepare('UPDATE scans SET deleted_at = ?, change_seq = ? WHERE id = ? AND deleted_at IS NULL');
   // One JSON array parameter, not a placeholder per id: any batch size fits SQLite's parameter limit.
@@ -64,13 +65,13 @@ export function createScanStore(db: Db): ScanStore {
     commit: (input) =>
       immediate(db, () => {
         if (input.reservation !== null) charge(input.reservation.id);
-        insertScan(db, input.scan);
+        table.insert(input.scan);
         if (input.idempotency !== null) {
           const { callerKey, key, response } = input.idempotency;
           completeIdempotency.run(JSON.stringify(response), callerKey, key);
         }
       }),
-    get: (id) => run(() => readScan(db, id)),
+    get: (id) => run(() => table.read(id)),
     list: (filter) =>
       run(() => {
         const where = whereOf(filter);
@@ -96,21 +97,21 @@ export function createScanStore(db: Db): ScanStore {
         const rows = db.prepare(`SELECT * FROM scans WHERE ${where.sql} ORDER BY created_at ASC, id ASC`).all(...where.params) as ScanRow[];
         return rows.map(scanFromRow);
       }),
-    markDeleted: (id, at) => immediate(db, () => markDeleted.run(toMs(at), nextSeq(db), id).changes > 0),
-    setMeasurement: (id, measurementMm, at) => immediate(db, () => setMeasurement.run(measurementMm, toMs(at), nextSeq(db), id).changes > 0),
+    markDeleted: (id, at) => immediate(db, () => markDeleted.run(toMs(at), table.nextSeq(), id).changes > 0),
+    setMeasurement: (id, measurementMm, at) => immediate(db, () => setMeasurement.run(measurementMm, toMs(at), table.nextSeq(), id).changes > 0),
     edit: (id, edit, meta) =>
       immediate(db, () => {
-        const stored = readScan(db, id);
+        const stored = table.read(id);
         if (!stored || stored.deletedAt) return null;
         const next = applyEdit(stored, edit, meta);
         if (next === null) return stored;
-        updateMutable(db, next);
-        return readScan(db, id);
+        table.updateMutable(next);
+        return table.read(id);
       }),
     vehicles: (filter) => run(() => vehiclePage(db, filter)),
     imageKeysOf: (ids) =>
       run(() => (imageKeysOf.all(JSON.stringify(ids)) as Array<{ original: string; thumbnail: string }>).flatMap((row) => [row.original, row.thumbnail])),
-    ...createScanSync(db),
+    ...createScanSync(db, table),
   };
 }
 
