@@ -24,7 +24,7 @@ const KEY_RULE = 'Idempotency-Key must be 1 to 255 visible ASCII characters (let
 export class IdempotencyKey {
   private constructor(readonly value: string) {}
 
-  /** The one parse of a key: the route's for the header, the service's for a raw key from an in-process caller. */
+  /** The one parse of a key: the route's for the header (an in-process caller of the service parses its own). */
   static parse(raw: unknown): IdempotencyKey {
     if (typeof raw !== 'string' || !KEY_SHAPE.test(raw)) throw new AppError('VALIDATION_ERROR', KEY_RULE);
     return new IdempotencyKey(raw);
@@ -87,10 +87,10 @@ function listed(names: readonly string[]): string {
 export async function claimIdempotencyKey(
   deps: { store: Store; clock: Clock },
   caller: Caller,
-  given: IdempotencyKey | string,
+  given: IdempotencyKey,
   request: RequestFingerprint,
 ): Promise<{ claim: IdempotencyClaim } | { replay: AnalyzeResponse }> {
-  const key = (given instanceof IdempotencyKey ? given : IdempotencyKey.parse(given)).value;
+  const key = given.value;
   // the same subject the per-caller limits count (an account, else the client address as metered)
   const callerKey = limitSubject(caller);
   const requestHash = encodeFingerprint(request);

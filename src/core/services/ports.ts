@@ -69,8 +69,8 @@ export interface AnalyzeCommand {
   verbose: boolean;
   vehicle: string | null;
   position: TirePosition | null;
-  /** Parsed by the route already (IdempotencyKey.parse); a raw string from an in-process caller is parsed by the service. */
-  idempotencyKey: IdempotencyKey | string | null;
+  /** Parsed by the caller (the route: IdempotencyKey.parse), so the service holds only keys that passed the rule. */
+  idempotencyKey: IdempotencyKey | null;
   /**
    * When the upload was received, as Date.now() milliseconds (wall clock, not the injected
    * Clock: processingTimeMs is a measured duration and counts from here).

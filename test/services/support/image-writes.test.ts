@@ -10,6 +10,7 @@ import { afterEach, expect, test } from 'vitest';
 import type { AnalyzeOutcome, AnalyzeRequest } from '../../../src/core/analysis/analyzer.js';
 import type { ManualClock } from '../../../src/core/clock.js';
 import { AppError } from '../../../src/core/errors.js';
+import { IdempotencyKey } from '../../../src/core/services/idempotency.js';
 import { scanIdOfImageKey } from '../../../src/core/services/support/image-keys.js';
 import { sha256Hex } from '../../../src/core/services/support/ids.js';
 import { createFileImageStore } from '../../../src/core/storage/files.js';
@@ -145,7 +146,7 @@ test('an analysis that fails while the files are still being written deletes the
   const { core, analyzer } = await setUp();
   const open = images.hold();
   analyzer.fail();
-  const scan = tracked(core.services.scans.analyze(await command(anon(), { idempotencyKey: 'pos-1' })));
+  const scan = tracked(core.services.scans.analyze(await command(anon(), { idempotencyKey: IdempotencyKey.parse('pos-1') })));
   await analyzer.finished(1);
   await until(async () => (await usage()).held === 0);
   await settleLoop();
@@ -167,7 +168,7 @@ test('an analysis that fails while the files are still being written deletes the
 
   // The claim was forgotten: the same key analyses afresh once the photo shows a tire.
   analyzer.succeed();
-  const retry = await core.services.scans.analyze(await command(anon(), { idempotencyKey: 'pos-1' }));
+  const retry = await core.services.scans.analyze(await command(anon(), { idempotencyKey: IdempotencyKey.parse('pos-1') }));
   const files = await filesOnDisk();
   expect(files).toHaveLength(2);
   expect(files.every((f) => scanIdOfImageKey(f) === retry.body.data.scanId)).toBe(true);
@@ -194,7 +195,7 @@ test('a write that fails after the analysis succeeded: STORAGE_UNAVAILABLE, noth
   const { core, analyzer } = await setUp();
   const open = images.hold();
   images.failFor((key) => !key.includes('.thumb.'));
-  const scan = core.services.scans.analyze(await command(anon(), { idempotencyKey: 'pos-2' }));
+  const scan = core.services.scans.analyze(await command(anon(), { idempotencyKey: IdempotencyKey.parse('pos-2') }));
   await analyzer.finished(1);
   await settleLoop();
   open();
@@ -210,7 +211,7 @@ test('a write that fails after the analysis succeeded: STORAGE_UNAVAILABLE, noth
   expect(await filesOnDisk()).toEqual([]);
 
   images.failFor(null);
-  const retry = await core.services.scans.analyze(await command(anon(), { idempotencyKey: 'pos-2' }));
+  const retry = await core.services.scans.analyze(await command(anon(), { idempotencyKey: IdempotencyKey.parse('pos-2') }));
   expect(retry.status).toBe(200);
   expect(await filesOnDisk()).toHaveLength(2);
 });
@@ -269,7 +270,7 @@ test('a commit that failed on its way back but stored the scan is answered 200, 
     throw new AppError('STORAGE_UNAVAILABLE', 'The database is unavailable; try again shortly');
   };
   const image = await freshJpeg();
-  const response = await core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'pos-lost-reply' }));
+  const response = await core.services.scans.analyze(await command(anon(), { image, idempotencyKey: IdempotencyKey.parse('pos-lost-reply') }));
   expect(response.status).toBe(200);
   const stored = await core.store.scans.get(response.body.data.scanId);
   expect(await core.images.exists(stored!.image.originalKey)).toBe(true);
@@ -277,7 +278,7 @@ test('a commit that failed on its way back but stored the scan is answered 200, 
   expect(await usage()).toEqual({ used: 1, held: 0 });
   core.store.scans.commit = commit;
   // a retry with the key replays the stored answer, photo and all
-  const retry = await core.services.scans.analyze(await command(anon(), { image, idempotencyKey: 'pos-lost-reply' }));
+  const retry = await core.services.scans.analyze(await command(anon(), { image, idempotencyKey: IdempotencyKey.parse('pos-lost-reply') }));
   expect(retry.body.data.scanId).toBe(response.body.data.scanId);
   expect(await usage()).toEqual({ used: 1, held: 0 });
 });
