@@ -5,8 +5,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import type { Analyzer } from '../../src/core/analysis/analyzer.js';
 import { analyzeLabelled } from '../../src/core/analysis/eval-run.js';
-import { MAX_UPLOAD_BYTES } from '../../src/core/images/inspect.js';
 import { LabelsError, loadSamples, parseLabelsCsv, skippedLines } from '../../src/core/analysis/eval-samples.js';
+import { MAX_IMAGE_BYTES } from '../../src/shared/contract/limits.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -252,7 +252,7 @@ test('an optional twiBars column: a count of bars per photo, empty when not coun
 test('a listed file over the upload limit is counted as FILE_TOO_LARGE without being read or analysed', async () => {
   const huge = path.join(dir, 'huge.jpg');
   await writeFile(huge, '');
-  await truncate(huge, MAX_UPLOAD_BYTES + 1); // sparse: no disk used
+  await truncate(huge, MAX_IMAGE_BYTES + 1); // sparse: no disk used
   const analyzer = { analyze: vi.fn() } as unknown as Analyzer;
   const warn = vi.fn();
   const [result] = await analyzeLabelled(analyzer, [{ file: huge, depthMm: 3, truth: 'medium' }], warn);

@@ -399,7 +399,7 @@ describe('how long an upload may take', () => {
 it('a hub gives a whole upload longer than the desktop waits for a 10 MiB photo; a desk keeps its minute', async () => {
   const { uploadTimeoutMs } = await import('../../src/core/sync/hub-client.js');
   const { HUB_REQUEST_TIMEOUT_MS, REQUEST_TIMEOUT_MS } = await import('../../src/core/http/app.js');
-  const { MAX_IMAGE_BYTES } = await import('../../src/core/http/plugins/multipart.js');
+  const { MAX_IMAGE_BYTES } = await import('../../src/shared/contract/limits.js');
   expect(uploadTimeoutMs(MAX_IMAGE_BYTES + 64 * 1024)).toBeLessThan(HUB_REQUEST_TIMEOUT_MS);
   expect(REQUEST_TIMEOUT_MS).toBe(60_000);
 });

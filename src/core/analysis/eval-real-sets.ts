@@ -5,8 +5,9 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
+import { MAX_IMAGE_BYTES } from '../../shared/contract/limits.js';
 import { isAppError } from '../errors.js';
-import { inspectImage, MAX_UPLOAD_BYTES, MIN_SHORT_SIDE } from '../images/inspect.js';
+import { inspectImage, MIN_SHORT_SIDE } from '../images/inspect.js';
 import type { Analysis, Analyzer } from './analyzer.js';
 import { csvCells, IMAGE_FILE } from './eval-samples.js';
 
@@ -157,7 +158,7 @@ export async function analyzeReal(analyzer: Analyzer, samples: RealSample[], onE
   const out: RealOutcome[] = [];
   for (const sample of samples) {
     const size = (await stat(sample.file).catch(() => null))?.size ?? 0;
-    if (size > MAX_UPLOAD_BYTES) {
+    if (size > MAX_IMAGE_BYTES) {
       out.push({ sample, analysis: null, error: 'FILE_TOO_LARGE' });
       continue;
     }

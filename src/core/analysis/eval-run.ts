@@ -3,8 +3,9 @@
  * analysis on that frame), one by one: what `npm run eval` measures and `npm run calibrate` fits.
  */
 import { readFile, stat } from 'node:fs/promises';
+import { MAX_IMAGE_BYTES } from '../../shared/contract/limits.js';
 import { isAppError } from '../errors.js';
-import { inspectImage, MAX_UPLOAD_BYTES } from '../images/inspect.js';
+import { inspectImage } from '../images/inspect.js';
 import type { Analyzer } from './analyzer.js';
 import type { Sample } from './eval-metrics.js';
 import type { Labelled } from './eval-samples.js';
@@ -22,7 +23,7 @@ export async function analyzeLabelled(analyzer: Analyzer, samples: Labelled[], w
     // the upload limit applies before the file is read: a stray multi-gigabyte file listed in the
     // labels is counted as the service would answer it, not loaded into memory
     const size = (await stat(s.file).catch(() => null))?.size;
-    if (size !== undefined && size > MAX_UPLOAD_BYTES) {
+    if (size !== undefined && size > MAX_IMAGE_BYTES) {
       results.push({ ...s, outcome: { error: 'FILE_TOO_LARGE', ms: ms() } });
       continue;
     }

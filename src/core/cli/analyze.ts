@@ -6,9 +6,10 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MAX_IMAGE_BYTES } from '../../shared/contract/limits.js';
 import { createOnnxAnalyzer, DISCLAIMER } from '../analysis/index.js';
 import { AppError, isAppError } from '../errors.js';
-import { inspectImage, MAX_UPLOAD_BYTES } from '../images/inspect.js';
+import { inspectImage } from '../images/inspect.js';
 import { parseCli, usageError } from './args.js';
 
 const USAGE = 'usage: analyze PHOTO [--verbose] [--models DIR]';
@@ -32,7 +33,7 @@ async function main(): Promise<void> {
     fail(new AppError('VALIDATION_ERROR', `Cannot read ${file}: ${error.code === 'ENOENT' ? 'no such file' : (error.code ?? error.message)}.`)),
   );
   if (!info.isFile()) fail(new AppError('VALIDATION_ERROR', `Cannot read ${file}: ${info.isDirectory() ? 'it is a folder' : 'it is not a regular file'}.`));
-  if (info.size > MAX_UPLOAD_BYTES) fail(new AppError('FILE_TOO_LARGE', `The image is larger than 10 MiB (${file}: ${info.size} bytes).`));
+  if (info.size > MAX_IMAGE_BYTES) fail(new AppError('FILE_TOO_LARGE', `The image is larger than 10 MiB (${file}: ${info.size} bytes).`));
   let data: Buffer;
   try {
     data = await readFile(file);

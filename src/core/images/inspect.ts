@@ -5,14 +5,13 @@
  * thumbnail kept with the scan.
  */
 import sharp, { type Metadata } from 'sharp';
+import { MAX_IMAGE_BYTES } from '../../shared/contract/limits.js';
 import { AppError } from '../errors.js';
 import type { DecodedFrame } from '../analysis/analyzer.js';
 import type { StoredImageInfo } from '../types.js';
 
 export type ImageMime = StoredImageInfo['mime'];
 
-/** docs/API.md §2: 10 MiB. The HTTP layer enforces it while streaming; this guards every other caller. */
-export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 export const MAX_PIXELS = 40_000_000;
 export const MIN_SHORT_SIDE = 256;
 /**
@@ -103,7 +102,8 @@ export type ImageHeader = Omit<InspectedImage, 'thumbnail' | 'frame'>;
  */
 export async function checkImageHeader(data: Buffer): Promise<ImageHeader> {
   if (data.length === 0) throw new AppError('VALIDATION_ERROR', 'The image file is empty.');
-  if (data.length > MAX_UPLOAD_BYTES) throw new AppError('FILE_TOO_LARGE', 'The image is larger than 10 MiB.');
+  // The HTTP layer enforces the limit while streaming; this guards every other caller.
+  if (data.length > MAX_IMAGE_BYTES) throw new AppError('FILE_TOO_LARGE', 'The image is larger than 10 MiB.');
   const mime = sniffImageType(data);
   if (!mime) {
     const other = describeOtherType(data);

@@ -1,6 +1,7 @@
 /** The service and the desk's own screens: /health, /settings, /connection. */
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { looseEnum, nullable } from './common.js';
+import { SHOP_NAME_MAX } from './limits.js';
 
 /** GET /health → data */
 export const HealthData = Type.Object({
@@ -58,7 +59,7 @@ export const SettingsPatch = Type.Object(
     keepApiRunningInTray: Type.Optional(Type.Boolean()),
     units: Type.Optional(Units),
     legalMinimum: Type.Optional(LegalMinimum),
-    shopName: Type.Optional(Type.String({ maxLength: 80 })),
+    shopName: Type.Optional(Type.String({ maxLength: SHOP_NAME_MAX })),
   },
   { additionalProperties: false },
 );

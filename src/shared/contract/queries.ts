@@ -5,13 +5,23 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { WearSchema } from './common.js';
-import { CSV_FORMATS, DEFAULT_PAGE, DEFAULT_SCANS_PER_VEHICLE, DEFAULT_VEHICLE_PAGE, MAX_PAGE, MAX_SCANS_PER_VEHICLE, MAX_VEHICLE_PAGE } from './limits.js';
+import {
+  CSV_FORMATS,
+  DEFAULT_CHAIN_PAGE,
+  DEFAULT_PAGE,
+  DEFAULT_SCANS_PER_VEHICLE,
+  DEFAULT_VEHICLE_PAGE,
+  MAX_PAGE,
+  MAX_SCANS_PER_VEHICLE,
+  MAX_VEHICLE_PAGE,
+  VEHICLE_MAX,
+} from './limits.js';
 
 const DATE_FILTER = 'Inclusive: YYYY-MM-DD (a whole UTC day) or an ISO 8601 date-time, e.g. 2026-11-24T08:00:00Z; without an offset the time is UTC';
 const Filter = {
   vehicle: Type.Optional(
     Type.String({
-      maxLength: 64,
+      maxLength: VEHICLE_MAX,
       description: 'A part of the vehicle, whatever its spaces, dashes or case ("ka tw 204" finds "KA-TW-204"): matched on the plate key',
     }),
   ),
@@ -33,7 +43,7 @@ const CacheBuster = { _: Type.Optional(Type.String({ maxLength: 64, description:
 const VehicleFilter = {
   vehicleKey: Type.Optional(
     Type.String({
-      maxLength: 64,
+      maxLength: VEHICLE_MAX,
       description: 'Exactly this vehicle: its plate key, or the plate in any spelling (normalised here); not with vehicle',
     }),
   ),
@@ -104,7 +114,7 @@ export const ChainPageQuery = Type.Composite(
     Type.Object(
       {
         cursor: Type.Optional(Type.String({ maxLength: 512 })),
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: DEFAULT_CHAIN_PAGE })),
       },
       { additionalProperties: false },
     ),

@@ -6,9 +6,8 @@
 import type { Readable } from 'node:stream';
 import fastifyMultipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
+import { MAX_IMAGE_BYTES } from '../../../shared/contract/limits.js';
 import { AppError } from '../../errors.js';
-
-export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 
 export const MULTIPART_LIMITS = {
   fileSize: MAX_IMAGE_BYTES,

@@ -5,13 +5,14 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { MAX_IMAGE_BYTES } from '../../../shared/contract/limits.js';
 import { AppError } from '../../errors.js';
 import { checkPosition, checkVehicle } from '../../services/analyze.js';
 import { IdempotencyKey } from '../../services/idempotency.js';
 import type { Caller, TirePosition } from '../../types.js';
 import { anyCaller, timesSent } from '../auth.js';
 import { multipartError, toErrorReply } from '../errors.js';
-import { imageTooLarge, MAX_IMAGE_BYTES, MULTIPART_LIMITS, TEXT_FIELDS, registerMultipart, readUploadedFile } from '../plugins/multipart.js';
+import { imageTooLarge, MULTIPART_LIMITS, TEXT_FIELDS, registerMultipart, readUploadedFile } from '../plugins/multipart.js';
 import { guardForm } from '../form-guard.js';
 import { AnalyzeData, AnalyzeForm, AnalyzeHeaders, analyzeReplies } from '../schemas.js';
 import { withRateLimitHeaders } from '../rate-limit-headers.js';

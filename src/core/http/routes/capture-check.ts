@@ -6,12 +6,13 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
+import { MAX_IMAGE_BYTES } from '../../../shared/contract/limits.js';
 import { AppError } from '../../errors.js';
 import { CHECKS_PER_MINUTE } from '../../services/capture-check.js';
 import { limitSubject } from '../../services/support/caller-limit.js';
 import { anyCaller } from '../auth.js';
 import { multipartError } from '../errors.js';
-import { imageTooLarge, MAX_IMAGE_BYTES, MULTIPART_LIMITS, registerMultipart, readUploadedFile } from '../plugins/multipart.js';
+import { imageTooLarge, MULTIPART_LIMITS, registerMultipart, readUploadedFile } from '../plugins/multipart.js';
 import { guardForm } from '../form-guard.js';
 import { CaptureCheck, CaptureCheckForm, replies } from '../schemas.js';
 

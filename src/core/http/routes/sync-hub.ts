@@ -6,6 +6,7 @@
  */
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import { DEFAULT_CHAIN_PAGE, MAX_IMAGE_BYTES } from '../../../shared/contract/limits.js';
 import { AppError } from '../../errors.js';
 import { DESK_TIME_HEADER } from '../../sync/hub-client.js';
 import { deskMark, HUB_DESK_SEQ_HEADER, markingHandled, readDeskPosition } from '../../sync/desk-marks.js';
@@ -15,7 +16,6 @@ import { parseSyncScan, scanRefusal, type SyncScan } from '../../sync/wire.js';
 import { accountCaller } from '../auth.js';
 import { multipartError } from '../errors.js';
 import { guardForm } from '../form-guard.js';
-import { MAX_IMAGE_BYTES } from '../plugins/multipart.js';
 import { blankIsAbsent } from '../query-params.js';
 import { ChainPageQuery, envelopeRef, HubScanList, HubShopList, ScanParams, SyncPushForm, WireScan, ok, replies } from '../schemas.js';
 import type { RouteApp } from '../types.js';
@@ -166,7 +166,7 @@ export function hubSyncRoutes(app: RouteApp): void {
     async (request) => {
       const { cursor, limit, apiKeyId } = request.query;
       const page = await listChainScans(store, accountCaller(request).account.id, {
-        limit: limit ?? 50,
+        limit: limit ?? DEFAULT_CHAIN_PAGE,
         ...(cursor ? { cursor } : {}),
         ...(apiKeyId ? { apiKeyId } : {}),
       });

@@ -38,8 +38,6 @@ import type {
 import { excelCsvFormat } from '../../../shared/csv-format';
 
 export const API_BASE = '/api/v1';
-/** docs/API.md §2 upload limit, checked before uploading so a huge file fails at once. */
-export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 
 /** A failure as the app sees it: an error code of the contract, or one the client finds itself. */
 export type ClientErrorCode = ErrorCode | 'NETWORK_ERROR' | 'BAD_RESPONSE';

@@ -3,7 +3,8 @@
  * mend, what the app refuses before uploading, and which photo stands for a vehicle's corner.
  */
 import type { WirePosition } from '../../../shared/api';
-import { ApiError, MAX_UPLOAD_BYTES } from '../api/client';
+import { MAX_IMAGE_BYTES } from '../../../shared/contract/limits';
+import { ApiError } from '../api/client';
 import type { ScanView } from './scanView';
 
 /** `held`: waits for the shop to sign in again. */
@@ -74,7 +75,7 @@ export function notAnImage(file: File): boolean {
 export function refusedLocally(file: File): ApiError | null {
   const name = file.name || 'This file';
   if (notAnImage(file)) return new ApiError('UNSUPPORTED_MEDIA_TYPE', `${name} is not a photo.`, 415);
-  if (file.size <= MAX_UPLOAD_BYTES) return null;
+  if (file.size <= MAX_IMAGE_BYTES) return null;
   const mb = (file.size / 1024 / 1024).toFixed(1);
   return new ApiError('FILE_TOO_LARGE', `${file.name || 'This photo'} is ${mb} MB; photos can be at most 10 MB.`, 413);
 }

@@ -4,6 +4,7 @@
  */
 import { useEffect, useId, useState, type SubmitEvent } from 'react';
 import type { SettingInForce, SettingsData } from '../../../shared/api';
+import { SHOP_NAME_MAX } from '../../../shared/contract/limits';
 import { api } from '../api/client';
 import { UserError } from '../api/errors';
 import { AboutPanel } from '../components/AboutPanel';
@@ -142,7 +143,7 @@ export function SettingsPage() {
             <legend>Reports and units</legend>
             <div className="field">
               <label htmlFor={id.shop}>Shop name (printed on customer reports)</label>
-              <input id={id.shop} value={form.shopName} maxLength={80} onChange={(e) => set('shopName', e.target.value)} />
+              <input id={id.shop} value={form.shopName} maxLength={SHOP_NAME_MAX} onChange={(e) => set('shopName', e.target.value)} />
             </div>
             <div className="field">
               <label htmlFor={id.units}>Show depths in</label>
