@@ -1,8 +1,8 @@
 /** Every failure a caller can see is an AppError, mapped once to the error envelope. */
 
-import { ERROR_STATUS, type ErrorCode } from '../shared/contract/errors.js';
+import { ERROR_STATUS, type ErrorCode } from '../shared/contract/error-codes.js';
 
-/** The codes and their statuses are the contract's (src/shared/contract/errors.ts). */
+/** The codes and their statuses are the contract's (src/shared/contract/error-codes.ts). */
 export { ERROR_STATUS, type ErrorCode };
 
 export interface AppErrorOptions {

@@ -6,6 +6,7 @@
  */
 export * from './limits.js';
 export * from './common.js';
+export * from './error-codes.js';
 export * from './errors.js';
 export * from './operations.js';
 export * from './analyze.js';

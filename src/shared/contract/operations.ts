@@ -4,7 +4,7 @@
  * operation of its kind answers, derived from its security, method and path in
  * src/core/http/openapi-errors.ts). Keyed "METHOD /api/v1/path{param}".
  */
-import type { ErrorCode } from './errors.js';
+import type { ErrorCode } from './error-codes.js';
 
 const IMAGE_CHECKS: ErrorCode[] = ['FILE_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'IMAGE_UNREADABLE', 'IMAGE_TOO_SMALL', 'IMAGE_TOO_LARGE'];
 

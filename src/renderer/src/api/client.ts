@@ -35,6 +35,7 @@ import type {
   WireScan,
   WireWear,
 } from '../../../shared/api';
+import { isErrorCode } from '../../../shared/contract/error-codes';
 import { excelCsvFormat } from '../../../shared/csv-format';
 
 export const API_BASE = '/api/v1';
@@ -70,7 +71,9 @@ function unwrap<T>(status: number, text: string, headers: Headers | null): T {
   }
   if (body && body.success === true) return body.data;
   if (body && body.success === false && body.error) {
-    throw new ApiError(body.error.code, body.error.message, status, headers);
+    const { code, message } = body.error;
+    // A newer server may send a code this build does not know: an unexpected answer, in the server's words.
+    throw new ApiError(isErrorCode(code) ? code : 'BAD_RESPONSE', message, status, headers);
   }
   throw new ApiError('BAD_RESPONSE', `The service answered something unexpected (HTTP ${status}).`, status, headers);
 }

@@ -1,7 +1,7 @@
 /** Plain words for each error code; the server's own message is always shown beside them. */
 import { ApiError, type ClientErrorCode } from './client';
 
-/** One for every code of the contract (src/shared/contract/errors.ts): a code added there is a compile error here until it has its words. */
+/** One for every code of the contract (src/shared/contract/error-codes.ts): a code added there is a compile error here until it has its words. */
 export const FRIENDLY: Record<ClientErrorCode, string> = {
   VALIDATION_ERROR: 'Something in the form is not right.',
   INVALID_API_KEY: 'That API key is not valid or was revoked.',
@@ -70,8 +70,8 @@ function staffDetail(code: ClientErrorCode, message: string): string {
 
 export function describeError(error: unknown): FriendlyError {
   if (error instanceof ApiError) {
-    // a newer server may send a code this app does not know yet
-    return { title: FRIENDLY[error.code] ?? 'Something went wrong.', detail: staffDetail(error.code, error.message), code: error.code };
+    // every code has its words: the client turns a code this build does not know into BAD_RESPONSE
+    return { title: FRIENDLY[error.code], detail: staffDetail(error.code, error.message), code: error.code };
   }
   if (error instanceof UserError) return { title: error.message, detail: '', code: '' };
   const detail = error instanceof Error ? error.message : String(error);
