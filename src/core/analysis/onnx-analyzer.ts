@@ -81,6 +81,8 @@ function output(o: ort.InferenceSession.OnnxValueMapType, name: string): Float32
 export class OnnxAnalyzer implements Analyzer {
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** Whether the scene reader gives worn_logit (scene models since tread-2026.11.28.2; scene.ts SceneOutput.wornLogit): looked up once. */
+  private readonly sceneWornLogit: boolean;
 
   private constructor(
     readonly manifest: Manifest,
@@ -90,7 +92,9 @@ export class OnnxAnalyzer implements Analyzer {
     private readonly cropReader: ort.InferenceSession | null = null,
     /** The scene reader (gate and real-photo wear), when the manifest has one (since tread-2026.11.28). */
     readonly sceneReader: ort.InferenceSession | null = null,
-  ) {}
+  ) {
+    this.sceneWornLogit = sceneReader?.outputNames.includes('worn_logit') ?? false;
+  }
 
   get modelVersion(): string {
     return this.manifest.version;
@@ -215,8 +219,7 @@ export class OnnxAnalyzer implements Analyzer {
       const size = this.manifest.input.size;
       const o = await session.run({ input: new ort.Tensor('float32', tensor, [1, 3, size, size]) });
       const probs = output(o, 'scene');
-      // worn_logit: scene models since tread-2026.11.28.2 (scene.ts SceneOutput.wornLogit)
-      const wornLogit = session.outputNames.includes('worn_logit') ? { wornLogit: output(o, 'worn_logit')[0]! } : {};
+      const wornLogit = this.sceneWornLogit ? { wornLogit: output(o, 'worn_logit')[0]! } : {};
       return {
         probs: [probs[0]!, probs[1]!, probs[2]!],
         worn: output(o, 'worn')[0]!,
