@@ -24,7 +24,9 @@ export function vehiclePageOf<Row extends { vehicle_key: string | null }>(
   const byKey = new Map<string, Row[]>();
   for (const row of rows) {
     const k = row.vehicle_key ?? '';
-    byKey.set(k, [...(byKey.get(k) ?? []), row]);
+    const group = byKey.get(k);
+    if (group) group.push(row);
+    else byKey.set(k, [row]);
   }
   const last = page[page.length - 1];
   return {

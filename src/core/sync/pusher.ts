@@ -103,9 +103,11 @@ export function createSyncPusher(deps: PusherDeps): SyncPusher {
     await store.meta.set(META_LAST_SYNC_AT, deps.clock.now().toISOString());
   }
 
-  /** PassMarks.rewindIfLost, the hub having been asked for its mark whatever it answered. */
+  /**
+   * PassMarks.rewindIfLost (false without an ackedKey: it checks), the hub having been asked for its
+   * mark whatever it answered. Without an ackedKey the probe never runs, so its time is moot.
+   */
   async function rewindIfLost(marks: PassMarks, seq: number, hubSeq: number | null): Promise<boolean> {
-    if (!deps.ackedKey) return false;
     // a hub that keeps no marks (an older version) is asked hourly, not every pass
     probeLater();
     return marks.rewindIfLost(seq, hubSeq, logger);

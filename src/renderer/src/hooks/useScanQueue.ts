@@ -11,7 +11,7 @@ import type { WirePosition, WireScan } from '../../../shared/api';
 import { reportPendingWork } from '../lib/pendingWork';
 import { answeredForDeletedScan } from '../lib/retry';
 import { ApiError, analyze, api, rateLimitFrom, type RateLimitInfo, type ScanCorrection } from '../api/client';
-import { canRetry, holdsCorner, notAnImage, randomKey, refusedLocally, WAITING, type NewPhoto, type QueueItem } from '../lib/queueItems';
+import { canRetry, cornerHolder, notAnImage, randomKey, refusedLocally, WAITING, type NewPhoto, type QueueItem } from '../lib/queueItems';
 import { fromAnalysis } from '../lib/scanView';
 
 export interface ScanQueueOptions {
@@ -172,10 +172,7 @@ export function useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEn
     setItems((all) => {
       const moved = all.find((item) => item.id === id);
       if (!moved || moved.position === position) return all;
-      const holder =
-        position === ''
-          ? undefined
-          : all.find((item) => item.id !== id && item.visit === moved.visit && item.position === position && canRetry(item) && holdsCorner(all, item));
+      const holder = cornerHolder(all, moved, position);
       return all.map((item) => {
         if (item.id === id) return { ...item, position, moveError: null };
         if (holder && item.id === holder.id) return { ...item, position: moved.position, moveError: null };
@@ -190,10 +187,7 @@ export function useScanQueue({ onAnalysed, signedIn, confirmSession, onSessionEn
       const fixed = all.find((item) => item.id === id);
       if (!fixed?.view) return all;
       const position = scan.position ?? '';
-      const holder =
-        position === ''
-          ? undefined
-          : all.find((item) => item.id !== id && item.visit === fixed.visit && item.position === position && canRetry(item) && holdsCorner(all, item));
+      const holder = cornerHolder(all, fixed, position);
       return all.map((item) => {
         if (item.id === id && item.view) {
           return {

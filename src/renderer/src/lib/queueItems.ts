@@ -84,3 +84,12 @@ export function refusedLocally(file: File): ApiError | null {
 export function holdsCorner(all: QueueItem[], item: QueueItem): boolean {
   return !all.some((other) => other.id > item.id && other.visit === item.visit && other.position === item.position && canRetry(other));
 }
+
+/**
+ * The photo that stands for `position` of `moved`'s vehicle, other than `moved` itself: the one that
+ * takes `moved`'s old corner when `moved` is put there. None for no corner ('').
+ */
+export function cornerHolder(all: QueueItem[], moved: QueueItem, position: WirePosition | ''): QueueItem | undefined {
+  if (position === '') return undefined;
+  return all.find((item) => item.id !== moved.id && item.visit === moved.visit && item.position === position && canRetry(item) && holdsCorner(all, item));
+}
