@@ -7,6 +7,8 @@ Input `input`: N x 3 x 160 x 160, the app's shared tensor ((x/255 - 0.5)/0.5, pr
 the graph maps it back to 0..1, the range the nsfwjs weights were trained on. Outputs: `scene`
 N x 3 probabilities (tread, tread not visible, no tire), `worn` N (probability the tire is not
 usable), `depth` N (mm), `sigma` N (mm), `worn_logit` N (the worn probability's logit, unsaturated).
+With --wear (wear_branch.py, since tread-2026.11.28.3) the worn logit is the head's plus the wear
+branch's, which forks after block 14 (blocks 15-16 and the 1 280-channel head fine-tuned).
 """
 from __future__ import annotations
 
@@ -23,23 +25,42 @@ sys.path.insert(0, os.path.dirname(__file__))
 from nets import MobileNetV2  # noqa: E402
 from real_cache import SIZE, pooled  # noqa: E402
 from train_real import SceneHead  # noqa: E402
+from wear_branch import FROM_BLOCK, WearBranch, load_branch  # noqa: E402
 
 
 class SceneReader(nn.Module):
-    def __init__(self, backbone: MobileNetV2, head: SceneHead):
+    def __init__(self, backbone: MobileNetV2, head: SceneHead, wear: WearBranch | None = None):
         super().__init__()
         self.backbone = backbone
         self.head = head
+        self.wear = wear
 
     def forward(self, x):
-        f = pooled(self.backbone, x * 0.5 + 0.5)
+        x = x * 0.5 + 0.5
+        if self.wear is None:
+            f = pooled(self.backbone, x)
+        else:  # real_cache.pooled, with block 14's output kept for the branch
+            bb = self.backbone
+            x = bb.stem(x)
+            for b in bb.blocks[:13]:
+                x = b(x)
+            b12 = x.mean((2, 3))
+            for b in bb.blocks[13:FROM_BLOCK]:
+                x = b(x)
+            x14 = x
+            for b in bb.blocks[FROM_BLOCK:]:
+                x = b(x)
+            h = bb.head(x)
+            f = torch.cat([b12, x.mean((2, 3)), x.amax((2, 3)), h.mean((2, 3)), h.amax((2, 3))], 1)
         logits, worn, depth, logsig = self.head(f)
+        if self.wear is not None:
+            worn = worn + self.wear(b12, x14)
         # worn_logit beside the probability: a float32 sigmoid is 1 exactly above a logit of ≈ 17,
         # which ties the photos the app must still put in order (scene.ts SceneOutput.wornLogit)
         return F.softmax(logits, 1), torch.sigmoid(worn), depth, torch.exp(logsig), worn
 
 
-def build(pretrained: str, top: str) -> SceneReader:
+def build(pretrained: str, top: str, wear: str = "") -> SceneReader:
     bb = MobileNetV2()
     bb.load_state_dict(torch.load(pretrained, map_location="cpu"))
     sd = torch.load(top, map_location="cpu")
@@ -47,7 +68,7 @@ def build(pretrained: str, top: str) -> SceneReader:
     sd.setdefault("l2", torch.tensor(0.0))  # and before --l2
     head = SceneHead(sd["mean"].numpy(), sd["std"].numpy(), hidden=sd["fc.weight"].shape[0], clip=float(sd["clip"]), l2=bool(float(sd["l2"])))
     head.load_state_dict(sd)
-    return SceneReader(bb, head).eval()
+    return SceneReader(bb, head, load_branch(wear, bb) if wear else None).eval()
 
 
 def main():
@@ -55,9 +76,10 @@ def main():
     ap.add_argument("--pretrained", default="runs/mbv2_nsfwjs.pt")
     ap.add_argument("--top", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--wear", default="", help="wear_branch.py's branch.pt: its logit is added to the head's")
     a = ap.parse_args()
     torch.set_num_threads(2)
-    net = build(a.pretrained, a.top)
+    net = build(a.pretrained, a.top, a.wear)
     x = torch.rand(2, 3, SIZE, SIZE) * 2 - 1
     torch.onnx.export(net, (x,), a.out, input_names=["input"], output_names=["scene", "worn", "depth", "sigma", "worn_logit"],
                       dynamic_axes={"input": {0: "n"}, "scene": {0: "n"}, "worn": {0: "n"}, "depth": {0: "n"}, "sigma": {0: "n"}, "worn_logit": {0: "n"}},

@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 NO_TIRE_BUDGET = 0.015
 REFUSAL_BUDGET = 0.04
+WEAR_SET = "web-good-defective"  # what wear_branch.py trains on
 TRAINED_ON = ["web-good-defective", "tyre-defect-ccby", "vehicles-wheels", "debian-photos", "renders"]
 
 
@@ -199,6 +200,7 @@ def main():
     ap.add_argument("--loso", default="", help="folder of train_real.py --exclude runs, one per set")
     ap.add_argument("--loso-out", default="")
     ap.add_argument("--pretrained", default="runs/mbv2_nsfwjs.pt")
+    ap.add_argument("--wear", default="", help="the shipped wear branch (wear_branch.py): the sets it never saw keep it")
     a = ap.parse_args()
     z = out_of_fold(a.cv)
     os.makedirs(os.path.join(a.cv, "oof"), exist_ok=True)
@@ -223,8 +225,10 @@ def main():
             left_out = t["exclude"]
             name = left_out[0]
             onnx = os.path.join(run, "scene.onnx")
+            # the wear branch learned from web-good-defective only: a model without that set has none
+            wear = ["--wear", a.wear] if a.wear and WEAR_SET not in left_out else []
             subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "export_real.py"), "--pretrained", a.pretrained,
-                            "--top", os.path.join(run, "top.pt"), "--out", onnx], check=True)
+                            "--top", os.path.join(run, "top.pt"), "--out", onnx, *wear], check=True)
             write_models(os.path.join(a.loso_out, name), base_dir, base, onnx, cal, f"{a.version}-without-{name}",
                          [s for s in TRAINED_ON if s not in left_out])
             print(f"wrote {os.path.join(a.loso_out, name)}")

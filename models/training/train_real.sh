@@ -3,7 +3,8 @@
 #   sh models/training/train_real.sh [REALDATA]
 # REALDATA defaults to ../shared/realdata beside the repository. On 2 CPU cores: ≈ 4 min to render
 # the 3 000 photo-like renders, ≈ 20 min to decode and run the frozen network over every view,
-# ≈ 2–4 min per head (ten heads: five folds, four sets left out, the shipped one), then the
+# ≈ 2–4 min per head (ten heads: five folds, four sets left out, the shipped one), ≈ 1.5 min per
+# wear branch (six: five folds and the shipped one), then the
 # real-photo table (≈ 15 min). It writes models/scene.onnx and a new manifest.json (the other three
 # networks and their constants unchanged), runs/loso-models/SET/ (a model trained without SET, for
 # `npm run eval -- --real --loso`), and runs/real_table.md.
@@ -20,7 +21,7 @@ PY=${PYTHON:-python3}
 case $PY in /*) ;; */*) PY=$CALLER/$PY ;; esac
 REAL=${1:-$HERE/../../../shared/realdata}
 case $REAL in /*) ;; *) REAL=$CALLER/$REAL ;; esac
-VERSION=${VERSION:-tread-2026.11.28.2}
+VERSION=${VERSION:-tread-2026.11.28.3}
 WORK=${WORK:-$HERE}
 mkdir -p "$WORK/data" "$WORK/runs"
 cd "$WORK"
@@ -67,10 +68,20 @@ for s in web-good-defective tyre-defect-ccby vehicles-wheels debian-photos; do
 done
 [ -f runs/real_all/pred.npz ] || $PY "$HERE/train_real.py" --cache $CACHES $HEAD --out runs/real_all
 
+step "5b. the wear branch (blocks 15-16 and the head fine-tuned on web-good-defective; since tread-2026.11.28.3): five folds, the shipped one"
+[ -f data/cache_wear.npz ] || $PY "$HERE/wear_branch.py" cache --realdata "$REAL" --pretrained runs/mbv2_nsfwjs.pt --out data/cache_wear.npz
+for k in 0 1 2 3 4; do
+  [ -f "runs/wear/fold$k/branch.pt" ] || $PY "$HERE/wear_branch.py" train --cache data/cache_wear.npz --pretrained runs/mbv2_nsfwjs.pt \
+    --head-pred "runs/cv/fold$k/pred.npz" --fold $k --out "runs/wear/fold$k"
+done
+[ -f runs/wear/all/branch.pt ] || $PY "$HERE/wear_branch.py" train --cache data/cache_wear.npz --pretrained runs/mbv2_nsfwjs.pt \
+  --head-pred runs/real_all/pred.npz --out runs/wear/all
+$PY "$HERE/wear_branch.py" combine --cv runs/cv --wear runs/wear
+
 step "6. export, constants, manifest"
-$PY "$HERE/export_real.py" --pretrained runs/mbv2_nsfwjs.pt --top runs/real_all/top.pt --out "$MODELS/scene.onnx"
+$PY "$HERE/export_real.py" --pretrained runs/mbv2_nsfwjs.pt --top runs/real_all/top.pt --wear runs/wear/all/branch.pt --out "$MODELS/scene.onnx"
 $PY "$HERE/finalize_real.py" --cv runs/cv --scene "$MODELS/scene.onnx" --manifest "$MODELS/manifest.json" --version "$VERSION" \
-  --loso runs/loso --loso-out runs/loso-models --pretrained runs/mbv2_nsfwjs.pt
+  --loso runs/loso --loso-out runs/loso-models --pretrained runs/mbv2_nsfwjs.pt --wear runs/wear/all/branch.pt
 
 step "7. the real-photo table, each set scored by a model that did not learn from it where there is one"
 (cd "$MODELS/.." && npx tsx src/core/cli/eval.ts --real "$REAL" --models "$MODELS" --loso "$WORK/runs/loso-models" \
