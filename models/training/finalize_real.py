@@ -201,6 +201,7 @@ def main():
     ap.add_argument("--loso-out", default="")
     ap.add_argument("--pretrained", default="runs/mbv2_nsfwjs.pt")
     ap.add_argument("--wear", default="", help="the shipped wear branch (wear_branch.py): the sets it never saw keep it")
+    ap.add_argument("--gate-loso", default="", help="gate_branch.py --exclude runs, one folder per set left out")
     a = ap.parse_args()
     z = out_of_fold(a.cv)
     os.makedirs(os.path.join(a.cv, "oof"), exist_ok=True)
@@ -227,8 +228,10 @@ def main():
             onnx = os.path.join(run, "scene.onnx")
             # the wear branch learned from web-good-defective only: a model without that set has none
             wear = ["--wear", a.wear] if a.wear and WEAR_SET not in left_out else []
+            # the gate branch learned from every set: each model left out has its own, trained without that set
+            gate = ["--gate", os.path.join(a.gate_loso, name, "branch.pt")] if a.gate_loso else []
             subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "export_real.py"), "--pretrained", a.pretrained,
-                            "--top", os.path.join(run, "top.pt"), "--out", onnx, *wear], check=True)
+                            "--top", os.path.join(run, "top.pt"), "--out", onnx, *wear, *gate], check=True)
             write_models(os.path.join(a.loso_out, name), base_dir, base, onnx, cal, f"{a.version}-without-{name}",
                          [s for s in TRAINED_ON if s not in left_out])
             print(f"wrote {os.path.join(a.loso_out, name)}")

@@ -48,14 +48,16 @@ CLIP = 3.0
 
 
 class WearBranch(nn.Module):
-    """Block 14's output (and block 12's mean) -> the branch's worn logit, times `scale`."""
+    """Block 14's output (and block 12's mean) -> the branch's worn logit (or, with `outputs` > 1,
+    that many logits: gate_branch.py), times `scale`."""
 
-    def __init__(self, backbone: MobileNetV2, hidden: int = HIDDEN):
+    def __init__(self, backbone: MobileNetV2, hidden: int = HIDDEN, outputs: int = 1):
         super().__init__()
+        self.outputs = outputs
         self.blocks = nn.ModuleList(copy.deepcopy(b) for b in backbone.blocks[FROM_BLOCK:])
         self.head = copy.deepcopy(backbone.head)
         self.fc = nn.Linear(FEATURES, hidden)
-        self.out = nn.Linear(hidden, 1)
+        self.out = nn.Linear(hidden, outputs)
         self.drop = nn.Dropout(0.3)
         self.register_buffer("mean", torch.zeros(FEATURES))
         self.register_buffer("std", torch.ones(FEATURES))
@@ -70,10 +72,41 @@ class WearBranch(nn.Module):
 
     def raw(self, b12_mean: torch.Tensor, x14: torch.Tensor) -> torch.Tensor:
         f = ((self.pooled(b12_mean, x14) - self.mean) / self.std).clamp(-CLIP, CLIP)
-        return self.out(self.drop(F.relu(self.fc(f))))[:, 0]
+        o = self.out(self.drop(F.relu(self.fc(f))))
+        return o[:, 0] if self.outputs == 1 else o
 
     def forward(self, b12_mean: torch.Tensor, x14: torch.Tensor) -> torch.Tensor:
         return self.scale * self.raw(b12_mean, x14)
+
+
+def fit(branch: WearBranch, b12: torch.Tensor, x14: torch.Tensor, tr: np.ndarray, loss_of, a, batch: int, rng, sort: bool = False) -> None:
+    """Standardises the branch's features on the training views `tr`, then fine-tunes blocks 15-16
+    and the head (a.lr) and its layer (1e-3) for a.epochs, BatchNorm statistics kept (the
+    pretrained ones: a few thousand photos are too few); loss_of(views, raw output) -> loss."""
+    with torch.no_grad():
+        sub = tr[:: max(1, len(tr) // 6000)]
+        f0 = torch.cat([branch.pooled(b12[sub[j:j + 512]].float(), x14[sub[j:j + 512]].float()) for j in range(0, len(sub), 512)])
+        branch.mean.copy_(f0.mean(0))
+        branch.std.copy_(f0.std(0) + 1e-4)
+    tuned = list(branch.blocks.parameters()) + list(branch.head.parameters())
+    opt = torch.optim.AdamW([{"params": list(branch.fc.parameters()) + list(branch.out.parameters()), "lr": 1e-3, "weight_decay": 1e-3},
+                             {"params": tuned, "lr": a.lr, "weight_decay": 1e-4}])
+    t0 = time.time()
+    for ep in range(a.epochs):
+        branch.train()
+        for m in branch.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.eval()
+        perm, total = rng.permutation(tr), 0.0
+        for j in range(0, len(perm), batch):
+            b = np.sort(perm[j:j + batch]) if sort else perm[j:j + batch]
+            loss = loss_of(b, branch.raw(b12[b].float(), x14[b].float()))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.item() * len(b)
+        print(f"epoch {ep + 1}/{a.epochs}: loss {total / len(perm):.3f}, {time.time() - t0:.0f} s", flush=True)
+    branch.eval()
 
 
 def load_branch(path: str, backbone: MobileNetV2) -> WearBranch:
@@ -135,9 +168,12 @@ def frozen_inputs(net: MobileNetV2, maps: np.ndarray) -> tuple[torch.Tensor, tor
 
 def norm(key) -> tuple[str, str, str]:
     """A sample key (real_data.Sample.key: set:path:box) with its path resolved, so that caches made
-    with ../shared/realdata and with its absolute path match."""
+    with ../shared/realdata and with its absolute path match (run from the training folder: the
+    caches name data/ relative to it)."""
     name, rest = str(key).split(":", 1)
     path, box = rest.rsplit(":", 1)
+    if name == "debian-photos":  # by the path inside the unpacked packages (a cache may have unpacked them elsewhere)
+        return name, path.rsplit("/x/", 1)[-1], box
     return name, os.path.realpath(path), box
 
 
@@ -161,39 +197,22 @@ def cmd_train(a) -> None:
     train = web & (c["group"] != f"web{a.fold}") if a.fold >= 0 else web
     tr = np.where(train)[0]
     branch = WearBranch(net).eval()
-    with torch.no_grad():
-        f0 = torch.cat([branch.pooled(b12[tr[j:j + 512]], x14[tr[j:j + 512]]) for j in range(0, len(tr), 512)])
-        branch.mean.copy_(f0.mean(0))
-        branch.std.copy_(f0.std(0) + 1e-4)
-    tuned = list(branch.blocks.parameters()) + list(branch.head.parameters())
-    opt = torch.optim.AdamW([{"params": list(branch.fc.parameters()) + list(branch.out.parameters()), "lr": 1e-3, "weight_decay": 1e-3},
-                             {"params": tuned, "lr": a.lr, "weight_decay": 1e-4}])
     y = torch.from_numpy(c["worn"].astype(np.float32))
     share = float((c["worn"][tr] == 1).mean())
+
+    def loss_of(b, raw):
+        w = torch.where(y[b] > 0.5, 0.5 / share, 0.5 / (1 - share))  # the two classes weigh the same
+        return (F.binary_cross_entropy_with_logits(raw, y[b], reduction="none") * w).mean()
+
     t0 = time.time()
-    for ep in range(a.epochs):
-        branch.train()
-        for m in branch.modules():  # BatchNorm keeps the pretrained statistics: 800 photos are too few
-            if isinstance(m, nn.BatchNorm2d):
-                m.eval()
-        perm, total = rng.permutation(tr), 0.0
-        for j in range(0, len(perm), 32):
-            b = perm[j:j + 32]
-            w = torch.where(y[b] > 0.5, 0.5 / share, 0.5 / (1 - share))  # the two classes weigh the same
-            loss = (F.binary_cross_entropy_with_logits(branch.raw(b12[b], x14[b]), y[b], reduction="none") * w).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += loss.item() * len(b)
-        print(f"epoch {ep + 1}/{a.epochs}: loss {total / len(perm):.3f}, {time.time() - t0:.0f} s", flush=True)
-    branch.eval()
+    fit(branch, b12, x14, tr, loss_of, a, 32, rng)
     with torch.no_grad():
         raw = torch.cat([branch.raw(b12[j:j + 512], x14[j:j + 512]) for j in range(0, len(b12), 512)]).numpy()
     # scale: the frozen head's spread over the branch's on the training photos (the app's view), so
     # that the two readings weigh the same in the sum
     head = head_logits(a.head_pred, c["key"], c["view"])
-    fit = train & (c["view"] == 0) & ~np.isnan(head)
-    scale = float(np.std(head[fit]) / np.std(raw[fit]))
+    app_view = train & (c["view"] == 0) & ~np.isnan(head)
+    scale = float(np.std(head[app_view]) / np.std(raw[app_view]))
     branch.scale.fill_(scale)
     os.makedirs(a.out, exist_ok=True)
     torch.save(branch.state_dict(), os.path.join(a.out, "branch.pt"))

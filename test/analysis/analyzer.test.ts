@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOnnxAnalyzer, treadHealthIndex, wearForDepth, type Analyzer } from '../../src/core/analysis/index.js';
+import type { VerboseExtras } from '../../src/core/analysis/analyzer.js';
 import { combine } from '../../src/core/analysis/combine.js';
 import { treadBox } from '../../src/core/analysis/mask.js';
 import { mirrorAverage, mirrored, type OnnxAnalyzer } from '../../src/core/analysis/onnx-analyzer.js';
@@ -53,10 +54,16 @@ describe('analysis of tread photos', () => {
 
   it('gives the same results under concurrent requests as one by one', async () => {
     const images = tires.slice(0, 6).map((t) => readFileSync(t.file));
+    // the result, or the refusal's code: the shipped gate refuses a few renders as no tire
+    const outcome = (image: Buffer) =>
+      analyzer.analyze({ image, verbose: false }).then(
+        (o) => o.analysis,
+        (error: unknown) => (error as { code?: string }).code,
+      );
     const sequential = [];
-    for (const image of images) sequential.push((await analyzer.analyze({ image, verbose: false })).analysis);
-    const concurrent = await Promise.all(images.map((image) => analyzer.analyze({ image, verbose: false })));
-    expect(concurrent.map((o) => o.analysis)).toEqual(sequential);
+    for (const image of images) sequential.push(await outcome(image));
+    expect(sequential.filter((o) => typeof o === 'object').length).toBeGreaterThanOrEqual(3);
+    expect(await Promise.all(images.map(outcome))).toEqual(sequential);
   });
 
   it('the renders-only chain reads known-depth synthetic fixtures within the stated bounds (MAE ≤ 1.3 mm over 40, each within 5 mm; measured 0.85 with tread-2026.11.11 and 2026.11.12)', async () => {
@@ -186,16 +193,27 @@ describe('images that are not tread', () => {
 
 describe('verbose extras', () => {
   it('draws the overlays at the analysed-frame size and places points inside the upload', async () => {
-    const image = readFileSync(tires[2]!.file);
+    // a render the shipped gate answers both as it is and as a 12 MP JPEG, whose frame (its 1/8
+    // decode) is 444 x 333 (the gate refuses a few renders as no tire: 2.9 % with tread-2026.11.28.4)
+    let found: { image: Buffer; verbose: VerboseExtras; bigVerbose: VerboseExtras } | undefined;
+    for (const t of tires.slice(2, 12)) {
+      const image = readFileSync(t.file);
+      const big = await sharp(image).resize(4000, 3000, { fit: 'fill' }).jpeg({ quality: 80 }).toBuffer();
+      try {
+        const verbose = (await analyzer.analyze({ image, verbose: true })).verbose!;
+        const bigVerbose = (await analyzer.analyze({ image: big, verbose: true })).verbose!;
+        found = { image, verbose, bigVerbose };
+        break;
+      } catch (error) {
+        expect((error as { code?: string }).code).toBe('NO_TIRE_DETECTED');
+      }
+    }
+    expect(found).toBeDefined();
+    const { image, verbose, bigVerbose } = found!;
     const meta = await sharp(image).metadata();
     const frame = await decodeFrame(image, await checkImageHeader(image));
-    const { verbose } = await analyzer.analyze({ image, verbose: true });
-    expect(verbose).toBeDefined();
-    // and a 12 MP JPEG, whose frame (its 1/8 decode) is 444 x 333
-    const big = await sharp(image).resize(4000, 3000, { fit: 'fill' }).jpeg({ quality: 80 }).toBuffer();
-    const bigVerbose = (await analyzer.analyze({ image: big, verbose: true })).verbose!;
     for (const [extras, size] of [
-      [verbose!, [frame.width, frame.height]],
+      [verbose, [frame.width, frame.height]],
       [bigVerbose, [444, 333]],
     ] as const) {
       for (const name of ['depthHeatmap', 'mask']) {
@@ -206,7 +224,7 @@ describe('verbose extras', () => {
         expect([png.width, png.height]).toEqual(size);
       }
     }
-    for (const p of verbose!.points) {
+    for (const p of verbose.points) {
       expect(['twi', 'groove']).toContain(p.kind);
       expect(p.x).toBeGreaterThanOrEqual(0);
       expect(p.x).toBeLessThanOrEqual(meta.width);
