@@ -7,7 +7,7 @@ inside scene.onnx (export_real.py --gate), and the gate's thresholds are fitted 
     python gate_branch.py cache --realdata R --pretrained runs/mbv2_nsfwjs.pt --debian data/deb1/x \
         --debian2 data/deb2/x --renders data/renders --out data/cache_gate.npz
     python gate_branch.py train --cache data/cache_gate.npz --pretrained runs/mbv2_nsfwjs.pt \
-        (--fold K | --exclude SET | nothing: every photo) --out runs/gate/fold0
+        (--fold K --head-pred runs/cv/foldK/pred.npz | --exclude SET | nothing: every photo) --out runs/gate/fold0
     python gate_branch.py combine --cv runs/cv --gate runs/gate
 
 The cache keeps, per view, block 12's mean and block 14's output (160 x 5 x 5, fp16) of the app's
@@ -52,8 +52,12 @@ def load_gate(path: str, backbone: MobileNetV2) -> GateBranch:
     return g.eval()
 
 
+def _views(n: int) -> None:
+    """In each worker (whatever the start method): the number of views real_cache.views_of makes."""
+    rc.DEFAULT_VIEWS = n
+
+
 def cmd_cache(a) -> None:
-    rc.DEFAULT_VIEWS = VIEWS
     # the same sample lists, seeds and job seeds as train_real.sh's three caches: view 0 is the same image
     lists = [(rd.all_samples(a.realdata, a.debian, None, seed=0), 0),
              ([s for s in rd.all_samples(a.realdata, a.debian2, None, seed=1) if s.set == "debian-photos"], 1),
@@ -85,7 +89,7 @@ def cmd_cache(a) -> None:
             buf.clear()
             meta.clear()
 
-        with Pool(a.workers) as pool:
+        with Pool(a.workers, initializer=_views, initargs=(VIEWS,)) as pool:
             for i, views, err in pool.imap_unordered(rc.views_of, jobs, chunksize=8):
                 if views is None:
                     print("  failed:", samples[i].path, err)
@@ -101,6 +105,28 @@ def cmd_cache(a) -> None:
     print(f"wrote {a.out}: {len(cols['scene'])} views in {time.time() - t0:.0f} s")
 
 
+def photo_of(key) -> tuple[str, str]:
+    """A sample key's photo (set and normalised path, without the crop box): every crop of a photo
+    shares the photo's fold."""
+    name, path, _ = norm(key)
+    return name, path
+
+
+def head_groups(c, pred_path: str) -> np.ndarray:
+    """Each cached view's fold group as the head's caches have it (pred.npz `group`, by photo).
+    real_data.py hashes some sets' groups from the path string as given, so a cache made with
+    another spelling of the same path would put a photo in another fold; the gate branch's folds
+    must be the head's, or a fold's branch would score photos it learned from. Photos the head's
+    caches do not have (none in a fresh run) keep their own group."""
+    p = np.load(pred_path)
+    by = {photo_of(k): gr for k, gr in zip(p["sample"], p["group"])}
+    groups = np.array([by.get(photo_of(k), gr) for k, gr in zip(c["key"], c["group"])])
+    moved = int((groups != c["group"]).sum())
+    print(f"groups from {pred_path}: {moved} of {len(groups)} views take the head's fold, "
+          f"{sum(photo_of(k) not in by for k in c['key'])} have no photo in the head's caches")
+    return groups
+
+
 def cmd_train(a) -> None:
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -111,7 +137,8 @@ def cmd_train(a) -> None:
     excluded = set(filter(None, a.exclude.split(",")))
     train = ~np.isin(setname, list(excluded | {"michelin-twi"}))
     if a.fold >= 0:
-        train &= np.array([not g.endswith(str(a.fold)) for g in c["group"]])
+        groups = head_groups(c, a.head_pred) if a.head_pred else c["group"]
+        train &= np.array([not g.endswith(str(a.fold)) for g in groups])
     tr = np.flatnonzero(train)
     net = rc.trunk(a.pretrained)
     branch = GateBranch(net).eval()
@@ -127,6 +154,7 @@ def cmd_train(a) -> None:
     torch.save(branch.state_dict(), os.path.join(a.out, "branch.pt"))
     np.savez(os.path.join(a.out, "logits.npz"), key=c["key"][v0], degraded=c["degraded"][v0], logits=logits)
     json.dump({"fold": a.fold, "exclude": sorted(excluded), "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "weight": a.weight,
+               "headGroups": bool(a.head_pred),
                "trainViews": len(tr)}, open(os.path.join(a.out, "train.json"), "w"), indent=1)
     print(f"wrote {a.out}, {time.time() - t0:.0f} s")
 
@@ -145,15 +173,23 @@ def cmd_combine(a) -> None:
         p = dict(np.load(os.path.join(run, "pred.npz")))
         g = np.load(os.path.join(a.gate, f"fold{k}", "logits.npz"))
         add = {norm(key): x for key, x, d in zip(g["key"], g["logits"], g["degraded"]) if not d}
+        trained = json.load(open(os.path.join(a.gate, f"fold{k}", "train.json")))
+        assert trained.get("headGroups"), f"fold {k}'s gate branch did not take the head's fold groups (--head-pred)"
         pred = p["pred"].copy()
-        n = 0
+        n = missing = 0
         for i, (key, v) in enumerate(zip(p["sample"], p["view"])):
+            if int(v) != 0 or p["degraded"][i]:
+                continue
             x = add.get(norm(key))
-            if x is not None and int(v) == 0 and not p["degraded"][i]:
-                lp = np.log(np.clip(head["pred"][i, :3].astype(np.float64), 1e-12, 1)) + x
-                e = np.exp(lp - lp.max())
-                pred[i, :3] = e / e.sum()
-                n += 1
+            if x is None:
+                missing += 1
+                continue
+            lp = np.log(np.clip(head["pred"][i, :3].astype(np.float64), 1e-12, 1)) + x
+            e = np.exp(lp - lp.max())
+            pred[i, :3] = e / e.sum()
+            n += 1
+        if missing:
+            print(f"fold {k}: WARNING {missing} photos have no gate branch reading (the head's alone)")
         p["pred"] = pred
         np.savez(os.path.join(run, "pred.npz"), **p)
         print(f"fold {k}: {n} views given the gate branch's logits")
@@ -171,6 +207,7 @@ def main():
     t.add_argument("--pretrained", required=True)
     t.add_argument("--fold", type=int, default=-1)
     t.add_argument("--exclude", default="")
+    t.add_argument("--head-pred", default="", help="with --fold: the head's pred.npz, whose fold groups the branch takes")
     t.add_argument("--out", required=True)
     t.add_argument("--epochs", type=int, default=5)
     t.add_argument("--lr", type=float, default=1e-4)

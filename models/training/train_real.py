@@ -181,6 +181,9 @@ def main():
               f"depth {agg[2] / (len(perm) / a.batch):.3f} hinge {agg[3] / (len(perm) / a.batch):.3f} ({time.time() - t0:.0f} s)", flush=True)
     torch.save(model.state_dict(), os.path.join(a.out, "top.pt"))
     pred = predict(model, c["feats"])
+    stale = os.path.join(a.out, "pred_head.npz")  # a branch combine's copy of an earlier head's readings
+    if os.path.exists(stale):
+        os.remove(stale)
     np.savez(os.path.join(a.out, "pred.npz"), pred=pred, setname=c["setname"], view=c["view"], degraded=c["degraded"], scene=c["scene"],
              worn=c["worn"], depth=c["depth"], pct=c["pct"], kind=c["kind"], sample=c["sample"], group=c["group"])
     with open(os.path.join(a.out, "train.json"), "w") as f:

@@ -83,7 +83,7 @@ step "5c. the gate branch (blocks 15-16 and the head fine-tuned for the three sc
   --debian2 data/deb2/x --renders data/renders --out data/cache_gate.npz
 GATE="$PY $HERE/gate_branch.py train --cache data/cache_gate.npz --pretrained runs/mbv2_nsfwjs.pt"
 for k in 0 1 2 3 4; do
-  [ -f "runs/gate/fold$k/branch.pt" ] || $GATE --fold $k --out "runs/gate/fold$k"
+  [ -f "runs/gate/fold$k/branch.pt" ] || $GATE --fold $k --head-pred "runs/cv/fold$k/pred.npz" --out "runs/gate/fold$k"
 done
 for s in web-good-defective tyre-defect-ccby vehicles-wheels debian-photos; do
   [ -f "runs/gate/loso/$s/branch.pt" ] || $GATE --exclude $s --out "runs/gate/loso/$s"

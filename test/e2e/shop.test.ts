@@ -284,20 +284,29 @@ describe('shop account in the browser', () => {
 
     // 36 more scans with gauge readings, through the same API as the page (its cookie): a gauge that reads
     // 1.3 × the truth + 0.4 mm, i.e. photos this shop's models read too shallow
+    // (the shipped gate refuses a few renders as no tire, 2.9 % with tread-2026.11.28.4: those are skipped)
     const origin = new URL(app.url).origin;
-    for (const tire of heldoutLabels()
-      .filter((l) => l.depthMm !== null)
-      .slice(0, 36)) {
+    let answered = 0;
+    let refused = 0;
+    for (const tire of heldoutLabels().filter((l) => l.depthMm !== null)) {
+      if (answered === 36) break;
       const res = await page.request.post(`${origin}/api/v1/analyze`, {
         headers: { origin },
         multipart: { image: { name: 'tire.jpg', mimeType: 'image/jpeg', buffer: await readFile(tire.file) } },
       });
+      if (res.status() === 422 && (await res.json()).error.code === 'NO_TIRE_DETECTED') {
+        refused++;
+        continue;
+      }
       expect(res.status(), await res.text()).toBe(200);
+      answered++;
       const { scanId } = (await res.json()).data;
       const gauge = Math.round((1.3 * tire.depthMm! + 0.4) * 10) / 10;
       const put = await page.request.put(`${origin}/api/v1/scans/${scanId}/measurement`, { headers: { origin }, data: { measurementMm: gauge } });
       expect(put.status(), await put.text()).toBe(200);
     }
+    expect(answered).toBe(36);
+    expect(refused).toBeLessThanOrEqual(4);
     await page.getByRole('link', { name: 'Scan' }).click();
     await page.getByRole('link', { name: 'Settings' }).click();
     const panel = page.getByRole('region', { name: 'Calibrate to your tire gauge' });

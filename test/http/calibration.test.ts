@@ -73,9 +73,15 @@ test('calibrate from the desk, served at once, reverted', async () => {
   await t.core.calibration.idle();
 
   const after = (await get()).json().data;
-  expect(after.job).toMatchObject({ state: 'applied', fit: { tires: 40, depthApplied: true }, skipped: {} });
+  // the shipped gate refuses a few of these renders as no tire (2.9 % of the held-out renders with
+  // tread-2026.11.28.4): the job counts them, and nothing else is skipped
+  const skipped = after.job.skipped as Record<string, number>;
+  const refused = skipped.NO_TIRE_DETECTED ?? 0;
+  expect(Object.keys(skipped).filter((code) => code !== 'NO_TIRE_DETECTED')).toEqual([]);
+  expect(refused).toBeLessThanOrEqual(4);
+  expect(after.job).toMatchObject({ state: 'applied', fit: { tires: 40 - refused, depthApplied: true } });
   expect(after.job.fit.after.mae).toBeLessThan(after.job.fit.before.mae - 0.05);
-  expect(after.active).toMatchObject({ base: shipped, tires: 40 });
+  expect(after.active).toMatchObject({ base: shipped, tires: 40 - refused });
   expect(after.canRevert).toBe(true);
   expect(after.modelVersion).toBe(after.active.version);
   expect(after.modelVersion.startsWith(`${shipped}+shop.`)).toBe(true);
@@ -83,10 +89,18 @@ test('calibrate from the desk, served at once, reverted', async () => {
   expect(health.modelVersion).toBe(after.modelVersion);
 
   // analyses answer with the calibrated models now, and deeper than the shipped ones read this photo
-  const photo = readFileSync(tires.find((tire) => tire.depthMm! >= 5)!.file);
-  const upload = imageForm(photo);
-  const res = await t.app.inject({ method: 'POST', url: '/api/v1/analyze', payload: upload.payload, headers: { ...upload.headers, 'x-api-key': key } });
-  expect(res.statusCode, res.body).toBe(200);
+  // (the first deep tire the gate answers)
+  const analyze = async (image: Buffer) => {
+    const form = imageForm(image);
+    return { form, res: await t.app.inject({ method: 'POST', url: '/api/v1/analyze', payload: form.payload, headers: { ...form.headers, 'x-api-key': key } }) };
+  };
+  let found: Awaited<ReturnType<typeof analyze>> | undefined;
+  for (const tire of tires.filter((one) => one.depthMm! >= 5)) {
+    found = await analyze(readFileSync(tire.file));
+    if (found.res.statusCode !== 422) break;
+  }
+  expect(found?.res.statusCode, found?.res.body).toBe(200);
+  const { form: upload, res } = found!;
   const calibrated = res.json().data.result;
   expect(calibrated.modelVersion).toBe(after.modelVersion);
 
