@@ -4,7 +4,7 @@
 # REALDATA defaults to ../shared/realdata beside the repository. On 2 CPU cores: ≈ 4 min to render
 # the 3 000 photo-like renders, ≈ 20 min to decode and run the frozen network over every view,
 # ≈ 2–4 min per head (ten heads: five folds, four sets left out, the shipped one), ≈ 1.5 min per
-# wear branch (six: five folds and the shipped one), ≈ 5 min per gate branch (ten), then the
+# wear branch (six: five folds and the shipped one), then the
 # real-photo table (≈ 15 min). It writes models/scene.onnx and a new manifest.json (the other three
 # networks and their constants unchanged), runs/loso-models/SET/ (a model trained without SET, for
 # `npm run eval -- --real --loso`), and runs/real_table.md.
@@ -21,7 +21,7 @@ PY=${PYTHON:-python3}
 case $PY in /*) ;; */*) PY=$CALLER/$PY ;; esac
 REAL=${1:-$HERE/../../../shared/realdata}
 case $REAL in /*) ;; *) REAL=$CALLER/$REAL ;; esac
-VERSION=${VERSION:-tread-2026.11.28.4}
+VERSION=${VERSION:-tread-2026.11.28.3}
 WORK=${WORK:-$HERE}
 mkdir -p "$WORK/data" "$WORK/runs"
 cd "$WORK"
@@ -78,23 +78,10 @@ done
   --head-pred runs/real_all/pred.npz --out runs/wear/all
 $PY "$HERE/wear_branch.py" combine --cv runs/cv --wear runs/wear
 
-step "5c. the gate branch (blocks 15-16 and the head fine-tuned for the three scene classes; since tread-2026.11.28.4): five folds, one per set left out, the shipped one"
-[ -f data/cache_gate.npz ] || $PY "$HERE/gate_branch.py" cache --realdata "$REAL" --pretrained runs/mbv2_nsfwjs.pt --debian data/deb1/x \
-  --debian2 data/deb2/x --renders data/renders --out data/cache_gate.npz
-GATE="$PY $HERE/gate_branch.py train --cache data/cache_gate.npz --pretrained runs/mbv2_nsfwjs.pt"
-for k in 0 1 2 3 4; do
-  [ -f "runs/gate/fold$k/branch.pt" ] || $GATE --fold $k --head-pred "runs/cv/fold$k/pred.npz" --out "runs/gate/fold$k"
-done
-for s in web-good-defective tyre-defect-ccby vehicles-wheels debian-photos; do
-  [ -f "runs/gate/loso/$s/branch.pt" ] || $GATE --exclude $s --out "runs/gate/loso/$s"
-done
-[ -f runs/gate/all/branch.pt ] || $GATE --out runs/gate/all
-$PY "$HERE/gate_branch.py" combine --cv runs/cv --gate runs/gate
-
 step "6. export, constants, manifest"
-$PY "$HERE/export_real.py" --pretrained runs/mbv2_nsfwjs.pt --top runs/real_all/top.pt --wear runs/wear/all/branch.pt --gate runs/gate/all/branch.pt --out "$MODELS/scene.onnx"
+$PY "$HERE/export_real.py" --pretrained runs/mbv2_nsfwjs.pt --top runs/real_all/top.pt --wear runs/wear/all/branch.pt --out "$MODELS/scene.onnx"
 $PY "$HERE/finalize_real.py" --cv runs/cv --scene "$MODELS/scene.onnx" --manifest "$MODELS/manifest.json" --version "$VERSION" \
-  --loso runs/loso --loso-out runs/loso-models --pretrained runs/mbv2_nsfwjs.pt --wear runs/wear/all/branch.pt --gate-loso runs/gate/loso
+  --loso runs/loso --loso-out runs/loso-models --pretrained runs/mbv2_nsfwjs.pt --wear runs/wear/all/branch.pt
 
 step "7. the real-photo table, each set scored by a model that did not learn from it where there is one"
 (cd "$MODELS/.." && npx tsx src/core/cli/eval.ts --real "$REAL" --models "$MODELS" --loso "$WORK/runs/loso-models" \

@@ -90,7 +90,7 @@ describe('the scene reader on real photos', () => {
         if ((error as { code?: string }).code === 'NO_TIRE_DETECTED') refused++;
       }
     }
-    // measured 92.4 % (73 of the 79) with tread-2026.11.28.2 and .3, 100 % with tread-2026.11.28.4 (npm run eval on the held-out set; models/README.md)
+    // measured 92.4 % (73 of the 79) with tread-2026.11.28.2 and tread-2026.11.28.3 (npm run eval on the held-out set; models/README.md)
     expect(refused / nonTires.length).toBeGreaterThanOrEqual(0.9);
   });
 });
