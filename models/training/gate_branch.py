@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import real_cache as rc  # noqa: E402
 import real_data as rd  # noqa: E402
 from nets import MobileNetV2  # noqa: E402
-from wear_branch import FROM_BLOCK, HIDDEN, WearBranch, fit, norm  # noqa: E402
+from wear_branch import FROM_BLOCK, HIDDEN, WearBranch, combine_folds, fit, norm  # noqa: E402
 
 WEIGHT = 2.0  # the branch's scene logits weigh twice the head's (fixed on fold 0 in the leaky first measurement)
 VIEWS = 3
@@ -163,39 +163,21 @@ def cmd_train(a) -> None:
 
 
 def cmd_combine(a) -> None:
-    """Each fold's gate branch added to its head's scene reading (pred.npz columns 0-2: the softmax of
-    log p + the branch's logits) for the app's view of each photo; the head's own readings stay in
-    pred_head.npz (wear_branch.py combine keeps them there), so a rerun starts from them."""
-    for k in range(5):
-        run = os.path.join(a.cv, f"fold{k}")
-        src = os.path.join(run, "pred_head.npz")
-        if not os.path.exists(src):
-            os.replace(os.path.join(run, "pred.npz"), src)
-            np.savez(os.path.join(run, "pred.npz"), **dict(np.load(src)))
-        head = np.load(src)
-        p = dict(np.load(os.path.join(run, "pred.npz")))
-        g = np.load(os.path.join(a.gate, f"fold{k}", "logits.npz"))
-        add = {norm(key): x for key, x, d in zip(g["key"], g["logits"], g["degraded"]) if not d}
+    """Each fold's gate branch added to its head's scene reading (pred.npz columns 0-2: the softmax
+    of log p + the branch's logits), photo by photo (wear_branch.combine_folds)."""
+
+    def readings(k):
         trained = json.load(open(os.path.join(a.gate, f"fold{k}", "train.json")))
         assert trained.get("headGroups"), f"fold {k}'s gate branch did not take the head's fold groups (--head-pred)"
-        pred = p["pred"].copy()
-        n = missing = 0
-        for i, (key, v) in enumerate(zip(p["sample"], p["view"])):
-            if int(v) != 0 or p["degraded"][i]:
-                continue
-            x = add.get(norm(key))
-            if x is None:
-                missing += 1
-                continue
-            lp = np.log(np.clip(head["pred"][i, :3].astype(np.float64), 1e-12, 1)) + x
-            e = np.exp(lp - lp.max())
-            pred[i, :3] = e / e.sum()
-            n += 1
-        if missing:
-            print(f"fold {k}: WARNING {missing} photos have no gate branch reading (the head's alone)")
-        p["pred"] = pred
-        np.savez(os.path.join(run, "pred.npz"), **p)
-        print(f"fold {k}: {n} views given the gate branch's logits")
+        g = np.load(os.path.join(a.gate, f"fold{k}", "logits.npz"))
+        return {norm(key): x for key, x, d in zip(g["key"], g["logits"], g["degraded"]) if not d}
+
+    def update(pred, head, i, x):
+        lp = np.log(np.clip(head[i, :3].astype(np.float64), 1e-12, 1)) + x
+        e = np.exp(lp - lp.max())
+        pred[i, :3] = e / e.sum()
+
+    combine_folds(a.cv, readings, update, what="gate branch logits")
 
 
 def main():

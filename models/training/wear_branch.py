@@ -222,39 +222,52 @@ def cmd_train(a) -> None:
     print(f"wrote {a.out}: scale {scale:.3f}, {time.time() - t0:.0f} s")
 
 
-def cmd_combine(a) -> None:
-    """Adds each fold's branch logit to its head's worn logit (pred.npz column 6; column 3 its
-    probability) for the app's view of each photo (view 0: the augmented views of the two caches
-    are not the same crops; the constants and the out-of-fold table read view 0 only), keeping the
-    head's own readings in pred_head.npz (so that a rerun starts from them; the other columns, the
-    gate branch's among them, are kept as pred.npz has them)."""
+def combine_folds(cv: str, readings, update, sets: tuple[str, ...] | None = None, what: str = "branch reading") -> None:
+    """For each fold of `cv`: the head's own readings kept once in pred_head.npz (so that a rerun
+    starts from them), then, for the app's view of each photo (view 0: the augmented views of the
+    caches are not the same crops; the constants and the out-of-fold table read view 0 only) in
+    `sets` (default: all), update(pred, head_pred, i, x) writes the head's reading combined with the
+    branch's x = readings(k)[norm(key)] into pred.npz; the other columns stay as pred.npz has them."""
     for k in range(5):
-        run = os.path.join(a.cv, f"fold{k}")
+        run = os.path.join(cv, f"fold{k}")
         src = os.path.join(run, "pred_head.npz")
         if not os.path.exists(src):
             os.replace(os.path.join(run, "pred.npz"), src)
             np.savez(os.path.join(run, "pred.npz"), **dict(np.load(src)))
-        head = np.load(src)
+        head = np.load(src)["pred"]
         p = dict(np.load(os.path.join(run, "pred.npz")))
-        w = np.load(os.path.join(a.wear, f"fold{k}", "logits.npz"))
-        add = {(norm(key), int(v)): float(x) for key, v, x in zip(w["key"], w["view"], w["logit"])}
+        add = readings(k)
         pred = p["pred"].copy()
         n = missing = 0
         for i, (key, v) in enumerate(zip(p["sample"], p["view"])):
-            if int(v) != 0 or p["degraded"][i] or p["setname"][i] not in SETS:
+            if int(v) != 0 or p["degraded"][i] or (sets is not None and p["setname"][i] not in sets):
                 continue
-            x = add.get((norm(key), int(v)))
+            x = add.get(norm(key))
             if x is None:
                 missing += 1
                 continue
-            pred[i, 6] = head["pred"][i, 6] + x
-            pred[i, 3] = 1 / (1 + np.exp(-pred[i, 6]))
+            update(pred, head, i, x)
             n += 1
         if missing:
-            print(f"fold {k}: WARNING {missing} photos of {', '.join(SETS)} have no branch reading (the head's alone)")
+            print(f"fold {k}: WARNING {missing} photos have no {what} (the head's alone)")
         p["pred"] = pred
         np.savez(os.path.join(run, "pred.npz"), **p)
-        print(f"fold {k}: {n} views given the branch's logit")
+        print(f"fold {k}: {n} views given {what}")
+
+
+def cmd_combine(a) -> None:
+    """Adds each fold's branch logit to its head's worn logit (pred.npz column 6; column 3 its
+    probability) for the photos of SETS (combine_folds)."""
+
+    def readings(k):
+        w = np.load(os.path.join(a.wear, f"fold{k}", "logits.npz"))
+        return {norm(key): float(x) for key, v, x in zip(w["key"], w["view"], w["logit"]) if int(v) == 0}
+
+    def update(pred, head, i, x):
+        pred[i, 6] = head[i, 6] + x
+        pred[i, 3] = 1 / (1 + np.exp(-pred[i, 6]))
+
+    combine_folds(a.cv, readings, update, SETS, "wear branch logit")
 
 
 def main():
