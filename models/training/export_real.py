@@ -34,14 +34,32 @@ from wear_branch import FROM_BLOCK, WearBranch, load_branch  # noqa: E402
 
 
 class SceneReader(nn.Module):
-    def __init__(self, backbone: MobileNetV2, head: SceneHead, wear: WearBranch | None = None, gate: GateBranch | None = None):
+    def __init__(self, backbone: MobileNetV2, head: SceneHead, wear: WearBranch | None = None, gate: GateBranch | None = None,
+                 mirror: bool = False):
         super().__init__()
         self.backbone = backbone
         self.head = head
         self.wear = wear
         self.gate = gate
+        # mirror: each photo is read twice, as it is and mirrored left to right, and the two readings
+        # averaged (the scene probabilities, the worn logit, depth and sigma); since tread-2026.11.29
+        self.mirror = mirror
 
     def forward(self, x):
+        if not self.mirror:
+            logits, worn, depth, logsig = self.readings(x)
+            probs, sigma = F.softmax(logits, 1), torch.exp(logsig)
+        else:
+            logits, worn, depth, logsig = self.readings(torch.cat([x, torch.flip(x, [3])], 0))
+            probs = F.softmax(logits, 1).reshape(2, -1, 3).mean(0)
+            worn, depth = worn.reshape(2, -1).mean(0), depth.reshape(2, -1).mean(0)
+            sigma = torch.exp(logsig).reshape(2, -1).mean(0)
+        # worn_logit beside the probability: a float32 sigmoid is 1 exactly above a logit of ≈ 17,
+        # which ties the photos the app must still put in order (scene.ts SceneOutput.wornLogit)
+        return probs, torch.sigmoid(worn), depth, sigma, worn
+
+    def readings(self, x):
+        """Scene logits, worn logit, depth and log-sigma of each image of x (the app's tensor)."""
         x = x * 0.5 + 0.5
         if self.wear is None and self.gate is None:
             f = pooled(self.backbone, x)
@@ -63,12 +81,10 @@ class SceneReader(nn.Module):
             worn = worn + self.wear(b12, x14)
         if self.gate is not None:
             logits = logits + self.gate(b12, x14)
-        # worn_logit beside the probability: a float32 sigmoid is 1 exactly above a logit of ≈ 17,
-        # which ties the photos the app must still put in order (scene.ts SceneOutput.wornLogit)
-        return F.softmax(logits, 1), torch.sigmoid(worn), depth, torch.exp(logsig), worn
+        return logits, worn, depth, logsig
 
 
-def build(pretrained: str, top: str, wear: str = "", gate: str = "") -> SceneReader:
+def build(pretrained: str, top: str, wear: str = "", gate: str = "", mirror: bool = False) -> SceneReader:
     bb = MobileNetV2()
     bb.load_state_dict(torch.load(pretrained, map_location="cpu"))
     sd = torch.load(top, map_location="cpu")
@@ -76,7 +92,7 @@ def build(pretrained: str, top: str, wear: str = "", gate: str = "") -> SceneRea
     sd.setdefault("l2", torch.tensor(0.0))  # and before --l2
     head = SceneHead(sd["mean"].numpy(), sd["std"].numpy(), hidden=sd["fc.weight"].shape[0], clip=float(sd["clip"]), l2=bool(float(sd["l2"])))
     head.load_state_dict(sd)
-    return SceneReader(bb, head, load_branch(wear, bb) if wear else None, load_gate(gate, bb) if gate else None).eval()
+    return SceneReader(bb, head, load_branch(wear, bb) if wear else None, load_gate(gate, bb) if gate else None, mirror).eval()
 
 
 def float16_weights(path: str) -> None:
@@ -109,10 +125,11 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--wear", default="", help="wear_branch.py's branch.pt: its logit is added to the head's")
     ap.add_argument("--gate", default="", help="gate_branch.py's branch.pt: its scene logits are added to the head's")
+    ap.add_argument("--mirror", action="store_true", help="read each photo and its mirror image, and average (since tread-2026.11.29)")
     ap.add_argument("--float16", action="store_true", help="store the weights in float16 behind Casts (half the file)")
     a = ap.parse_args()
     torch.set_num_threads(2)
-    net = build(a.pretrained, a.top, a.wear, a.gate)
+    net = build(a.pretrained, a.top, a.wear, a.gate, a.mirror)
     x = torch.rand(2, 3, SIZE, SIZE) * 2 - 1
     torch.onnx.export(net, (x,), a.out, input_names=["input"], output_names=["scene", "worn", "depth", "sigma", "worn_logit"],
                       dynamic_axes={"input": {0: "n"}, "scene": {0: "n"}, "worn": {0: "n"}, "depth": {0: "n"}, "sigma": {0: "n"}, "worn_logit": {0: "n"}},

@@ -3,9 +3,11 @@
     python finalize_real.py --cv runs/cv --scene ../scene.onnx --manifest ../manifest.json \
         --version tread-2026.11.28 [--loso-out runs/loso-models --loso runs/loso]
 
-Out of fold: `--cv` holds five runs of train_real.py --fold K; each photo's reading is the one from
-the run that did not learn from its fold (same kinds of photo, other photos: what the shipped model
-meets in a shop). From those:
+Out of fold: `--cv` holds five runs of train_real.py --fold K (since tread-2026.11.29, mirror_oof.py's
+readings of the same folds: each photo and its mirror image through the fold's head and wear branch,
+as the shipped graph reads them; with --mirror the models left out are exported so too); each photo's
+reading is the one from the run that did not learn from its fold (same kinds of photo, other photos:
+what the shipped model meets in a shop). From those:
 - the worn probability's Platt map (wornPlatt), fitted on the real photos with a worn label;
 - the gate's thresholds: the lowest no-tire threshold that refuses at most NO_TIRE_BUDGET of the
   tread photos as "no tire", then the lowest not-visible threshold that keeps all refusals of tread
@@ -202,6 +204,8 @@ def main():
     ap.add_argument("--pretrained", default="runs/mbv2_nsfwjs.pt")
     ap.add_argument("--wear", default="", help="the shipped wear branch (wear_branch.py): the sets it never saw keep it")
     ap.add_argument("--gate-loso", default="", help="gate_branch.py --exclude runs, one folder per set left out")
+    ap.add_argument("--mirror", action="store_true", help="the models left out read each photo and its mirror image (export_real.py --mirror), "
+                    "as the shipped one does since tread-2026.11.29; --cv then holds mirror_oof.py's readings")
     a = ap.parse_args()
     z = out_of_fold(a.cv)
     os.makedirs(os.path.join(a.cv, "oof"), exist_ok=True)
@@ -231,7 +235,8 @@ def main():
             # the gate branch learned from every set: each model left out has its own, trained without that set
             gate = ["--gate", os.path.join(a.gate_loso, name, "branch.pt")] if a.gate_loso else []
             subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "export_real.py"), "--pretrained", a.pretrained,
-                            "--top", os.path.join(run, "top.pt"), "--out", onnx, *wear, *gate], check=True)
+                            "--top", os.path.join(run, "top.pt"), "--out", onnx, *wear, *gate,
+                            *(["--mirror"] if a.mirror else [])], check=True)
             write_models(os.path.join(a.loso_out, name), base_dir, base, onnx, cal, f"{a.version}-without-{name}",
                          [s for s in TRAINED_ON if s not in left_out])
             print(f"wrote {os.path.join(a.loso_out, name)}")

@@ -4,8 +4,9 @@
 # REALDATA defaults to ../shared/realdata beside the repository. On 2 CPU cores: ≈ 4 min to render
 # the 3 000 photo-like renders, ≈ 20 min to decode and run the frozen network over every view,
 # ≈ 2–4 min per head (ten heads: five folds, four sets left out, the shipped one), ≈ 1.5 min per
-# wear branch (six: five folds and the shipped one), then the
-# real-photo table (≈ 15 min). It writes models/scene.onnx and a new manifest.json (the other three
+# wear branch (six: five folds and the shipped one), ≈ 6 min to read every photo and its mirror
+# image through its fold's model (the constants' out-of-fold readings), then the
+# real-photo table (≈ 5–15 min). It writes models/scene.onnx and a new manifest.json (the other three
 # networks and their constants unchanged), runs/loso-models/SET/ (a model trained without SET, for
 # `npm run eval -- --real --loso`), and runs/real_table.md.
 #
@@ -21,7 +22,7 @@ PY=${PYTHON:-python3}
 case $PY in /*) ;; */*) PY=$CALLER/$PY ;; esac
 REAL=${1:-$HERE/../../../shared/realdata}
 case $REAL in /*) ;; *) REAL=$CALLER/$REAL ;; esac
-VERSION=${VERSION:-tread-2026.11.28.3}
+VERSION=${VERSION:-tread-2026.11.29}
 WORK=${WORK:-$HERE}
 mkdir -p "$WORK/data" "$WORK/runs"
 cd "$WORK"
@@ -78,10 +79,15 @@ done
   --head-pred runs/real_all/pred.npz --out runs/wear/all
 $PY "$HERE/wear_branch.py" combine --cv runs/cv --wear runs/wear
 
+# --mirror: each photo is read as it is and mirrored, the readings averaged (since tread-2026.11.29: hard
+# negatives refused out of fold 88.5 -> 91.8 % at the same share of tread photos refused; models/NOTEBOOK.md)
+step "5c. out-of-fold readings as the shipped graph makes them (photo and mirror image, fold heads and branches)"
+[ -f runs/cv_mirror/fold4/pred.npz ] || $PY "$HERE/mirror_oof.py" --cv runs/cv --wear runs/wear --out runs/cv_mirror
+
 step "6. export, constants, manifest"
-$PY "$HERE/export_real.py" --pretrained runs/mbv2_nsfwjs.pt --top runs/real_all/top.pt --wear runs/wear/all/branch.pt --out "$MODELS/scene.onnx"
-$PY "$HERE/finalize_real.py" --cv runs/cv --scene "$MODELS/scene.onnx" --manifest "$MODELS/manifest.json" --version "$VERSION" \
-  --loso runs/loso --loso-out runs/loso-models --pretrained runs/mbv2_nsfwjs.pt --wear runs/wear/all/branch.pt
+$PY "$HERE/export_real.py" --pretrained runs/mbv2_nsfwjs.pt --top runs/real_all/top.pt --wear runs/wear/all/branch.pt --mirror --out "$MODELS/scene.onnx"
+$PY "$HERE/finalize_real.py" --cv runs/cv_mirror --scene "$MODELS/scene.onnx" --manifest "$MODELS/manifest.json" --version "$VERSION" \
+  --loso runs/loso --loso-out runs/loso-models --pretrained runs/mbv2_nsfwjs.pt --wear runs/wear/all/branch.pt --mirror
 
 step "7. the real-photo table, each set scored by a model that did not learn from it where there is one"
 (cd "$MODELS/.." && npx tsx src/core/cli/eval.ts --real "$REAL" --models "$MODELS" --loso "$WORK/runs/loso-models" \
