@@ -11,6 +11,9 @@ With --wear (wear_branch.py, since tread-2026.11.28.3) the worn logit is the hea
 branch's, which forks after block 14 (blocks 15-16 and the 1 280-channel head fine-tuned); with
 --gate (gate_branch.py, since tread-2026.11.28.4) the scene logits are the head's plus the gate
 branch's, forked at the same place (tried, not shipped: models/NOTEBOOK.md, "A gate branch"). With
+--mirror (since tread-2026.11.29) the graph reads each image and its mirror image (flipped inside,
+one batch of twice the size) and averages the two readings: the scene probabilities, the worn logit
+(the worn probability is its sigmoid), depth and sigma. With
 --float16 the weights are stored in float16 and cast to float32 when onnxruntime loads the graph
 (constant folding: it computes in float32), which halves the file (tried with the gate branch).
 """

@@ -81,8 +81,9 @@ $PY "$HERE/wear_branch.py" combine --cv runs/cv --wear runs/wear
 
 # --mirror: each photo is read as it is and mirrored, the readings averaged (since tread-2026.11.29: hard
 # negatives refused out of fold 88.5 -> 91.8 % at the same share of tread photos refused; models/NOTEBOOK.md)
+# (always run, like the combine above: readings kept from heads or branches since retrained would fit stale constants)
 step "5c. out-of-fold readings as the shipped graph makes them (photo and mirror image, fold heads and branches)"
-[ -f runs/cv_mirror/fold4/pred.npz ] || $PY "$HERE/mirror_oof.py" --cv runs/cv --wear runs/wear --out runs/cv_mirror
+$PY "$HERE/mirror_oof.py" --cv runs/cv --wear runs/wear --out runs/cv_mirror
 
 step "6. export, constants, manifest"
 $PY "$HERE/export_real.py" --pretrained runs/mbv2_nsfwjs.pt --top runs/real_all/top.pt --wear runs/wear/all/branch.pt --mirror --out "$MODELS/scene.onnx"
