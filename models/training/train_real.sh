@@ -22,7 +22,7 @@ PY=${PYTHON:-python3}
 case $PY in /*) ;; */*) PY=$CALLER/$PY ;; esac
 REAL=${1:-$HERE/../../../shared/realdata}
 case $REAL in /*) ;; *) REAL=$CALLER/$REAL ;; esac
-VERSION=${VERSION:-tread-2026.11.29}
+VERSION=${VERSION:-tread-2026.11.29.1}
 WORK=${WORK:-$HERE}
 mkdir -p "$WORK/data" "$WORK/runs"
 cd "$WORK"
