@@ -25,18 +25,16 @@ import torch
 sys.path.insert(0, os.path.dirname(__file__))
 import preprocess as pp  # noqa: E402
 from export_real import build  # noqa: E402
-from real_cache import SIZE, extend_to_4_3, load  # noqa: E402
-from PIL import Image  # noqa: E402
+import real_data as rd  # noqa: E402
+from real_cache import app_view, load  # noqa: E402
 
 
 def view0(job):
     """The app's view of one photo from its key (set:path:box), or None if it no longer decodes."""
     i, key = job
-    _, rest = key.split(":", 1)
-    path, box = rest.rsplit(":", 1)
-    b = tuple(float(v) for v in box.split(",")) if box else None
+    _, path, box, _ = rd.split_key(key)
     try:
-        return i, np.asarray(extend_to_4_3(load(path, b)).resize((SIZE, SIZE), Image.BILINEAR))
+        return i, app_view(load(path, box))
     except Exception:  # noqa: BLE001 - reported by the caller
         return i, None
 

@@ -66,6 +66,11 @@ def load(sample_path: str, box) -> Image.Image:
     return img
 
 
+def app_view(img: Image.Image) -> np.ndarray:
+    """View 0: the app's input made from its frame (mirror-extended to 4:3, stretched to SIZE x SIZE)."""
+    return np.asarray(extend_to_4_3(img).resize((SIZE, SIZE), Image.BILINEAR))
+
+
 def augment(img: Image.Image, rng: random.Random) -> Image.Image:
     w, h = img.size
     area = rng.uniform(0.45, 1.0)
@@ -110,7 +115,7 @@ def views_of(job):
         img = load(path, box)
     except Exception as e:  # noqa: BLE001 - a photo that will not decode is reported, not fatal
         return i, None, str(e)
-    out = [(np.asarray(extend_to_4_3(img).resize((SIZE, SIZE), Image.BILINEAR)), 0, False)]
+    out = [(app_view(img), 0, False)]
     n = VIEWS.get(setname, DEFAULT_VIEWS)
     if setname == "michelin-twi":
         out.append((np.asarray(ImageOps.mirror(Image.fromarray(out[0][0]))), 1, False))

@@ -50,6 +50,14 @@ class Sample:
         return f"{self.set}:{self.path}:{b}"
 
 
+def split_key(key) -> tuple[str, str, tuple[float, float, float, float] | None, str]:
+    """A Sample.key back into its set, path, box (None for the whole photo) and the box as written."""
+    name, rest = str(key).split(":", 1)
+    path, text = rest.rsplit(":", 1)
+    box = tuple(float(v) for v in text.split(",")) if text else None
+    return name, path, box, text
+
+
 def _fold_of(text: str, k: int = 5) -> int:
     return int(hashlib.sha1(text.encode()).hexdigest(), 16) % k
 

@@ -14,11 +14,10 @@ import sys
 
 import numpy as np
 import onnxruntime as ort
-from PIL import Image
 
 sys.path.insert(0, os.path.dirname(__file__))
 import preprocess as pp  # noqa: E402
-from real_cache import SIZE, extend_to_4_3, load  # noqa: E402
+from real_cache import app_view, load  # noqa: E402
 
 
 def main():
@@ -31,7 +30,7 @@ def main():
     rows = []
     root = os.path.dirname(os.path.abspath(a.out))
     for f in a.files:
-        u8 = np.asarray(extend_to_4_3(load(f, None)).resize((SIZE, SIZE), Image.BILINEAR))
+        u8 = app_view(load(f, None))
         out = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {"input": pp.normalise(u8[None])})))
         row = {"file": os.path.relpath(os.path.abspath(f), root), "scene": [round(float(v), 4) for v in out["scene"][0]],
                "worn": round(float(out["worn"][0]), 4), "depthMm": round(float(out["depth"][0]), 3), "sigmaMm": round(float(out["sigma"][0]), 3)}

@@ -170,8 +170,7 @@ def norm(key) -> tuple[str, str, str]:
     """A sample key (real_data.Sample.key: set:path:box) with its path resolved, so that caches made
     with ../shared/realdata and with its absolute path match (run from the training folder: the
     caches name data/ relative to it)."""
-    name, rest = str(key).split(":", 1)
-    path, box = rest.rsplit(":", 1)
+    name, path, _, box = rd.split_key(key)
     if name == "debian-photos":  # by the path inside the unpacked packages (a cache may have unpacked them elsewhere)
         return name, path.rsplit("/x/", 1)[-1], box
     return name, os.path.realpath(path), box
