@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,11 +49,11 @@ it('refuses a folder a live process on this computer holds, naming it; takes ove
   lockDataDir(dir)();
 });
 
-it('four servers starting at once on a folder with a stale lock: exactly one takes it, the others are refused', async () => {
+it('six servers starting at once on a folder with a stale lock: exactly one takes it, the others are refused, round after round', async () => {
   const worker = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'lock-worker.ts');
   const gone = spawn(process.execPath, ['-e', '']);
   await new Promise((resolve) => gone.once('exit', resolve));
-  const children = Array.from({ length: 4 }, () => spawn(process.execPath, ['--import', 'tsx', worker, dir], { stdio: ['pipe', 'pipe', 'inherit'] }));
+  const children = Array.from({ length: 6 }, () => spawn(process.execPath, ['--import', 'tsx', worker, dir], { stdio: ['pipe', 'pipe', 'inherit'] }));
   const lines = children.map((child) => {
     const seen: string[] = [];
     child.stdout.on('data', (chunk: Buffer) => seen.push(...String(chunk).split('\n').filter(Boolean)));
@@ -64,13 +64,13 @@ it('four servers starting at once on a folder with a stale lock: exactly one tak
   };
   try {
     await until(() => lines.every((seen) => seen.includes('ready')));
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < 5; round++) {
       await writeFile(lockFile(), owner(gone.pid!)); // a crash's leftover: its process is gone
       for (const seen of lines) seen.length = 0;
       for (const child of children) child.stdin.write('go\n');
       await until(() => lines.every((seen) => seen.length > 0));
       const outcomes = lines.map((seen) => seen[0]).sort();
-      expect(outcomes).toEqual(['held', 'refused', 'refused', 'refused']);
+      expect(outcomes).toEqual(['held', 'refused', 'refused', 'refused', 'refused', 'refused']);
       const holder = children[lines.findIndex((seen) => seen[0] === 'held')]!;
       expect(JSON.parse(await readFile(lockFile(), 'utf8')).pid).toBe(holder.pid);
       // the holder lets go (its process stays for the next round's attempt)
@@ -88,6 +88,26 @@ it('four servers starting at once on a folder with a stale lock: exactly one tak
     for (const child of children) child.kill();
   }
 }, 60_000);
+
+it('a takeover mark left by a process that died inside it is removed once old; a fresh one makes a start wait, then say so', async () => {
+  const gone = spawn(process.execPath, ['-e', '']);
+  await new Promise((resolve) => gone.once('exit', resolve));
+  const mark = `${lockFile()}.takeover`;
+  await writeFile(lockFile(), owner(gone.pid!));
+  await mkdir(mark);
+  const old = new Date(Date.now() - 60_000);
+  await utimes(mark, old, old);
+  const release = lockDataDir(dir);
+  expect(JSON.parse(await readFile(lockFile(), 'utf8')).pid).toBe(process.pid);
+  expect(existsSync(mark)).toBe(false);
+  release();
+  await writeFile(lockFile(), owner(gone.pid!));
+  await mkdir(mark);
+  expect(() => lockDataDir(dir)).toThrow(
+    /other TireWear processes are starting on the same data folder.*if none is starting, delete .*tirewear\.lock\.takeover/,
+  );
+  expect(JSON.parse(await readFile(lockFile(), 'utf8')).pid).toBe(gone.pid); // nothing taken meanwhile
+}, 20_000);
 
 it('a lock whose process id now belongs to another program is a leftover (ids come round again after a reboot)', async () => {
   const other = spawn('sleep', ['30']); // a live process that is no TireWear

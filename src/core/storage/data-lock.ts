@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sleepSync } from '../sleep-sync.js';
@@ -161,10 +161,10 @@ function alive(pid: number): boolean {
 /**
  * Takes the data folder's lock, or throws DataDirInUseError naming who holds it; returns the release.
  * The lock appears whole: the owner record is written to a file of this process's own and then
- * hard-linked into place, so no other process ever reads it empty. A stale lock is taken over by
- * moving it aside under a name of this process's own (only one process can move it) and checking
- * that what was moved is still the stale owner read before: a lock another process took in between
- * is put back, and this process then finds it held.
+ * hard-linked into place, so no other process ever reads it empty. A stale lock is removed only
+ * by the one process holding the takeover mark (a directory beside it: making one is atomic on
+ * every file system), and only after reading, inside the mark, that it still names the stale
+ * owner: a lock another process has meanwhile taken is never removed, however many start at once.
  */
 export function lockDataDir(dataDir: string): () => void {
   const file = path.join(dataDir, LOCK_FILE_NAME);
@@ -179,7 +179,6 @@ export function lockDataDir(dataDir: string): () => void {
   };
   const record = JSON.stringify(me);
   const temp = path.join(dataDir, `.${LOCK_FILE_NAME}.${me.token}.tmp`);
-  const aside = path.join(dataDir, `.${LOCK_FILE_NAME}.${me.token}.stale`);
   const release = () => {
     if (sameOwner(readOwner(file), me)) rmSync(file, { force: true });
   };
@@ -191,9 +190,11 @@ export function lockDataDir(dataDir: string): () => void {
     throw error;
   }
   try {
-    for (let attempt = 0; attempt < 4; attempt++) {
+    const giveUp = Date.now() + TAKEOVER_WAIT_MS;
+    for (;;) {
       if (place(temp, file, record)) return release;
-      const owner = readSettledOwner(file);
+      const seen = lockState(file);
+      const owner = seen.owner;
       const here = owner ? writtenHere(owner, { host: me.host, machine }) : true;
       if (owner && (here === false || (here === 'renamed' && !beforeThisBoot(owner.since)))) {
         throw new DataDirInUseError(
@@ -211,30 +212,76 @@ export function lockDataDir(dataDir: string): () => void {
             `If no other TireWear is running, delete ${file}.`,
         );
       }
-      // left by a process that is gone (or by this one): taken over, unless another process is doing the same
-      try {
-        renameSync(file, aside);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue; // moved by another process: try again
-        throw error;
-      }
-      if (!sameOwner(readOwner(aside), owner)) {
-        // another process took the folder between the read and the move: its lock goes back (a
-        // third process taking the folder in that instant too is the one case left uncovered)
+      // left by a process that is gone (or by this one): taken over, by one process at a time
+      if (enterTakeover(file)) {
         try {
-          place(aside, file, readFileSync(aside, 'utf8'));
-        } catch {
-          // the next attempt finds whoever holds it
+          if (sameLock(lockState(file), seen)) rmSync(file, { force: true });
+          // else another process took the folder since: the next look finds it held
+        } finally {
+          leaveTakeover(file);
         }
+      } else if (Date.now() > giveUp) {
+        throw new DataDirInUseError(
+          `Could not take the lock ${file}: other TireWear processes are starting on the same data folder at this moment ` +
+            `(${takeoverMark(file)} stays). Start one only; if none is starting, delete ${takeoverMark(file)}.`,
+        );
+      } else {
+        sleepSync(10);
       }
-      rmSync(aside, { force: true });
     }
-    throw new DataDirInUseError(
-      `Could not take the lock ${file}: other TireWear processes are starting on the same data folder at this moment. Start one only.`,
-    );
   } finally {
     rmSync(temp, { force: true });
   }
+}
+
+/** How long a start waits for another process's takeover of a stale lock (a few milliseconds' work). */
+const TAKEOVER_WAIT_MS = 5000;
+/** A takeover mark older than this was left by a process that died inside it: removed. */
+const TAKEOVER_STALE_MS = 30_000;
+
+const takeoverMark = (file: string) => `${file}.takeover`;
+
+function enterTakeover(file: string): boolean {
+  const mark = takeoverMark(file);
+  try {
+    mkdirSync(mark);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  try {
+    // a process that died between making the mark and removing it (a power cut in those
+    // milliseconds): after TAKEOVER_STALE_MS the mark is nobody's
+    if (Date.now() - statSync(mark).mtimeMs > TAKEOVER_STALE_MS) rmSync(mark, { recursive: true, force: true });
+  } catch {
+    // gone meanwhile: the next attempt makes it
+  }
+  return false;
+}
+
+function leaveTakeover(file: string): void {
+  rmSync(takeoverMark(file), { recursive: true, force: true });
+}
+
+interface LockState {
+  owner: Owner | null;
+  /** Which file it is (inode, size, time): a lock made again with the same content is another one. */
+  stamp: string | null;
+}
+
+/** The lock's owner and identity; owner null for a half-written file, stamp null when there is none. */
+function lockState(file: string): LockState {
+  const owner = readSettledOwner(file);
+  try {
+    const stat = statSync(file);
+    return { owner, stamp: `${stat.ino}:${stat.size}:${stat.mtimeMs}` };
+  } catch {
+    return { owner, stamp: null };
+  }
+}
+
+function sameLock(a: LockState, b: LockState): boolean {
+  return a.stamp !== null && a.stamp === b.stamp && sameOwner(a.owner, b.owner);
 }
 
 /**
