@@ -1,0 +1,79 @@
+"""What the held-out refusals are: a hand-labelled sample of each tread set's refused and answered
+photos, scaled up to the whole set.
+
+The real-photo table counts every refusal of a tread set as a tire refused, but tyre-defect-ccby
+holds sidewall close-ups and web-good-defective holds side views of wheels on cars, which the
+product is right to refuse (as tread not visible). labels/heldout_refusals_sample.csv records,
+for 60 + 60 ccby photos and 40 + 40 web photos drawn at random (seed 7) from the refused and the
+answered of the held-out evaluation, what each shows:
+
+  T  the tread face in view (face-on, three-quarter catalogue shot, a stack showing its tread)
+  S  a sidewall close-up, no tread in view
+  V  a side view of a wheel or a vehicle, the tread not in view
+  O  unclear (a shoulder only, a diagram, a Roboflow mosaic)
+  N  no tire
+
+It prints, per set, the share of tread-in-view photos refused (O counted either way) and of the
+others refused, with 95 % intervals from a bootstrap within each stratum.
+
+    python refusal_sample.py [runs/real_photos.csv]
+
+The csv must be the held-out evaluation the sample was drawn from (`npx tsx src/core/cli/eval.ts
+--real ../shared/realdata --loso models/training/runs/loso-models` writes it); a sample photo
+whose outcome there differs is reported, since the labels then describe another model's split.
+"""
+
+import csv
+import os
+import random
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main() -> None:
+    photos = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, 'runs', 'real_photos.csv')
+    outcome: dict[tuple[str, str], str] = {}
+    totals: dict[str, dict[str, int]] = {}
+    for row in csv.DictReader(open(photos)):
+        if row['box']:
+            continue
+        key = (row['set'], row['file'].split('realdata/')[-1])
+        outcome[key] = 'refused' if row['error'] else 'answered'
+        totals.setdefault(row['set'], {'refused': 0, 'answered': 0})[outcome[key]] += 1
+    sample: dict[str, dict[str, list[str]]] = {}
+    moved = 0
+    for row in csv.DictReader(open(os.path.join(HERE, 'labels', 'heldout_refusals_sample.csv'))):
+        now = outcome.get((row['set'], row['file']))
+        if now is None:
+            sys.exit(f'{row["file"]} is not in {photos}: not the evaluation the sample was drawn from')
+        if now != row['heldOutOutcome']:
+            moved += 1
+        sample.setdefault(row['set'], {'refused': [], 'answered': []})[row['heldOutOutcome']].append(row['view'])
+    if moved:
+        print(f'warning: {moved} sample photos have another outcome in {photos} than when they were labelled')
+
+    def refused_share(labels: dict[str, list[str]], counts: dict[str, int], views: set[str]) -> float:
+        kept = {k: sum(v in views for v in labels[k]) / len(labels[k]) * counts[k] for k in labels}
+        whole = kept['refused'] + kept['answered']
+        return kept['refused'] / whole if whole else float('nan')
+
+    rng = random.Random(0)
+    for name, labels in sample.items():
+        counts = totals[name]
+        print(f'{name}: {counts["refused"]} refused of {counts["refused"] + counts["answered"]} '
+              f'({counts["refused"] / (counts["refused"] + counts["answered"]):.1%}); sample {len(labels["refused"])} refused, '
+              f'{len(labels["answered"])} answered')
+        for title, views in (('tread in view (T)', {'T'}), ('tread in view or unclear (T, O)', {'T', 'O'}),
+                             ('no tread in view (S, V)', {'S', 'V'})):
+            point = refused_share(labels, counts, views)
+            draws = sorted(
+                refused_share({k: rng.choices(v, k=len(v)) for k, v in labels.items()}, counts, views) for _ in range(2000)
+            )
+            draws = [d for d in draws if d == d]
+            low, high = draws[int(0.025 * len(draws))], draws[int(0.975 * len(draws)) - 1]
+            print(f'  {title}: refused {point:.1%} (95 % {low:.1%}–{high:.1%})')
+
+
+if __name__ == '__main__':
+    main()
