@@ -76,9 +76,13 @@ def load_caches(paths: list[str]) -> dict:
     return out
 
 
-def losses(model_out, scene, worn, depth, is_real, scene_w):
+def losses(model_out, scene, worn, depth, is_real, scene_w, sample_w=None):
     logits, worn_logit, d, logsig = model_out
-    l_scene = F.cross_entropy(logits, scene, weight=scene_w)
+    if sample_w is None:
+        l_scene = F.cross_entropy(logits, scene, weight=scene_w)
+    else:  # the class weights' weighted mean, each view also weighted by sample_w
+        w = scene_w[scene] * sample_w
+        l_scene = (F.cross_entropy(logits, scene, reduction="none") * w).sum() / w.sum()
     has_worn = worn >= 0
     l_worn = torch.tensor(0.0)
     l_hinge = torch.tensor(0.0)
@@ -108,11 +112,27 @@ def predict(model, feats, batch=512):
     return np.concatenate(outs)
 
 
+def sidewall_closeups(c) -> np.ndarray:
+    """tyre-defect-ccby's views whose photo has only Non-defective boxes: a sample of 80 of those
+    photos held 80 sidewall close-ups and no tread (models/NOTEBOOK.md)."""
+    out = np.zeros(len(c["setname"]), dtype=bool)
+    known: dict[str, bool] = {}
+    for i in np.flatnonzero(c["setname"] == "tyre-defect-ccby"):
+        path = str(c["sample"][i]).split(":", 2)[1]
+        if path not in known:
+            known[path] = rd.ccby_worn(path) == 0
+        out[i] = known[path]
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cache", nargs="+", required=True)
     ap.add_argument("--exclude", default="", help="comma-separated sets left out of training")
     ap.add_argument("--ccby-wear", action="store_true", help="also learn wear from tyre-defect-ccby's damage boxes (worse on michelin-twi)")
+    ap.add_argument("--ccby-sidewalls", action="store_true",
+                    help="tyre-defect-ccby's photos with only Non-defective boxes (sidewall close-ups) as tread not visible")
+    ap.add_argument("--sidewall-weight", type=float, default=1.0, help="those views' weight in the scene loss (--ccby-sidewalls)")
     ap.add_argument("--render-labels", action="store_true", help="also learn wear and depth from the renders (worse on real photos)")
     ap.add_argument("--fold", type=int, default=-1, help="leave out fold K (0-4) of every set (real_data groups end in the fold)")
     ap.add_argument("--epochs", type=int, default=30)
@@ -138,6 +158,13 @@ def main():
         train &= np.array([not g.endswith(str(a.fold)) for g in c["group"]])
     idx = np.flatnonzero(train)
     scene = c["scene"].astype(np.int64)
+    if a.ccby_sidewalls:
+        sidewalls = sidewall_closeups(c)
+        scene[sidewalls] = rd.NOT_READ
+        sample_w = np.where(sidewalls, a.sidewall_weight, 1.0).astype(np.float32) if a.sidewall_weight != 1.0 else None
+        print(f"{int(sidewalls.sum())} views of tyre-defect-ccby's sidewall close-ups as tread not visible", flush=True)
+    if not a.ccby_sidewalls:
+        sample_w = None
     counts = np.bincount(scene[idx], minlength=3).astype(np.float64)
     scene_w = torch.tensor(counts.sum() / (3 * np.maximum(counts, 1)), dtype=torch.float32)
     print(f"training on {len(idx)} views; scene counts {counts.tolist()}; left out {sorted(excluded | never)}", flush=True)
@@ -171,7 +198,8 @@ def main():
             b = np.sort(perm[bi : bi + a.batch])
             f = torch.from_numpy(c["feats"][b].astype(np.float32))
             loss, parts = losses(model(f), torch.from_numpy(scene[b]), torch.from_numpy(c["worn"][b].astype(np.int64)),
-                                 torch.from_numpy(c["depth"][b]), torch.from_numpy(is_real_all[b]), scene_w)
+                                 torch.from_numpy(c["depth"][b]), torch.from_numpy(is_real_all[b]), scene_w,
+                                 None if sample_w is None else torch.from_numpy(sample_w[b]))
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -187,7 +215,7 @@ def main():
     np.savez(os.path.join(a.out, "pred.npz"), pred=pred, setname=c["setname"], view=c["view"], degraded=c["degraded"], scene=c["scene"],
              worn=c["worn"], depth=c["depth"], pct=c["pct"], kind=c["kind"], sample=c["sample"], group=c["group"])
     with open(os.path.join(a.out, "train.json"), "w") as f:
-        json.dump({"exclude": sorted(excluded), "fold": a.fold, "renderLabels": a.render_labels, "ccbyWear": a.ccby_wear, "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "clip": a.clip, "wd": a.wd, "views": int(len(idx)),
+        json.dump({"exclude": sorted(excluded), "fold": a.fold, "renderLabels": a.render_labels, "ccbyWear": a.ccby_wear, "ccbySidewalls": a.ccby_sidewalls, "sidewallWeight": a.sidewall_weight, "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "clip": a.clip, "wd": a.wd, "views": int(len(idx)),
                    "cache": a.cache, "seconds": round(time.time() - t0)}, f, indent=1)
     print(f"wrote {a.out} in {time.time() - t0:.0f} s")
 
