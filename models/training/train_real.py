@@ -158,13 +158,12 @@ def main():
         train &= np.array([not g.endswith(str(a.fold)) for g in c["group"]])
     idx = np.flatnonzero(train)
     scene = c["scene"].astype(np.int64)
+    sample_w = None
     if a.ccby_sidewalls:
         sidewalls = sidewall_closeups(c)
         scene[sidewalls] = rd.NOT_READ
         sample_w = np.where(sidewalls, a.sidewall_weight, 1.0).astype(np.float32) if a.sidewall_weight != 1.0 else None
         print(f"{int(sidewalls.sum())} views of tyre-defect-ccby's sidewall close-ups as tread not visible", flush=True)
-    if not a.ccby_sidewalls:
-        sample_w = None
     counts = np.bincount(scene[idx], minlength=3).astype(np.float64)
     scene_w = torch.tensor(counts.sum() / (3 * np.maximum(counts, 1)), dtype=torch.float32)
     print(f"training on {len(idx)} views; scene counts {counts.tolist()}; left out {sorted(excluded | never)}", flush=True)

@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sleepSync } from '../sleep-sync.js';
@@ -111,7 +111,7 @@ function readOwner(file: string): Owner | null {
 function readSettledOwner(file: string): Owner | null {
   for (let tries = 0; ; tries++) {
     const owner = readOwner(file);
-    if (owner !== null || tries === 5) return owner;
+    if (owner !== null || tries === 5 || !existsSync(file)) return owner;
     sleepSync(20);
   }
 }
@@ -251,7 +251,9 @@ function enterTakeover(file: string): boolean {
   }
   try {
     // a process that died between making the mark and removing it (a power cut in those
-    // milliseconds): after TAKEOVER_STALE_MS the mark is nobody's
+    // milliseconds): after TAKEOVER_STALE_MS the mark is nobody's. Two starts removing one such
+    // mark at the same instant could remove each other's new one: the one case left uncovered,
+    // after a crash inside the mark.
     if (Date.now() - statSync(mark).mtimeMs > TAKEOVER_STALE_MS) rmSync(mark, { recursive: true, force: true });
   } catch {
     // gone meanwhile: the next attempt makes it
