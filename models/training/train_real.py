@@ -125,6 +125,20 @@ def sidewall_closeups(c) -> np.ndarray:
     return out
 
 
+def unsure_views(c) -> np.ndarray:
+    """tyre-defect-ccby's views whose photo has no Flat spots box: bulges and cracks on a sidewall
+    as often as on the tread (flat spots are on the tread)."""
+    out = np.zeros(len(c["setname"]), dtype=bool)
+    known: dict[str, bool] = {}
+    for i in np.flatnonzero(c["setname"] == "tyre-defect-ccby"):
+        path = str(c["sample"][i]).split(":", 2)[1]
+        if path not in known:
+            lab = os.path.join(os.path.dirname(os.path.dirname(path)), "labels", os.path.splitext(os.path.basename(path))[0] + ".txt")
+            known[path] = 2 not in {b[0] for b in rd.yolo_boxes(lab)}
+        out[i] = known[path]
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cache", nargs="+", required=True)
@@ -133,6 +147,8 @@ def main():
     ap.add_argument("--ccby-sidewalls", action="store_true",
                     help="tyre-defect-ccby's photos with only Non-defective boxes (sidewall close-ups) as tread not visible")
     ap.add_argument("--sidewall-weight", type=float, default=1.0, help="those views' weight in the scene loss (--ccby-sidewalls)")
+    ap.add_argument("--unsure-weight", type=float, default=1.0,
+                    help="with --ccby-sidewalls, the scene-loss weight of tyre-defect-ccby's photos with Bulge or Cracks and no Flat spots (sidewall or tread)")
     ap.add_argument("--render-labels", action="store_true", help="also learn wear and depth from the renders (worse on real photos)")
     ap.add_argument("--fold", type=int, default=-1, help="leave out fold K (0-4) of every set (real_data groups end in the fold)")
     ap.add_argument("--epochs", type=int, default=30)
@@ -162,7 +178,13 @@ def main():
     if a.ccby_sidewalls:
         sidewalls = sidewall_closeups(c)
         scene[sidewalls] = rd.NOT_READ
-        sample_w = np.where(sidewalls, a.sidewall_weight, 1.0).astype(np.float32) if a.sidewall_weight != 1.0 else None
+        sample_w = np.where(sidewalls, a.sidewall_weight, 1.0).astype(np.float32)
+        if a.unsure_weight != 1.0:
+            unsure = unsure_views(c) & ~sidewalls
+            sample_w[unsure] = a.unsure_weight
+            print(f"{int(unsure.sum())} views of tyre-defect-ccby's bulges and cracks at weight {a.unsure_weight}", flush=True)
+        if (sample_w == 1.0).all():
+            sample_w = None
         print(f"{int(sidewalls.sum())} views of tyre-defect-ccby's sidewall close-ups as tread not visible", flush=True)
     counts = np.bincount(scene[idx], minlength=3).astype(np.float64)
     scene_w = torch.tensor(counts.sum() / (3 * np.maximum(counts, 1)), dtype=torch.float32)
@@ -214,7 +236,7 @@ def main():
     np.savez(os.path.join(a.out, "pred.npz"), pred=pred, setname=c["setname"], view=c["view"], degraded=c["degraded"], scene=c["scene"],
              worn=c["worn"], depth=c["depth"], pct=c["pct"], kind=c["kind"], sample=c["sample"], group=c["group"])
     with open(os.path.join(a.out, "train.json"), "w") as f:
-        json.dump({"exclude": sorted(excluded), "fold": a.fold, "renderLabels": a.render_labels, "ccbyWear": a.ccby_wear, "ccbySidewalls": a.ccby_sidewalls, "sidewallWeight": a.sidewall_weight, "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "clip": a.clip, "wd": a.wd, "views": int(len(idx)),
+        json.dump({"exclude": sorted(excluded), "fold": a.fold, "renderLabels": a.render_labels, "ccbyWear": a.ccby_wear, "ccbySidewalls": a.ccby_sidewalls, "sidewallWeight": a.sidewall_weight, "unsureWeight": a.unsure_weight, "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "clip": a.clip, "wd": a.wd, "views": int(len(idx)),
                    "cache": a.cache, "seconds": round(time.time() - t0)}, f, indent=1)
     print(f"wrote {a.out} in {time.time() - t0:.0f} s")
 
