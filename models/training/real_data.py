@@ -95,9 +95,14 @@ def ccby_worn(image_path: str) -> int:
     wear together). Tried and not shipped (train_real.py --ccby-wear): out of fold on fold 0 it
     read tyre-defect-ccby at 0.85 and web-good-defective at 0.786 (0.791 without), but michelin-twi's
     Spearman fell from 0.48 to 0.20 and its close-ups still read as worn (mean P(worn) 0.90)."""
-    lab = os.path.join(os.path.dirname(os.path.dirname(image_path)), "labels", os.path.splitext(os.path.basename(image_path))[0] + ".txt")
-    classes = {b[0] for b in yolo_boxes(lab)}
+    classes = ccby_classes(image_path)
     return 1 if classes & DEFECTS else 0 if classes else -1
+
+
+def ccby_classes(image_path: str) -> set[int]:
+    """The classes of a tyre-defect-ccby photo's boxes (its labels/ file beside images/)."""
+    lab = os.path.join(os.path.dirname(os.path.dirname(image_path)), "labels", os.path.splitext(os.path.basename(image_path))[0] + ".txt")
+    return {b[0] for b in yolo_boxes(lab)}
 
 
 def tyre_defect(root: str) -> list[Sample]:
