@@ -101,7 +101,9 @@ def constants(z: dict) -> tuple[dict, dict]:
     plain = (z["view"] == 0) & ~z["degraded"] & ~np.isnan(z["pred"][:, 0])
     real = plain & (z["setname"] != "renders") & (z["setname"] != "michelin-twi")
     p = z["pred"]
-    worn = real & (z["worn"] >= 0)
+    # fitted on the set with both labels: a set with worn examples only (train_real.py --ccby-flat-worn)
+    # would move the line without saying anything about usable tires
+    worn = real & (z["worn"] >= 0) & (z["setname"] == WEAR_SET)
     a, b = platt(worn_logit(p)[worn], z["worn"][worn].astype(float))
     tread = real & (z["scene"] == 0)
     negatives = real & (z["scene"] == 2)

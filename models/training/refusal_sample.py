@@ -18,9 +18,11 @@ others refused, with 95 % intervals from a bootstrap within each stratum.
 
     python refusal_sample.py [runs/real_photos.csv]
 
-The csv must be the held-out evaluation the sample was drawn from (`npx tsx src/core/cli/eval.ts
---real ../shared/realdata --loso models/training/runs/loso-models` writes it); a sample photo
-whose outcome there differs is reported, since the labels then describe another model's split.
+The csv is a held-out evaluation's per-photo file (`train_real.sh` writes runs/real_photos.csv; alone:
+`npx tsx src/core/cli/eval.ts --real ../shared/realdata --loso models/training/runs/loso-models
+--per-photo FILE`). The sample was drawn from tread-2026.11.29.1's; each photo is counted where the
+given evaluation puts it, and how many moved is printed (a model far from that one would need a new
+sample).
 """
 
 import csv
@@ -49,9 +51,10 @@ def main() -> None:
             sys.exit(f'{row["file"]} is not in {photos}: not the evaluation the sample was drawn from')
         if now != row['heldOutOutcome']:
             moved += 1
-        sample.setdefault(row['set'], {'refused': [], 'answered': []})[row['heldOutOutcome']].append(row['view'])
+        # each photo counts where this evaluation put it (the sample was drawn by tread-2026.11.29.1's)
+        sample.setdefault(row['set'], {'refused': [], 'answered': []})[now].append(row['view'])
     if moved:
-        print(f'warning: {moved} sample photos have another outcome in {photos} than when they were labelled')
+        print(f'note: {moved} sample photos have another outcome in {photos} than when they were drawn (counted as they are now)')
 
     def refused_share(labels: dict[str, list[str]], counts: dict[str, int], views: set[str]) -> float:
         kept = {k: sum(v in views for v in labels[k]) / len(labels[k]) * counts[k] for k in labels}

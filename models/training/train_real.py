@@ -148,6 +148,8 @@ def main():
     ap.add_argument("--sidewall-weight", type=float, default=1.0, help="those views' weight in the scene loss (--ccby-sidewalls)")
     ap.add_argument("--unsure-weight", type=float, default=1.0,
                     help="with --ccby-sidewalls, the scene-loss weight of tyre-defect-ccby's photos with Bulge or Cracks and no Flat spots (sidewall or tread)")
+    ap.add_argument("--ccby-flat-worn", action="store_true",
+                    help="tyre-defect-ccby's photos with a Flat spots box (bald tread) as worn; no other ccby wear label")
     ap.add_argument("--render-labels", action="store_true", help="also learn wear and depth from the renders (worse on real photos)")
     ap.add_argument("--fold", type=int, default=-1, help="leave out fold K (0-4) of every set (real_data groups end in the fold)")
     ap.add_argument("--epochs", type=int, default=30)
@@ -203,6 +205,14 @@ def main():
         for i in np.flatnonzero(ccby):
             worn[i] = rd.ccby_worn(str(c["sample"][i]).split(":", 2)[1])
         c["worn"] = worn
+    if a.ccby_flat_worn:
+        worn = c["worn"].copy()
+        flat = np.zeros(len(worn), dtype=bool)
+        for i in np.flatnonzero(ccby):
+            flat[i] = 2 in rd.ccby_classes(str(c["sample"][i]).split(":", 2)[1])  # 2: Flat spots
+        worn[flat] = 1
+        c["worn"] = worn
+        print(f"{int(flat.sum())} views of tyre-defect-ccby's flat spots as worn", flush=True)
     if not a.render_labels:
         # Renders teach the gate what a tread is and is not, but not wear: with their worn and depth
         # labels the out-of-fold Spearman on michelin-twi fell from 0.44 to 0.05 (models/NOTEBOOK.md,
@@ -235,7 +245,7 @@ def main():
     np.savez(os.path.join(a.out, "pred.npz"), pred=pred, setname=c["setname"], view=c["view"], degraded=c["degraded"], scene=c["scene"],
              worn=c["worn"], depth=c["depth"], pct=c["pct"], kind=c["kind"], sample=c["sample"], group=c["group"])
     with open(os.path.join(a.out, "train.json"), "w") as f:
-        json.dump({"exclude": sorted(excluded), "fold": a.fold, "renderLabels": a.render_labels, "ccbyWear": a.ccby_wear, "ccbySidewalls": a.ccby_sidewalls, "sidewallWeight": a.sidewall_weight, "unsureWeight": a.unsure_weight, "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "clip": a.clip, "wd": a.wd, "views": int(len(idx)),
+        json.dump({"exclude": sorted(excluded), "fold": a.fold, "renderLabels": a.render_labels, "ccbyWear": a.ccby_wear, "ccbySidewalls": a.ccby_sidewalls, "ccbyFlatWorn": a.ccby_flat_worn, "sidewallWeight": a.sidewall_weight, "unsureWeight": a.unsure_weight, "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "clip": a.clip, "wd": a.wd, "views": int(len(idx)),
                    "cache": a.cache, "seconds": round(time.time() - t0)}, f, indent=1)
     print(f"wrote {a.out} in {time.time() - t0:.0f} s")
 

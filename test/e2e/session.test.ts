@@ -59,7 +59,8 @@ describe('sessions at the counter in the browser', () => {
 
   it('asks a demo user to sign in for the history, in plain words', async () => {
     await page.getByRole('link', { name: 'History' }).click();
-    await page.locator('main h2').filter({ visible: true }).first().waitFor();
+    // waits for the history page itself: the scan page's heading is the first one visible until it opens
+    await page.getByRole('heading', { name: 'Sign in to see the history' }).waitFor();
     await expect.soft(page.locator('main h2').filter({ visible: true }).first().textContent()).resolves.toBe('Sign in to see the history');
     await expect.soft(page.locator('main').textContent()).resolves.toContain('The scan history is kept for a shop account.');
     await page.getByRole('link', { name: 'Scan' }).click();
