@@ -112,30 +112,31 @@ def predict(model, feats, batch=512):
     return np.concatenate(outs)
 
 
-def sidewall_closeups(c) -> np.ndarray:
-    """tyre-defect-ccby's views whose photo has only Non-defective boxes: a sample of 80 of those
-    photos held 80 sidewall close-ups and no tread (models/NOTEBOOK.md)."""
+def ccby_photos(c, test) -> np.ndarray:
+    """tyre-defect-ccby's views whose photo's box classes (a set of ints) pass `test`."""
     out = np.zeros(len(c["setname"]), dtype=bool)
     known: dict[str, bool] = {}
     for i in np.flatnonzero(c["setname"] == "tyre-defect-ccby"):
-        path = str(c["sample"][i]).split(":", 2)[1]
+        path = rd.split_key(c["sample"][i])[1]
         if path not in known:
-            known[path] = rd.ccby_worn(path) == 0
+            known[path] = bool(test(rd.ccby_classes(path)))
         out[i] = known[path]
     return out
+
+
+FLAT_SPOTS, NON_DEFECTIVE = 2, 3  # tyre-defect-ccby's data.yaml
+
+
+def sidewall_closeups(c) -> np.ndarray:
+    """Views of photos with only Non-defective boxes: a sample of 80 of those photos held 80
+    sidewall close-ups and no tread (models/NOTEBOOK.md)."""
+    return ccby_photos(c, lambda k: k == {NON_DEFECTIVE})
 
 
 def unsure_views(c) -> np.ndarray:
-    """tyre-defect-ccby's views whose photo has no Flat spots box: bulges and cracks on a sidewall
-    as often as on the tread (flat spots are on the tread)."""
-    out = np.zeros(len(c["setname"]), dtype=bool)
-    known: dict[str, bool] = {}
-    for i in np.flatnonzero(c["setname"] == "tyre-defect-ccby"):
-        path = str(c["sample"][i]).split(":", 2)[1]
-        if path not in known:
-            known[path] = 2 not in rd.ccby_classes(path)  # 2: Flat spots
-        out[i] = known[path]
-    return out
+    """Views of photos with no Flat spots box: bulges and cracks on a sidewall as often as on the
+    tread (flat spots are on the tread)."""
+    return ccby_photos(c, lambda k: FLAT_SPOTS not in k)
 
 
 def main():
@@ -207,9 +208,7 @@ def main():
         c["worn"] = worn
     if a.ccby_flat_worn:
         worn = c["worn"].copy()
-        flat = np.zeros(len(worn), dtype=bool)
-        for i in np.flatnonzero(ccby):
-            flat[i] = 2 in rd.ccby_classes(str(c["sample"][i]).split(":", 2)[1])  # 2: Flat spots
+        flat = ccby & ccby_photos(c, lambda k: FLAT_SPOTS in k)
         worn[flat] = 1
         c["worn"] = worn
         print(f"{int(flat.sum())} views of tyre-defect-ccby's flat spots as worn", flush=True)
