@@ -8,7 +8,8 @@ readings of the same folds: each photo and its mirror image through the fold's h
 as the shipped graph reads them; with --mirror the models left out are exported so too); each photo's
 reading is the one from the run that did not learn from its fold (same kinds of photo, other photos:
 what the shipped model meets in a shop). From those:
-- the worn probability's Platt map (wornPlatt), fitted on the real photos with a worn label;
+- the worn probability's Platt map (wornPlatt), fitted on WEAR_SET's photos (the one set with worn and
+  usable labels; since tread-2026.11.29.2 the flat spots of tyre-defect-ccby are worn-only examples);
 - the gate's thresholds: the lowest no-tire threshold that refuses at most NO_TIRE_BUDGET of the
   tread photos as "no tire", then the lowest not-visible threshold that keeps all refusals of tread
   photos within REFUSAL_BUDGET and, since tread-2026.11.29, each tread set's within SET_BUDGET

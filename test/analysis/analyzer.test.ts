@@ -194,7 +194,7 @@ describe('images that are not tread', () => {
 describe('verbose extras', () => {
   it('draws the overlays at the analysed-frame size and places points inside the upload', async () => {
     // a render the shipped gate answers both as it is and as a 12 MP JPEG, whose frame (its 1/8
-    // decode) is 444 x 333 (the gate may refuse a few renders as no tire: 1.2 % with tread-2026.11.29)
+    // decode) is 444 x 333 (the gate may refuse a few renders as no tire: 1.2 % with tread-2026.11.29, 1.4 % with .29.2)
     let found: { image: Buffer; verbose: VerboseExtras; bigVerbose: VerboseExtras } | undefined;
     for (const t of tires.slice(2, 12)) {
       const image = readFileSync(t.file);

@@ -109,7 +109,7 @@ describe('the scene reader on real photos', () => {
         if ((error as { code?: string }).code === 'NO_TIRE_DETECTED') refused++;
       }
     }
-    // measured 92.4 % (73 of the 79) with tread-2026.11.28.2 and .3, 94.9 % (75) with tread-2026.11.29 (npm run eval on the held-out set; models/README.md)
+    // measured 92.4 % (73 of the 79) with tread-2026.11.28.2 and .3, 94.9 % (75) with tread-2026.11.29, 96.2 % (76) with .29.2 (npm run eval on the held-out set; models/README.md)
     expect(refused / nonTires.length).toBeGreaterThanOrEqual(0.9);
   });
 });
