@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Analysis, Analyzer, AnalyzeRequest } from '../../src/core/analysis/analyzer.js';
 import { formatRealTable } from '../../src/core/analysis/eval-format.js';
-import { analyzeReal, loadRealSets, quartersWithoutWheels, realFigures, spearman, type RealOutcome } from '../../src/core/analysis/eval-real.js';
+import { analyzeReal, deeperShare, loadRealSets, quartersWithoutWheels, realFigures, spearman, type RealOutcome } from '../../src/core/analysis/eval-real.js';
 import { AppError } from '../../src/core/errors.js';
 
 let root: string;
@@ -60,7 +60,10 @@ beforeAll(async () => {
   await photo(path.join(mich, 'images', '1.jpg'), 170);
   await photo(path.join(mich, 'images', '2.jpg'), 150);
   await photo(path.join(mich, 'images', '3.jpg'), 120);
-  await writeFile(path.join(mich, 'labels.csv'), 'file,twiRemainingPct,fold\nimages/1.jpg,100,0\nimages/2.jpg,50,1\n"images/3.jpg",0,2\n');
+  await writeFile(
+    path.join(mich, 'labels.csv'),
+    'file,twiRemainingPct,wearMadeBy,fold\nimages/1.jpg,100,aucune,0\nimages/2.jpg,50,raboteuse,1\n"images/3.jpg",0,lime,2\n',
+  );
   const veh = path.join(root, 'vehicles-wheels');
   await photo(path.join(veh, 'images', 'train', 'car.jpg'), 60, 400, 300);
   await mkdir(path.join(veh, 'labels', 'train'), { recursive: true });
@@ -84,10 +87,10 @@ describe('the real-photo evaluation', () => {
       ['d.jpg', 'bad'],
       ['e.jpg', 'bad'],
     ]);
-    expect(sets[1]!.samples.map((s) => [s.pct, s.truth])).toEqual([
-      [100, 'usable'],
-      [50, 'between'],
-      [0, 'bad'],
+    expect(sets[1]!.samples.map((s) => [s.pct, s.truth, s.madeBy])).toEqual([
+      [100, 'usable', 'new'],
+      [50, 'between', 'planed'],
+      [0, 'bad', 'lime'], // a kind the loader does not know keeps its own name
     ]);
     expect(sets[2]!.samples.map((s) => s.truth)).toEqual(['vehicle']);
     expect(sets[3]!.samples.map((s) => s.box)).toEqual([
@@ -133,6 +136,62 @@ describe('the real-photo evaluation', () => {
     const table = formatRealTable([f, mich]);
     expect(table).toContain('| web-good-defective (1 enlarged to 256 px) | held out (fake) | 5 |');
     expect(table).toContain('33.3 % of 3');
+  });
+
+  it('reads michelin-twi by how the wear was made: the "rough = worn" check', () => {
+    const o = (madeBy: string, pct: number, depth: number | null): RealOutcome => ({
+      sample: { file: `${madeBy}-${pct}.jpg`, truth: pct <= 25 ? 'bad' : pct >= 75 ? 'usable' : 'between', pct, madeBy },
+      analysis: depth === null ? null : analysis(depth, 0.7),
+      error: depth === null ? 'TREAD_NOT_VISIBLE' : null,
+    });
+    // a reader that learned roughness: the planed 75 % tires read as shallow as the planed 50 % ones
+    const outcomes = [
+      o('new', 100, 8),
+      o('new', 100, 8),
+      o('road-worn', 90, 7),
+      o('road-worn', 90, 6),
+      o('road-worn', 80, 6),
+      o('planed', 75, 3),
+      o('planed', 75, 3),
+      o('planed', 50, 3),
+      o('planed', 50, 2),
+      o('planed', 25, null),
+      o('planed', 0, 1),
+    ];
+    const w = realFigures('michelin-twi', outcomes, { scoredBy: 'held out', modelVersion: 'fake', bootstrap: 0 }).wearMade!;
+    expect(w.groups.map((g) => [g.madeBy, g.pct, g.n, g.answered, g.medianDepthMm, g.readNotUsable])).toEqual([
+      ['new', 100, 2, 2, 8, 0],
+      ['road-worn', 90, 2, 2, 6.5, 0],
+      ['road-worn', 80, 1, 1, 6, 0],
+      ['planed', 75, 2, 2, 3, 0],
+      ['planed', 50, 2, 2, 2.5, 0.5],
+      ['planed', 25, 1, 0, null, null],
+      ['planed', 0, 1, 1, 1, 1],
+    ]);
+    expect(w.orderNotPlaned?.n).toBe(5);
+    expect(w.orderNotPlaned?.rho).toBeCloseTo(spearman([8, 8, 7, 6, 6], [100, 100, 90, 90, 80]));
+    expect(w.orderPlaned).toEqual({ n: 5, rho: spearman([3, 3, 3, 2, 1], [75, 75, 50, 50, 0]) });
+    expect(w.roadOverPlaned75).toEqual({ n: [3, 2], auc: 1 });
+    expect(w.planed75OverPlaned50).toEqual({ n: [2, 2], auc: 0.75 });
+    const table = formatRealTable([realFigures('michelin-twi', outcomes, { scoredBy: 'held out', modelVersion: 'fake', bootstrap: 0 })]);
+    expect(table).toContain('**michelin-twi by how the wear was made**');
+    expect(table).toContain('| planed | 25 % | 1 | 0.0 % |  |  |');
+    expect(table).toContain('planed 75 % read deeper than planed 50 % (≈ 1.5 mm deeper): 0.750 (2 against 2)');
+    // a set without the column has no such section
+    expect(
+      realFigures('x', [{ ...outcomes[0]!, sample: { file: 'a.jpg', truth: 'usable', pct: 100 } }], {
+        scoredBy: 'held out',
+        modelVersion: 'fake',
+        bootstrap: 0,
+      }).wearMade,
+    ).toBeNull();
+  });
+
+  it('counts pairs with ties as half', () => {
+    expect(deeperShare([2, 3], [1])).toBe(1);
+    expect(deeperShare([1], [1])).toBe(0.5);
+    expect(deeperShare([1, 2], [2, 3])).toBe(0.125);
+    expect(deeperShare([], [1])).toBeNaN();
   });
 
   it('counts a file that cannot be read as the service would answer it, and goes on', async () => {

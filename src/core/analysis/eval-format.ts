@@ -3,7 +3,7 @@
  * and the real-photo table the model card carries (`--real`, eval-real.ts).
  */
 import type { CiFigure, Report } from './eval-metrics.js';
-import type { RealFigures } from './eval-real.js';
+import type { RealFigures, WearMadeFigures } from './eval-real.js';
 import { WEAR_CLASSES } from './index.js';
 
 const pct = (v: number) => `${(100 * v).toFixed(1)} %`;
@@ -101,5 +101,31 @@ export function formatRealTable(rows: RealFigures[]): string {
       `| ${r.set}${r.upscaled ? ` (${r.upscaled} enlarged to 256 px)` : ''} | ${r.scoredBy} (${r.modelVersion}) | ${r.n} | ${pct(r.answered / r.n)}${other} | ${pct(r.refusedNoTire / r.n)} | ${pct(r.refusedNotVisible / r.n)} | ${wvu} | ${dang} | ${sp} | ${conf} | ${r.preliminaryShare === null ? '' : pct(r.preliminaryShare)} |`,
     );
   }
+  for (const r of rows) if (r.wearMade) lines.push('', ...formatWearMade(r.set, r.wearMade));
   return `${lines.join('\n')}\n`;
+}
+
+/** michelin-twi by how the wear was made: the "rough = worn" check (eval-real.ts, WearMadeFigures). */
+function formatWearMade(set: string, w: WearMadeFigures): string[] {
+  const mm = (v: number | null) => (v === null ? '' : `${v.toFixed(1)} mm`);
+  const lines = [
+    `**${set} by how the wear was made** (the 0–75 % tires were planed, which looks rougher than road wear):`,
+    '',
+    '| made by | gauge left | photos | answered | median depth | read not usable |',
+    `|${' --- |'.repeat(6)}`,
+    ...w.groups.map(
+      (g) =>
+        `| ${g.madeBy} | ${g.pct} % | ${g.n} | ${pct(g.answered / g.n)} | ${mm(g.medianDepthMm)} | ${g.readNotUsable === null ? '' : pct(g.readNotUsable)} |`,
+    ),
+    '',
+  ];
+  const order = (o: { n: number; rho: number } | null) => (o ? `${f3(o.rho)} (n ${o.n})` : 'n/a');
+  const pair = (p: { n: [number, number]; auc: number } | null) => (p ? `${f3(p.auc)} (${p.n[0]} against ${p.n[1]})` : 'n/a');
+  lines.push(
+    `Order (Spearman) within the tires not planed: ${order(w.orderNotPlaned)}; within the planed: ${order(w.orderPlaned)}. ` +
+      `Road-worn 80–90 % read deeper than planed 75 % (≈ 0.3–0.9 mm deeper): ${pair(w.roadOverPlaned75)}; ` +
+      `planed 75 % read deeper than planed 50 % (≈ 1.5 mm deeper): ${pair(w.planed75OverPlaned50)}. ` +
+      'A reader that learned "rough = worn" tells the first pair apart better than the second.',
+  );
+  return lines;
 }

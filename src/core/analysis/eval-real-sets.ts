@@ -19,6 +19,8 @@ export interface RealSample {
   truth: RealTruth;
   /** michelin-twi's share of the wear gauge still standing. */
   pct?: number;
+  /** How the wear was made (michelin-twi's `wearMadeBy`: new, road-worn by a van, planed). */
+  madeBy?: string;
   /** A part of the photo (fractions of the upright photo: left, top, right, bottom) measured instead of the whole. */
   box?: [number, number, number, number];
 }
@@ -73,6 +75,14 @@ export function quartersWithoutWheels(boxes: [number, number, number, number][])
   return QUARTERS.filter((q) => !grown.some((g) => touches(q, g))).slice(0, 2);
 }
 
+/**
+ * michelin-twi's `wearMadeBy`, in words: its 0–75 % tires were planed, not worn on the road, and a
+ * planed surface looks rougher than road wear (realdata/README.md), so the evaluation reads each kind
+ * apart: a model that learned "rough = worn" reads the planed tires shallower than the road-worn ones
+ * of about the same depth.
+ */
+export const WEAR_MADE_BY: Record<string, string> = { aucune: 'new', camionnette: 'road-worn', raboteuse: 'planed' };
+
 /** The sets found under `root` (a set that is not there is left out, not an error). */
 export async function loadRealSets(root: string, negatives?: string): Promise<RealSet[]> {
   const sets: RealSet[] = [];
@@ -88,11 +98,18 @@ export async function loadRealSets(root: string, negatives?: string): Promise<Re
     const head = csvCells(lines[0]!);
     const fileAt = head.indexOf('file');
     const pctAt = head.indexOf('twiRemainingPct');
+    const madeAt = head.indexOf('wearMadeBy');
     if (fileAt < 0 || pctAt < 0) throw new Error(`${mich}: needs the columns file and twiRemainingPct`);
     const samples = lines.slice(1).map((l): RealSample => {
       const cells = csvCells(l);
       const pct = Number(cells[pctAt]);
-      return { file: path.join(path.dirname(mich), cells[fileAt]!), pct, truth: pct <= 25 ? 'bad' : pct >= 75 ? 'usable' : 'between' };
+      const made = madeAt >= 0 ? cells[madeAt]?.trim() : undefined;
+      return {
+        file: path.join(path.dirname(mich), cells[fileAt]!),
+        pct,
+        truth: pct <= 25 ? 'bad' : pct >= 75 ? 'usable' : 'between',
+        ...(made ? { madeBy: WEAR_MADE_BY[made] ?? made } : {}),
+      };
     });
     sets.push({ name: 'michelin-twi', samples });
   }

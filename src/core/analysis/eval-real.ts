@@ -55,6 +55,101 @@ export interface RealFigures {
   preliminaryShare: number | null;
   /** Photos enlarged to the service's minimum size before they were sent. */
   upscaled: number;
+  /** michelin-twi read by how its wear was made (null for a set without `madeBy`). */
+  wearMade: WearMadeFigures | null;
+}
+
+export interface WearGroupFigures {
+  madeBy: string;
+  pct: number;
+  n: number;
+  answered: number;
+  /** The median depth answered, mm (null when none was answered). */
+  medianDepthMm: number | null;
+  /** The share of the answered read not usable (worn or critical). */
+  readNotUsable: number | null;
+}
+
+/**
+ * The "rough = worn" check realdata/README.md asks for: michelin-twi's 0–75 % tires were planed, and
+ * a planed surface looks rougher than road wear. A reader that learned roughness tells the road-worn
+ * 80–90 % tires (≈ 0.3–0.9 mm deeper than planed 75 %) from the planed 75 % ones better than it tells
+ * planed 75 % from planed 50 % (≈ 1.5 mm apart).
+ */
+export interface WearMadeFigures {
+  groups: WearGroupFigures[];
+  /** The order (Spearman of the depth with the gauge) within the tires that were not planed (new and road-worn). */
+  orderNotPlaned: { n: number; rho: number } | null;
+  /** … and within the planed ones. */
+  orderPlaned: { n: number; rho: number } | null;
+  /** P(depth of a road-worn 80–90 % tire > depth of a planed 75 % one), ties counted half. */
+  roadOverPlaned75: { n: [number, number]; auc: number } | null;
+  /** P(depth of a planed 75 % tire > depth of a planed 50 % one), ties counted half: the yardstick. */
+  planed75OverPlaned50: { n: [number, number]; auc: number } | null;
+}
+
+/** P(a > b) over all pairs, ties counted half (the Mann–Whitney AUC); NaN when a side is empty. */
+export function deeperShare(a: number[], b: number[]): number {
+  if (!a.length || !b.length) return NaN;
+  let wins = 0;
+  for (const x of a) for (const y of b) wins += x > y ? 1 : x === y ? 0.5 : 0;
+  return wins / (a.length * b.length);
+}
+
+const median = (v: number[]): number | null => {
+  if (!v.length) return null;
+  const s = [...v].sort((p, q) => p - q);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+function wearMadeFigures(outcomes: RealOutcome[]): WearMadeFigures | null {
+  const made = outcomes.filter((o) => o.sample.madeBy !== undefined && o.sample.pct !== undefined);
+  if (!made.length) return null;
+  const byGroup = new Map<string, RealOutcome[]>();
+  for (const o of made) {
+    const key = `${o.sample.madeBy} ${o.sample.pct}`;
+    byGroup.set(key, [...(byGroup.get(key) ?? []), o]);
+  }
+  const groups = [...byGroup.values()]
+    .map((inGroup): WearGroupFigures => {
+      const answered = inGroup.filter((o) => o.analysis).map((o) => o.analysis!);
+      return {
+        madeBy: inGroup[0]!.sample.madeBy!,
+        pct: inGroup[0]!.sample.pct!,
+        n: inGroup.length,
+        answered: answered.length,
+        medianDepthMm: median(answered.map((a) => a.estimatedDepthMm)),
+        readNotUsable: answered.length ? answered.filter((a) => isBad(a.wear)).length / answered.length : null,
+      };
+    })
+    .sort((a, b) => b.pct - a.pct || a.madeBy.localeCompare(b.madeBy));
+  const depths = (keep: (o: RealOutcome) => boolean) => made.filter((o) => o.analysis && keep(o));
+  const order = (picked: RealOutcome[]) => {
+    const rho = spearman(
+      picked.map((o) => o.analysis!.estimatedDepthMm),
+      picked.map((o) => o.sample.pct!),
+    );
+    return picked.length > 2 && Number.isFinite(rho) ? { n: picked.length, rho } : null;
+  };
+  const pair = (a: RealOutcome[], b: RealOutcome[]) => {
+    const auc = deeperShare(
+      a.map((o) => o.analysis!.estimatedDepthMm),
+      b.map((o) => o.analysis!.estimatedDepthMm),
+    );
+    return Number.isFinite(auc) ? { n: [a.length, b.length] as [number, number], auc } : null;
+  };
+  const planed = (pct: number) => depths((o) => o.sample.madeBy === 'planed' && o.sample.pct === pct);
+  return {
+    groups,
+    orderNotPlaned: order(depths((o) => o.sample.madeBy !== 'planed')),
+    orderPlaned: order(depths((o) => o.sample.madeBy === 'planed')),
+    roadOverPlaned75: pair(
+      depths((o) => o.sample.madeBy === 'road-worn' && o.sample.pct! >= 80 && o.sample.pct! <= 90),
+      planed(75),
+    ),
+    planed75OverPlaned50: pair(planed(75), planed(50)),
+  };
 }
 
 function balanced(items: { bad: boolean; saidBad: boolean }[]) {
@@ -133,5 +228,6 @@ export function realFigures(
       : null,
     preliminaryShare: answered.length ? answered.filter((o) => o.analysis!.isPreliminary).length / answered.length : null,
     upscaled: outcomes.filter((o) => o.upscaled).length,
+    wearMade: wearMadeFigures(outcomes),
   };
 }
