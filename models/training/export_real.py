@@ -6,7 +6,9 @@ one ONNX file, opset 17, and check onnxruntime against PyTorch.
 Input `input`: N x 3 x 160 x 160, the app's shared tensor ((x/255 - 0.5)/0.5, preprocess.ts);
 the graph maps it back to 0..1, the range the nsfwjs weights were trained on. Outputs: `scene`
 N x 3 probabilities (tread, tread not visible, no tire), `worn` N (probability the tire is not
-usable), `depth` N (mm), `sigma` N (mm), `worn_logit` N (the worn probability's logit, unsaturated).
+usable), `depth` N (mm), `sigma` N (mm), `worn_logit` N (the worn probability's logit, unsaturated),
+and with --support (support_head.py, since tread-2026.11.29.3) `support` N: the probability that the
+photo is like those the worn probability learned from (averaged over the photo and its mirror image).
 With --wear (wear_branch.py, since tread-2026.11.28.3) the worn logit is the head's plus the wear
 branch's, which forks after block 14 (blocks 15-16 and the 1 280-channel head fine-tuned); with
 --gate (gate_branch.py, since tread-2026.11.28.4) the scene logits are the head's plus the gate
@@ -36,12 +38,22 @@ from gate_branch import GateBranch, load_gate  # noqa: E402
 from wear_branch import FROM_BLOCK, WearBranch, load_branch  # noqa: E402
 
 
+OUTPUTS = ["scene", "worn", "depth", "sigma", "worn_logit"]
+
+
 class SceneReader(nn.Module):
     def __init__(self, backbone: MobileNetV2, head: SceneHead, wear: WearBranch | None = None, gate: GateBranch | None = None,
-                 mirror: bool = False):
+                 mirror: bool = False, support: dict | None = None):
         super().__init__()
         self.backbone = backbone
         self.head = head
+        # support_head.py (since tread-2026.11.29.3): one logistic layer on the head's standardised features
+        self.support = None
+        if support is not None:
+            self.support = nn.Linear(support["weight"].numel(), 1)
+            with torch.no_grad():
+                self.support.weight.copy_(support["weight"].reshape(1, -1))
+                self.support.bias.copy_(support["bias"].reshape(1))
         self.wear = wear
         self.gate = gate
         # mirror: each photo is read twice, as it is and mirrored left to right, and the two readings
@@ -50,16 +62,18 @@ class SceneReader(nn.Module):
 
     def forward(self, x):
         if not self.mirror:
-            logits, worn, depth, logsig = self.readings(x)
+            logits, worn, depth, logsig, support = self.readings(x)
             probs, sigma = F.softmax(logits, 1), torch.exp(logsig)
         else:
-            logits, worn, depth, logsig = self.readings(torch.cat([x, torch.flip(x, [3])], 0))
+            logits, worn, depth, logsig, support = self.readings(torch.cat([x, torch.flip(x, [3])], 0))
             probs = F.softmax(logits, 1).reshape(2, -1, 3).mean(0)
             worn, depth = worn.reshape(2, -1).mean(0), depth.reshape(2, -1).mean(0)
             sigma = torch.exp(logsig).reshape(2, -1).mean(0)
+            support = None if support is None else support.reshape(2, -1).mean(0)
         # worn_logit beside the probability: a float32 sigmoid is 1 exactly above a logit of ≈ 17,
         # which ties the photos the app must still put in order (scene.ts SceneOutput.wornLogit)
-        return probs, torch.sigmoid(worn), depth, sigma, worn
+        out = (probs, torch.sigmoid(worn), depth, sigma, worn)
+        return out if support is None else (*out, support)
 
     def readings(self, x):
         """Scene logits, worn logit, depth and log-sigma of each image of x (the app's tensor)."""
@@ -84,10 +98,11 @@ class SceneReader(nn.Module):
             worn = worn + self.wear(b12, x14)
         if self.gate is not None:
             logits = logits + self.gate(b12, x14)
-        return logits, worn, depth, logsig
+        support = None if self.support is None else torch.sigmoid(self.support(self.head.standardised(f))[:, 0])
+        return logits, worn, depth, logsig, support
 
 
-def build(pretrained: str, top: str, wear: str = "", gate: str = "", mirror: bool = False) -> SceneReader:
+def build(pretrained: str, top: str, wear: str = "", gate: str = "", mirror: bool = False, support: str = "") -> SceneReader:
     bb = MobileNetV2()
     bb.load_state_dict(torch.load(pretrained, map_location="cpu"))
     sd = torch.load(top, map_location="cpu")
@@ -95,7 +110,8 @@ def build(pretrained: str, top: str, wear: str = "", gate: str = "", mirror: boo
     sd.setdefault("l2", torch.tensor(0.0))  # and before --l2
     head = SceneHead(sd["mean"].numpy(), sd["std"].numpy(), hidden=sd["fc.weight"].shape[0], clip=float(sd["clip"]), l2=bool(float(sd["l2"])))
     head.load_state_dict(sd)
-    return SceneReader(bb, head, load_branch(wear, bb) if wear else None, load_gate(gate, bb) if gate else None, mirror).eval()
+    sup = torch.load(support, map_location="cpu") if support else None
+    return SceneReader(bb, head, load_branch(wear, bb) if wear else None, load_gate(gate, bb) if gate else None, mirror, sup).eval()
 
 
 def float16_weights(path: str) -> None:
@@ -129,14 +145,15 @@ def main():
     ap.add_argument("--wear", default="", help="wear_branch.py's branch.pt: its logit is added to the head's")
     ap.add_argument("--gate", default="", help="gate_branch.py's branch.pt: its scene logits are added to the head's")
     ap.add_argument("--mirror", action="store_true", help="read each photo and its mirror image, and average (since tread-2026.11.29)")
+    ap.add_argument("--support", default="", help="support_head.py's support.pt: a `support` output (since tread-2026.11.29.3)")
     ap.add_argument("--float16", action="store_true", help="store the weights in float16 behind Casts (half the file)")
     a = ap.parse_args()
     torch.set_num_threads(2)
-    net = build(a.pretrained, a.top, a.wear, a.gate, a.mirror)
+    net = build(a.pretrained, a.top, a.wear, a.gate, a.mirror, a.support)
     x = torch.rand(2, 3, SIZE, SIZE) * 2 - 1
-    torch.onnx.export(net, (x,), a.out, input_names=["input"], output_names=["scene", "worn", "depth", "sigma", "worn_logit"],
-                      dynamic_axes={"input": {0: "n"}, "scene": {0: "n"}, "worn": {0: "n"}, "depth": {0: "n"}, "sigma": {0: "n"}, "worn_logit": {0: "n"}},
-                      opset_version=17, dynamo=False)
+    names = OUTPUTS + (["support"] if a.support else [])
+    torch.onnx.export(net, (x,), a.out, input_names=["input"], output_names=names,
+                      dynamic_axes={"input": {0: "n"}, **{n: {0: "n"} for n in names}}, opset_version=17, dynamo=False)
     import onnx
     import onnxruntime as ort
 

@@ -140,6 +140,10 @@ def constants(z: dict) -> tuple[dict, dict]:
         "realSigmaMm": 1.5,
         "twiMinTread": 0.9,
         "preliminaryBelow": 0.6,
+        # support_head.py's probability that a photo is like those the worn probability learned from:
+        # under an even chance the result is preliminary with the whole scale as its interval (scene.ts;
+        # the midpoint of a classifier whose two classes weigh the same, not fitted)
+        "supportBelow": 0.5,
     }
     return cal, figures
 
@@ -178,6 +182,15 @@ def oof_table(z: dict, cal: dict) -> str:
     return "\n".join(rows) + "\n"
 
 
+def graph_outputs(onnx_path: str) -> dict:
+    """The scene graph's outputs as the manifest lists them: scene N x 3, the others N (support only
+    where the graph has it, since tread-2026.11.29.3)."""
+    import onnx
+
+    names = [o.name for o in onnx.load(onnx_path, load_external_data=False).graph.output]
+    return {n: [None, 3] if n == "scene" else [None] for n in names}
+
+
 def write_models(folder: str, base_dir: str, base: dict, scene_onnx: str, cal: dict, version: str, trained_on: list[str]) -> None:
     os.makedirs(folder, exist_ok=True)
     for key in ("tread", "seg", "crop"):
@@ -196,7 +209,7 @@ def write_models(folder: str, base_dir: str, base: dict, scene_onnx: str, cal: d
         "sha256": sha256(os.path.join(folder, "scene.onnx")),
         "bytes": os.path.getsize(os.path.join(folder, "scene.onnx")),
         "inputs": {"input": [None, 3, 160, 160]},
-        "outputs": {"scene": [None, 3], "worn": [None], "depth": [None], "sigma": [None], "worn_logit": [None]},
+        "outputs": graph_outputs(os.path.join(folder, "scene.onnx")),
     }
     m["calibration"]["scene"] = cal
     m["trainedOn"] = trained_on
@@ -246,8 +259,11 @@ def main():
             wear = ["--wear", a.wear] if a.wear and WEAR_SET not in left_out else []
             # the gate branch learned from every set: each model left out has its own, trained without that set
             gate = ["--gate", os.path.join(a.gate_loso, name, "branch.pt")] if a.gate_loso else []
+            # each model left out has its own support (support_head.py), trained without that set; none without tyre-defect-ccby
+            sup = os.path.join(run, "support.pt")
+            support = ["--support", sup] if os.path.exists(sup) else []
             subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "export_real.py"), "--pretrained", a.pretrained,
-                            "--top", os.path.join(run, "top.pt"), "--out", onnx, *wear, *gate,
+                            "--top", os.path.join(run, "top.pt"), "--out", onnx, *wear, *gate, *support,
                             *(["--mirror"] if a.mirror else [])], check=True)
             write_models(os.path.join(a.loso_out, name), base_dir, base, onnx, cal, f"{a.version}-without-{name}",
                          [s for s in TRAINED_ON if s not in left_out])

@@ -36,6 +36,8 @@ def main():
                "worn": round(float(out["worn"][0]), 4), "depthMm": round(float(out["depth"][0]), 3), "sigmaMm": round(float(out["sigma"][0]), 3)}
         if "worn_logit" in out:  # scene models since tread-2026.11.28.2
             row["wornLogit"] = round(float(out["worn_logit"][0]), 3)
+        if "support" in out:  # since tread-2026.11.29.3
+            row["support"] = round(float(out["support"][0]), 4)
         rows.append(row)
     with open(a.out, "w") as fh:
         json.dump(rows, fh, indent=1)

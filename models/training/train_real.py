@@ -51,13 +51,17 @@ class SceneHead(nn.Module):
         self.drop = nn.Dropout(0.3)
         self.out = nn.Linear(hidden, 6)
 
-    def forward(self, f):
+    def standardised(self, f):
+        """The features the hidden layer reads (before dropout): standardised, clamped."""
         if float(self.l2) > 0:
             f = torch.cat([g / (g.norm(dim=1, keepdim=True) + 1e-6) for g in torch.split(f, [96, 320, 320, 1280, 1280], 1)], 1)
         x = (f - self.mean) / self.std
         if float(self.clip) > 0:
             x = x.clamp(-float(self.clip), float(self.clip))
-        x = self.drop_in(x)
+        return x
+
+    def forward(self, f):
+        x = self.drop_in(self.standardised(f))
         o = self.out(self.drop(F.relu(self.fc(x))))
         return o[:, 0:3], o[:, 3], o[:, 4], o[:, 5].clamp(-2.5, 1.5)
 
@@ -151,6 +155,8 @@ def main():
                     help="with --ccby-sidewalls, the scene-loss weight of tyre-defect-ccby's photos with Bulge or Cracks and no Flat spots (sidewall or tread)")
     ap.add_argument("--ccby-flat-worn", action="store_true",
                     help="tyre-defect-ccby's photos with a Flat spots box (bald tread) as worn; no other ccby wear label")
+    ap.add_argument("--ccby-usable", choices=["", "non-defective", "not-flat"], default="",
+                    help="tyre-defect-ccby's photos without flat spots as usable: those with only Non-defective boxes, or all without a Flat spots box")
     ap.add_argument("--render-labels", action="store_true", help="also learn wear and depth from the renders (worse on real photos)")
     ap.add_argument("--fold", type=int, default=-1, help="leave out fold K (0-4) of every set (real_data groups end in the fold)")
     ap.add_argument("--epochs", type=int, default=30)
@@ -212,6 +218,13 @@ def main():
         worn[flat] = 1
         c["worn"] = worn
         print(f"{int(flat.sum())} views of tyre-defect-ccby's flat spots as worn", flush=True)
+    if a.ccby_usable:
+        worn = c["worn"].copy()
+        keep = (lambda k: k == {NON_DEFECTIVE}) if a.ccby_usable == "non-defective" else (lambda k: FLAT_SPOTS not in k)
+        usable = ccby & ccby_photos(c, keep)
+        worn[usable] = 0
+        c["worn"] = worn
+        print(f"{int(usable.sum())} views of tyre-defect-ccby ({a.ccby_usable}) as usable", flush=True)
     if not a.render_labels:
         # Renders teach the gate what a tread is and is not, but not wear: with their worn and depth
         # labels the out-of-fold Spearman on michelin-twi fell from 0.44 to 0.05 (models/NOTEBOOK.md,
@@ -238,13 +251,15 @@ def main():
               f"depth {agg[2] / (len(perm) / a.batch):.3f} hinge {agg[3] / (len(perm) / a.batch):.3f} ({time.time() - t0:.0f} s)", flush=True)
     torch.save(model.state_dict(), os.path.join(a.out, "top.pt"))
     pred = predict(model, c["feats"])
-    stale = os.path.join(a.out, "pred_head.npz")  # a branch combine's copy of an earlier head's readings
-    if os.path.exists(stale):
-        os.remove(stale)
+    # a branch combine's copy of an earlier head's readings, and the support fitted on that head's features
+    for name in ("pred_head.npz", "support.pt", "support.npz", "support.json"):
+        stale = os.path.join(a.out, name)
+        if os.path.exists(stale):
+            os.remove(stale)
     np.savez(os.path.join(a.out, "pred.npz"), pred=pred, setname=c["setname"], view=c["view"], degraded=c["degraded"], scene=c["scene"],
              worn=c["worn"], depth=c["depth"], pct=c["pct"], kind=c["kind"], sample=c["sample"], group=c["group"])
     with open(os.path.join(a.out, "train.json"), "w") as f:
-        json.dump({"exclude": sorted(excluded), "fold": a.fold, "renderLabels": a.render_labels, "ccbyWear": a.ccby_wear, "ccbySidewalls": a.ccby_sidewalls, "ccbyFlatWorn": a.ccby_flat_worn, "sidewallWeight": a.sidewall_weight, "unsureWeight": a.unsure_weight, "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "clip": a.clip, "wd": a.wd, "views": int(len(idx)),
+        json.dump({"exclude": sorted(excluded), "fold": a.fold, "renderLabels": a.render_labels, "ccbyWear": a.ccby_wear, "ccbySidewalls": a.ccby_sidewalls, "ccbyFlatWorn": a.ccby_flat_worn, "ccbyUsable": a.ccby_usable, "sidewallWeight": a.sidewall_weight, "unsureWeight": a.unsure_weight, "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "clip": a.clip, "wd": a.wd, "views": int(len(idx)),
                    "cache": a.cache, "seconds": round(time.time() - t0)}, f, indent=1)
     print(f"wrote {a.out} in {time.time() - t0:.0f} s")
 

@@ -5,7 +5,8 @@
 # the 3 000 photo-like renders, ≈ 20 min to decode and run the frozen network over every view,
 # ≈ 2–4 min per head (ten heads: five folds, four sets left out, the shipped one), ≈ 1.5 min per
 # wear branch (six: five folds and the shipped one), ≈ 6 min to read every photo and its mirror
-# image through its fold's model (the constants' out-of-fold readings), then the
+# image through its fold's model (the constants' out-of-fold readings), seconds for each head's
+# support (support_head.py: how much a photo looks like those the worn probability learned from), then the
 # real-photo table (≈ 5–15 min). It writes models/scene.onnx and a new manifest.json (the other three
 # networks and their constants unchanged), runs/loso-models/SET/ (a model trained without SET, for
 # `npm run eval -- --real --loso`), and runs/real_table.md.
@@ -22,7 +23,7 @@ PY=${PYTHON:-python3}
 case $PY in /*) ;; */*) PY=$CALLER/$PY ;; esac
 REAL=${1:-$HERE/../../../shared/realdata}
 case $REAL in /*) ;; *) REAL=$CALLER/$REAL ;; esac
-VERSION=${VERSION:-tread-2026.11.29.2}
+VERSION=${VERSION:-tread-2026.11.29.3}
 WORK=${WORK:-$HERE}
 mkdir -p "$WORK/data" "$WORK/runs"
 cd "$WORK"
@@ -88,8 +89,17 @@ $PY "$HERE/wear_branch.py" combine --cv runs/cv --wear runs/wear
 step "5c. out-of-fold readings as the shipped graph makes them (photo and mirror image, fold heads and branches)"
 $PY "$HERE/mirror_oof.py" --cv runs/cv --wear runs/wear --out runs/cv_mirror
 
+# the support (since tread-2026.11.29.3): how much a photo looks like those the worn probability learned
+# from, one logistic layer on each head's features (seconds a head; the folds' for the model card's
+# out-of-fold figures, each left-out set's for its model, none without tyre-defect-ccby)
+step "5d. the wear reader's support, for every head"
+for h in runs/cv/fold0 runs/cv/fold1 runs/cv/fold2 runs/cv/fold3 runs/cv/fold4 runs/loso/* runs/real_all; do
+  [ -f "$h/support.json" ] || $PY "$HERE/support_head.py" --cache data/cache_real.npz --head "$h"
+done
+
 step "6. export, constants, manifest"
-$PY "$HERE/export_real.py" --pretrained runs/mbv2_nsfwjs.pt --top runs/real_all/top.pt --wear runs/wear/all/branch.pt --mirror --out "$MODELS/scene.onnx"
+$PY "$HERE/export_real.py" --pretrained runs/mbv2_nsfwjs.pt --top runs/real_all/top.pt --wear runs/wear/all/branch.pt --mirror \
+  --support runs/real_all/support.pt --out "$MODELS/scene.onnx"
 $PY "$HERE/finalize_real.py" --cv runs/cv_mirror --scene "$MODELS/scene.onnx" --manifest "$MODELS/manifest.json" --version "$VERSION" \
   --loso runs/loso --loso-out runs/loso-models --pretrained runs/mbv2_nsfwjs.pt --wear runs/wear/all/branch.pt --mirror
 

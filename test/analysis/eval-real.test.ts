@@ -5,7 +5,16 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Analysis, Analyzer, AnalyzeRequest } from '../../src/core/analysis/analyzer.js';
 import { formatRealTable } from '../../src/core/analysis/eval-format.js';
-import { analyzeReal, deeperShare, loadRealSets, quartersWithoutWheels, realFigures, spearman, type RealOutcome } from '../../src/core/analysis/eval-real.js';
+import {
+  analyzeReal,
+  deeperShare,
+  gaugeDepthMm,
+  loadRealSets,
+  quartersWithoutWheels,
+  realFigures,
+  spearman,
+  type RealOutcome,
+} from '../../src/core/analysis/eval-real.js';
 import { AppError } from '../../src/core/errors.js';
 
 let root: string;
@@ -159,6 +168,11 @@ describe('the real-photo evaluation', () => {
       o('planed', 0, 1),
     ];
     const w = realFigures('michelin-twi', outcomes, { scoredBy: 'held out', modelVersion: 'fake', bootstrap: 0 }).wearMade!;
+    // the fake's interval is the depth ± 1 mm; the gauge allows 1.6 + pct/100 × (7..8 − 1.6) mm
+    expect(gaugeDepthMm(50)[0]).toBeCloseTo(4.3);
+    expect(gaugeDepthMm(50)[1]).toBeCloseTo(4.8);
+    expect(w.groups.map((g) => g.intervalHolds)).toEqual([1, 1, 1, 0, 0, null, 1]);
+    expect(w.intervalHolds).toBeCloseTo(6 / 10);
     expect(w.groups.map((g) => [g.madeBy, g.pct, g.n, g.answered, g.medianDepthMm, g.readNotUsable])).toEqual([
       ['new', 100, 2, 2, 8, 0],
       ['road-worn', 90, 2, 2, 6.5, 0],
@@ -175,7 +189,10 @@ describe('the real-photo evaluation', () => {
     expect(w.planed75OverPlaned50).toEqual({ n: [2, 2], auc: 0.75 });
     const table = formatRealTable([realFigures('michelin-twi', outcomes, { scoredBy: 'held out', modelVersion: 'fake', bootstrap: 0 })]);
     expect(table).toContain('**michelin-twi by how the wear was made**');
-    expect(table).toContain('| planed | 25 % | 1 | 0.0 % |  |  |');
+    expect(table).toContain('| planed | 25 % | 1 | 0.0 % |  |  |  |');
+    expect(table).toContain(
+      'reaches the depth the gauge allows (1.6 + gauge left × (new − 1.6) mm, new 7–8 mm: realdata/README.md) for 60.0 % of the answered',
+    );
     expect(table).toContain('planed 75 % read deeper than planed 50 % (≈ 1.5 mm deeper): 0.750 (2 against 2)');
     // a set without the column has no such section
     expect(

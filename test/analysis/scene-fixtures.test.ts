@@ -16,7 +16,7 @@ import { heldoutLabels, MODELS_DIR } from './helpers.js';
  * the shipped behaviour, not a measurement: the real-photo table is (models/README.md).
  */
 const REAL = path.join(path.dirname(MODELS_DIR), 'test/fixtures/real');
-const parity: { file: string; scene: number[]; worn: number; wornLogit?: number; depthMm: number }[] = JSON.parse(
+const parity: { file: string; scene: number[]; worn: number; wornLogit?: number; support?: number; depthMm: number }[] = JSON.parse(
   readFileSync(path.join(REAL, 'parity.json'), 'utf8'),
 );
 
@@ -62,6 +62,11 @@ describe('the scene reader on real photos', () => {
         expect(Math.abs(calibrated(got.wornLogit!) - calibrated(p.wornLogit)), `${p.file} calibrated worn`).toBeLessThan(0.05);
         // and the logit itself within 0.5 + 30 % (2026.11.28.2, without the wear branch, gave 29.6 for tread-1 against 48.6)
         expect(Math.abs(got.wornLogit! - p.wornLogit), `${p.file} wornLogit`).toBeLessThan(0.5 + 0.3 * Math.abs(p.wornLogit));
+      }
+      if (p.support !== undefined) {
+        // the support (since tread-2026.11.29.3): read, and a probability as near as the scene's
+        expect(got.support, `${p.file} support read`).toBeDefined();
+        expect(Math.abs(got.support! - p.support), `${p.file} support`).toBeLessThan(0.05);
       }
     }
   });

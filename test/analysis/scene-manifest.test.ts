@@ -23,6 +23,9 @@ describe('the scene reader in the manifest', () => {
     expect(m.trainedOn).toEqual(expect.arrayContaining(['web-good-defective', 'tyre-defect-ccby', 'renders']));
     // measured only: its licence allows no shipped weights trained on it (realdata/README.md)
     expect(m.trainedOn).not.toContain('michelin-twi');
+    // the support and its rule (since tread-2026.11.29.3): the graph gives it, the manifest lists it
+    expect(JSON.parse(await readFile(path.join(MODELS_DIR, 'manifest.json'), 'utf8')).models.scene.outputs).toHaveProperty('support');
+    expect(m.calibration.scene?.supportBelow).toBe(0.5);
   });
 
   it('refuses a scene model without its constants, and constants without the model', async () => {
@@ -44,6 +47,7 @@ describe('the scene reader in the manifest', () => {
       ['calibration.scene.depthScale.wornMm', (m) => (m.calibration.scene.depthScale.wornMm = -1)],
       ['calibration.scene.realSigmaMm', (m) => (m.calibration.scene.realSigmaMm = 100)],
       ['calibration.scene.preliminaryBelow', (m) => (m.calibration.scene.preliminaryBelow = 'high')],
+      ['calibration.scene.supportBelow', (m) => (m.calibration.scene.supportBelow = 1.2)],
       ['calibration.scene.shopLine.slope', (m) => (m.calibration.scene.shopLine = { intercept: 0, slope: -1, intervalScale: 1 })],
       ['trainedOn', (m) => (m.trainedOn = ['web', 42])],
     ];

@@ -146,6 +146,34 @@ describe('the result from the scene reader', () => {
     expect(readButNotSure.twiConsensusCount).toBe(0); // under twiMinTread
   });
 
+  it('says so where the photo is unlike those the worn probability learned from: the same estimate, a lower confidence, the whole scale, preliminary', () => {
+    const withSupport = { ...cal, supportBelow: 0.5 };
+    const like = result({ worn: 0.97, support: 0.99 }, 1.2, withSupport);
+    const unlike = result({ worn: 0.97, support: 0.2 }, 1.2, withSupport);
+    // the order of the readings stays the network's: the estimate does not move
+    expect(unlike.estimatedDepthMm).toBe(like.estimatedDepthMm);
+    expect(unlike.wear).toBe(like.wear);
+    expect(like.isPreliminary).toBe(false);
+    expect(like.depthRangeMm).toEqual(result({ worn: 0.97 }, 1.2, withSupport).depthRangeMm);
+    // P(worn) 0.97 mixed with an even chance by the support 0.2: 0.2 × 0.97 + 0.8 × 0.5 = 0.594
+    expect(unlike.confidence).toBeLessThan(0.6);
+    expect(unlike.confidence).toBeLessThan(like.confidence);
+    expect(unlike.isPreliminary).toBe(true);
+    expect(unlike.twiConsensusCount).toBe(0);
+    expect(unlike.depthRangeMm).toEqual({ min: 0.8, max: 8 });
+    // without the manifest's supportBelow the support still weighs the confidence, never the interval
+    const noRule = result({ worn: 0.97, support: 0.2 }, 1.2);
+    expect(noRule.confidence).toBe(unlike.confidence);
+    expect(noRule.depthRangeMm).toEqual(like.depthRangeMm);
+    // no support output (models before tread-2026.11.29.3): full support
+    expect(result({ worn: 0.97 }, 1.2, withSupport)).toEqual(result({ worn: 0.97, support: 1 }, 1.2, withSupport));
+    // a shop's line maps the scale's ends as it maps the estimate
+    const shop = result({ worn: 0.97, support: 0.2 }, 1.2, { ...withSupport, shopLine: { intercept: 0.5, slope: 1.5, intervalScale: 2 } });
+    expect(shop.depthRangeMm).toEqual({ min: 1.7, max: 12.5 });
+    // a support no photo can give is a broken model
+    for (const support of [Number.NaN, -0.1, 1.5]) expect(() => sceneOf(out({ support }), cal)).toThrow(expect.objectContaining({ code: 'MODEL_UNAVAILABLE' }));
+  });
+
   it('applies a shop’s line to the estimate and its interval', () => {
     const plain = result({ worn: 0.5 });
     const shop = result({ worn: 0.5 }, 6, { ...cal, shopLine: { intercept: 0.5, slope: 1.5, intervalScale: 2 } });

@@ -111,18 +111,19 @@ function formatWearMade(set: string, w: WearMadeFigures): string[] {
   const lines = [
     `**${set} by how the wear was made** (the 0–75 % tires were planed, which looks rougher than road wear):`,
     '',
-    '| made by | gauge left | photos | answered | median depth | read not usable |',
-    `|${' --- |'.repeat(6)}`,
+    '| made by | gauge left | photos | answered | median depth | read not usable | 80 % interval reaches the gauge depth |',
+    `|${' --- |'.repeat(7)}`,
     ...w.groups.map(
       (g) =>
-        `| ${g.madeBy} | ${g.pct} % | ${g.n} | ${pct(g.answered / g.n)} | ${mm(g.medianDepthMm)} | ${g.readNotUsable === null ? '' : pct(g.readNotUsable)} |`,
+        `| ${g.madeBy} | ${g.pct} % | ${g.n} | ${pct(g.answered / g.n)} | ${mm(g.medianDepthMm)} | ${g.readNotUsable === null ? '' : pct(g.readNotUsable)} | ${g.intervalHolds === null ? '' : pct(g.intervalHolds)} |`,
     ),
     '',
   ];
   const order = (o: { n: number; rho: number } | null) => (o ? `${f3(o.rho)} (n ${o.n})` : 'n/a');
   const pair = (p: { n: [number, number]; auc: number } | null) => (p ? `${f3(p.auc)} (${p.n[0]} against ${p.n[1]})` : 'n/a');
   lines.push(
-    `Order (Spearman) within the tires not planed: ${order(w.orderNotPlaned)}; within the planed: ${order(w.orderPlaned)}. ` +
+    `The 80 % interval reaches the depth the gauge allows (1.6 + gauge left × (new − 1.6) mm, new 7–8 mm: realdata/README.md) for ${w.intervalHolds === null ? 'n/a' : pct(w.intervalHolds)} of the answered. ` +
+      `Order (Spearman) within the tires not planed: ${order(w.orderNotPlaned)}; within the planed: ${order(w.orderPlaned)}. ` +
       `Road-worn 80–90 % read deeper than planed 75 % (≈ 0.3–0.9 mm deeper): ${pair(w.roadOverPlaned75)}; ` +
       `planed 75 % read deeper than planed 50 % (≈ 1.5 mm deeper): ${pair(w.planed75OverPlaned50)}. ` +
       'A reader that learned "rough = worn" tells the first pair apart better than the second.',

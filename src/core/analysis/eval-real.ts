@@ -68,6 +68,22 @@ export interface WearGroupFigures {
   medianDepthMm: number | null;
   /** The share of the answered read not usable (worn or critical). */
   readNotUsable: number | null;
+  /** The share of the answered whose 80 % interval reaches the gauge's depth (gaugeDepthMm). */
+  intervalHolds: number | null;
+}
+
+/**
+ * The depths a michelin-twi label allows, mm: realdata/README.md reads `pct` as roughly
+ * 1.6 + pct/100 × (new − 1.6) with a new depth of 7–8 mm (an approximation, not a measurement).
+ */
+export function gaugeDepthMm(pct: number): [number, number] {
+  return [1.6 + (pct / 100) * (7 - 1.6), 1.6 + (pct / 100) * (8 - 1.6)];
+}
+
+/** Whether an answer's 80 % interval reaches the depths its michelin-twi label allows. */
+function intervalReaches(o: RealOutcome): boolean {
+  const [lo, hi] = gaugeDepthMm(o.sample.pct!);
+  return o.analysis!.depthRangeMm.min <= hi && o.analysis!.depthRangeMm.max >= lo;
 }
 
 /**
@@ -78,6 +94,8 @@ export interface WearGroupFigures {
  */
 export interface WearMadeFigures {
   groups: WearGroupFigures[];
+  /** The share of all the answered whose 80 % interval reaches the gauge's depth (gaugeDepthMm). */
+  intervalHolds: number | null;
   /** The order (Spearman of the depth with the gauge) within the tires that were not planed (new and road-worn). */
   orderNotPlaned: { n: number; rho: number } | null;
   /** … and within the planed ones. */
@@ -113,7 +131,8 @@ function wearMadeFigures(outcomes: RealOutcome[]): WearMadeFigures | null {
   }
   const groups = [...byGroup.values()]
     .map((inGroup): WearGroupFigures => {
-      const answered = inGroup.filter((o) => o.analysis).map((o) => o.analysis!);
+      const answeredOutcomes = inGroup.filter((o) => o.analysis);
+      const answered = answeredOutcomes.map((o) => o.analysis!);
       return {
         madeBy: inGroup[0]!.sample.madeBy!,
         pct: inGroup[0]!.sample.pct!,
@@ -121,6 +140,7 @@ function wearMadeFigures(outcomes: RealOutcome[]): WearMadeFigures | null {
         answered: answered.length,
         medianDepthMm: median(answered.map((a) => a.estimatedDepthMm)),
         readNotUsable: answered.length ? answered.filter((a) => isBad(a.wear)).length / answered.length : null,
+        intervalHolds: answered.length ? answeredOutcomes.filter(intervalReaches).length / answered.length : null,
       };
     })
     .sort((a, b) => b.pct - a.pct || a.madeBy.localeCompare(b.madeBy));
@@ -140,8 +160,10 @@ function wearMadeFigures(outcomes: RealOutcome[]): WearMadeFigures | null {
     return Number.isFinite(auc) ? { n: [a.length, b.length] as [number, number], auc } : null;
   };
   const planed = (pct: number) => depths((o) => o.sample.madeBy === 'planed' && o.sample.pct === pct);
+  const allAnswered = depths(() => true);
   return {
     groups,
+    intervalHolds: allAnswered.length ? allAnswered.filter(intervalReaches).length / allAnswered.length : null,
     orderNotPlaned: order(depths((o) => o.sample.madeBy !== 'planed')),
     orderPlaned: order(depths((o) => o.sample.madeBy === 'planed')),
     roadOverPlaned75: pair(

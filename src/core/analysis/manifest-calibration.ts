@@ -108,6 +108,7 @@ function scene(v: unknown): SceneCalibration {
     realSigmaMm: ranged(o.realSigmaMm, 'calibration.scene.realSigmaMm', (n) => n >= 0 && n <= MAX_TREAD_DEPTH_MM, `from 0 to ${MAX_TREAD_DEPTH_MM}`),
     twiMinTread: share(o.twiMinTread, 'calibration.scene.twiMinTread'),
     preliminaryBelow: share(o.preliminaryBelow, 'calibration.scene.preliminaryBelow'),
+    ...(o.supportBelow === undefined ? {} : { supportBelow: share(o.supportBelow, 'calibration.scene.supportBelow') }),
     ...(o.shopLine === undefined ? {} : { shopLine: shopLine(o.shopLine) }),
   };
 }

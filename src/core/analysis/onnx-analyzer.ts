@@ -83,6 +83,8 @@ export class OnnxAnalyzer implements Analyzer {
   private closed = false;
   /** Whether the scene reader gives worn_logit (scene models since tread-2026.11.28.2; scene.ts SceneOutput.wornLogit): looked up once. */
   private readonly sceneWornLogit: boolean;
+  /** Whether the scene reader gives support (scene models since tread-2026.11.29.3; scene.ts SceneOutput.support). */
+  private readonly sceneSupport: boolean;
 
   private constructor(
     readonly manifest: Manifest,
@@ -94,6 +96,7 @@ export class OnnxAnalyzer implements Analyzer {
     readonly sceneReader: ort.InferenceSession | null = null,
   ) {
     this.sceneWornLogit = sceneReader?.outputNames.includes('worn_logit') ?? false;
+    this.sceneSupport = sceneReader?.outputNames.includes('support') ?? false;
   }
 
   get modelVersion(): string {
@@ -220,10 +223,12 @@ export class OnnxAnalyzer implements Analyzer {
       const o = await session.run({ input: new ort.Tensor('float32', tensor, [1, 3, size, size]) });
       const probs = output(o, 'scene');
       const wornLogit = this.sceneWornLogit ? { wornLogit: output(o, 'worn_logit')[0]! } : {};
+      const support = this.sceneSupport ? { support: output(o, 'support')[0]! } : {};
       return {
         probs: [probs[0]!, probs[1]!, probs[2]!],
         worn: output(o, 'worn')[0]!,
         ...wornLogit,
+        ...support,
         depthMm: output(o, 'depth')[0]!,
         sigmaMm: output(o, 'sigma')[0]!,
       };

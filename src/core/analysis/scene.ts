@@ -26,6 +26,13 @@ export interface SceneOutput {
    * matters (most of michelin-twi's close-ups); the logit keeps them apart. Absent: logit(worn).
    */
   wornLogit?: number;
+  /**
+   * The probability that the photo is like the photos the worn probability learned from (`support`,
+   * since tread-2026.11.29.3; models/training/support_head.py): web photos of usable and worn tires
+   * and close-ups of bald tread, against close-ups of tread and sidewalls whose wear no label gave.
+   * Absent: 1 (full support).
+   */
+  support?: number;
   /** Its own depth output, mm: checked, not used (trained on real photos' side of 3 mm only, no scale). */
   depthMm: number;
   /** Its own sigma output, mm: checked, not used. */
@@ -54,6 +61,11 @@ export interface SceneCalibration {
   /** Below this probability of a tread the result is preliminary. */
   preliminaryBelow: number;
   /**
+   * Below this support (SceneOutput.support) the photo is outside what the worn probability learned
+   * from: the result is preliminary and its interval is the whole depth scale. Absent: never.
+   */
+  supportBelow?: number;
+  /**
    * A shop's own calibration (shop-calibration.ts): gauge ≈ intercept + slope × estimate, the
    * interval's half-width times slope × intervalScale. Absent: the estimate as the models give it.
    */
@@ -74,6 +86,7 @@ function checkOutput(out: SceneOutput): void {
     Math.abs(out.probs[0] + out.probs[1] + out.probs[2] - 1) > 1e-3 ||
     !probability(out.worn) ||
     (out.wornLogit !== undefined && !Number.isFinite(out.wornLogit)) ||
+    (out.support !== undefined && !probability(out.support)) ||
     // the network's own depth and sigma are not used (SceneOutput): only a number is asked of them
     !Number.isFinite(out.depthMm) ||
     !(out.sigmaMm > 0 && Number.isFinite(out.sigmaMm))
@@ -125,11 +138,16 @@ export interface SceneResultInput {
  * The result fields from the scene reader and the synthetic stack (docs/API.md §2):
  * - estimate: (1 − w)·scene depth + w·synthetic stack, w = syntheticWeight; the scene depth is the
  *   calibrated worn probability on the millimetre scale (sceneDepth);
- * - 80 % interval: estimate ± 1.2816·realSigmaMm;
- * - confidence (the probability that the band is right): the calibrated probability of the band's
- *   side of 3.0 mm (worn or usable) times the Gaussian's share of that side that lies in the band;
+ * - 80 % interval: estimate ± 1.2816·realSigmaMm; for a photo outside what the worn probability
+ *   learned from (support under `supportBelow`), the whole depth scale (wornMm to usableMm);
+ * - confidence (the probability that the band is right): the probability of the band's side of
+ *   3.0 mm (worn or usable) times the Gaussian's share of that side that lies in the band; the side's
+ *   probability is the calibrated worn probability where the photo is like the labelled ones and
+ *   even (0.5) where it is not, mixed by the support: s·P(worn) + (1 − s)·0.5 (the estimate keeps
+ *   the unmixed probability, so the order of the readings stays the network's);
  * - modelAlignment: 0.7 × the two readings' agreement (0 at 3 mm apart) + 0.3 × the side's probability;
- * - isPreliminary: alignment under 70, or the scene reader less than `preliminaryBelow` sure of a tread;
+ * - isPreliminary: alignment under 70, the scene reader less than `preliminaryBelow` sure of a tread,
+ *   or the support under `supportBelow`;
  * - twiConsensusCount: confirmed bars only on a photo that is not preliminary and surely a tread.
  */
 export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omit<Analysis, 'modelVersion'> {
@@ -146,17 +164,21 @@ export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omi
   const w = cal.syntheticWeight;
   const line = cal.shopLine ?? { intercept: 0, slope: 1, intervalScale: 1 };
   const pWorn = wornProbability(out, cal);
+  const support = out.support ?? 1;
+  const outside = cal.supportBelow !== undefined && support < cal.supportBelow;
   const sceneMm = sceneDepth(pWorn, cal);
-  const blended = (1 - w) * sceneMm + w * input.syntheticMm;
-  const raw = Math.min(MAX_TREAD_DEPTH_MM, Math.max(0, line.intercept + line.slope * blended));
+  const reported = (mm: number) => Math.min(MAX_TREAD_DEPTH_MM, Math.max(0, line.intercept + line.slope * ((1 - w) * mm + w * input.syntheticMm)));
+  const raw = reported(sceneMm);
   const estimate = round1(raw);
   const sd = cal.realSigmaMm * line.slope * line.intervalScale;
   const half = Z80 * sd;
-  const min = Math.min(estimate, Math.max(0, Math.floor((raw - half) * 10) / 10));
-  const max = Math.max(estimate, Math.ceil((raw + half) * 10) / 10);
+  const [low, high] = outside ? [reported(cal.depthScale.wornMm), reported(cal.depthScale.usableMm)] : [raw - half, raw + half];
+  const min = Math.min(estimate, Math.max(0, Math.floor(low * 10) / 10));
+  const max = Math.max(estimate, Math.ceil(high * 10) / 10);
   const wear = wearForDepth(estimate);
   const wornSide = estimate < WORN_BELOW_MM;
-  const pSide = wornSide ? pWorn : 1 - pWorn;
+  const pSure = support * pWorn + (1 - support) * 0.5;
+  const pSide = wornSide ? pSure : 1 - pSure;
   const [lo, hi] = BAND_LIMITS[wear];
   const mass = (a: number, b: number) => normalCdf((b - raw) / sd) - normalCdf((a - raw) / sd);
   const sideMass = wornSide ? mass(-Infinity, WORN_BELOW_MM) : mass(WORN_BELOW_MM, Infinity);
@@ -164,7 +186,7 @@ export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omi
   const confidence = Math.min(1, Math.max(0, pSide * inBand));
   const agreement = Math.max(0, 1 - Math.abs(sceneMm - input.syntheticMm) / FULL_DISAGREEMENT_MM);
   const modelAlignment = Math.round(100 * (0.7 * agreement + 0.3 * pSide));
-  const isPreliminary = modelAlignment < 70 || out.probs[0] < cal.preliminaryBelow;
+  const isPreliminary = modelAlignment < 70 || out.probs[0] < cal.preliminaryBelow || outside;
   const surelyTread = !isPreliminary && out.probs[0] >= cal.twiMinTread;
   if (![raw, half, confidence, modelAlignment].every(Number.isFinite)) {
     throw new AppError('MODEL_UNAVAILABLE', 'The models gave no usable reading for this photo; the model files or their manifest may be damaged.');
