@@ -109,7 +109,7 @@ export function formatRealTable(rows: RealFigures[]): string {
 function formatWearMade(set: string, w: WearMadeFigures): string[] {
   const mm = (v: number | null) => (v === null ? '' : `${v.toFixed(1)} mm`);
   const lines = [
-    `**${set} by how the wear was made** (the 0–75 % tires were planed, which looks rougher than road wear):`,
+    `**${set} by how the wear was made** (planed tread looks rougher than tread worn on the road):`,
     '',
     '| made by | gauge left | photos | answered | median depth | read not usable | 80 % interval reaches the gauge depth |',
     `|${' --- |'.repeat(7)}`,

@@ -127,7 +127,9 @@ function wearMadeFigures(outcomes: RealOutcome[]): WearMadeFigures | null {
   const byGroup = new Map<string, RealOutcome[]>();
   for (const o of made) {
     const key = `${o.sample.madeBy} ${o.sample.pct}`;
-    byGroup.set(key, [...(byGroup.get(key) ?? []), o]);
+    const group = byGroup.get(key);
+    if (group) group.push(o);
+    else byGroup.set(key, [o]);
   }
   const groups = [...byGroup.values()]
     .map((inGroup): WearGroupFigures => {
