@@ -79,10 +79,12 @@ export function ResultCard({ scan, onMeasured, onCorrected, actions, queueId, lo
           // part of the result, read with it (not an alert interrupting every preliminary result and every detail view)
           <p className="message message-warn">
             <strong>Preliminary result.</strong>{' '}
-            {/* docs/API.md §2: preliminary when the alignment is under 70 or little of the frame shows tread; with the alignment at 70 or more it is the latter */}
+            {/* docs/API.md §2: preliminary when the alignment is under 70, when little of the frame shows tread, or
+                (since tread-2026.11.29.3) when the photo is unlike those the wear reading learned from, mostly a
+                close-up of tread: with the alignment at 70 or more it is one of the last two, which the result does not tell apart */}
             {r.modelAlignment < 70
               ? `The models disagree (alignment ${r.modelAlignment}%).`
-              : 'Little of the photo shows tread: take the next one closer, with the tread filling the frame.'}{' '}
+              : 'The models cannot read this photo well: little of it shows tread, or it is a kind of photo they did not learn wear from.'}{' '}
             Check this tire with a tread depth gauge.
           </p>
         )}
