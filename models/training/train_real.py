@@ -156,7 +156,8 @@ def main():
     ap.add_argument("--ccby-flat-worn", action="store_true",
                     help="tyre-defect-ccby's photos with a Flat spots box (bald tread) as worn; no other ccby wear label")
     ap.add_argument("--ccby-usable", choices=["", "non-defective", "not-flat"], default="",
-                    help="tyre-defect-ccby's photos without flat spots as usable: those with only Non-defective boxes, or all without a Flat spots box")
+                    help="tyre-defect-ccby's photos without flat spots as usable: those with only Non-defective boxes, or all without a "
+                         "Flat spots box (tried, not shipped: michelin-twi's order 0.50 -> 0.25; models/NOTEBOOK.md)")
     ap.add_argument("--render-labels", action="store_true", help="also learn wear and depth from the renders (worse on real photos)")
     ap.add_argument("--fold", type=int, default=-1, help="leave out fold K (0-4) of every set (real_data groups end in the fold)")
     ap.add_argument("--epochs", type=int, default=30)
