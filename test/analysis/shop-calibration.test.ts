@@ -16,6 +16,7 @@ import {
   IDENTITY,
   MAX_SLOPE,
   MIN_TIRES,
+  pointFrom,
   type ShopFit,
   type ShopPoint,
 } from '../../src/core/analysis/shop-calibration.js';
@@ -90,6 +91,30 @@ describe('deciding what to keep', () => {
     expect(wide.intervalApplied).toBe(true);
     expect(wide.correction.intervalScale).toBeLessThan(0.3);
     expect(Math.abs(wide.after.coverage - 0.8)).toBeLessThan(0.06);
+  });
+
+  it('leaves the whole-scale intervals of photos unlike the training ones out of the interval factor, as the app never resizes them', () => {
+    // the analyzer's answer for such a photo (scene.ts): preliminary, the interval 0.8–8.0 mm
+    const outside = pointFrom(6.5, { estimatedDepthMm: 0.8, depthRangeMm: { min: 0.8, max: 8 }, isPreliminary: true });
+    expect(outside.fixedInterval).toBe(true);
+    // an ordinary interval, or a wide one on a result that is not preliminary, is resized as before
+    expect(pointFrom(5, { estimatedDepthMm: 5, depthRangeMm: { min: 3.1, max: 6.9 }, isPreliminary: true }).fixedInterval).toBeUndefined();
+    expect(pointFrom(5, { estimatedDepthMm: 5, depthRangeMm: { min: 1, max: 9 }, isPreliminary: false }).fixedInterval).toBeUndefined();
+    // 100 ordinary tires whose intervals are too narrow, and 150 close-ups answered with the whole scale
+    const ordinary = shop(100, (d) => d, { noise: 1, half: 0.3 });
+    const closeUps = shop(150, (d) => d, { noise: 1, seed: 7 }).map((p) =>
+      pointFrom(p.gaugeMm, { estimatedDepthMm: p.estimateMm, depthRangeMm: { min: 0.8, max: 8 }, isPreliminary: true }),
+    );
+    const alone = fitShopCalibration(ordinary);
+    const mixed = fitShopCalibration([...ordinary, ...closeUps]);
+    // the same readings without the mark: their wide intervals would pull the factor down
+    const unmarked = fitShopCalibration([...ordinary, ...closeUps.map((p) => ({ gaugeMm: p.gaugeMm, estimateMm: p.estimateMm, rangeMm: p.rangeMm }))]);
+    expect(alone.correction.intervalScale).toBeGreaterThan(2);
+    // the factor is what the ordinary intervals need (the line is fitted on every tire, so not to the digit)
+    expect(Math.abs(mixed.fitted.intervalScale - alone.fitted.intervalScale)).toBeLessThan(0.25);
+    expect(unmarked.fitted.intervalScale).toBeLessThan(mixed.fitted.intervalScale - 0.3);
+    // every interval the whole scale: nothing to resize
+    expect(fitShopCalibration(closeUps).fitted.intervalScale).toBe(1);
   });
 
   it('prints both rows and the reasons', () => {

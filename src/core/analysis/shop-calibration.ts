@@ -37,12 +37,26 @@ export interface ShopPoint {
   estimateMm: number;
   /** The reported 80 % interval. */
   rangeMm: { min: number; max: number };
+  /**
+   * The interval is the scene reader's whole depth scale, given to a photo unlike those its wear
+   * reading learned from (scene.ts, since tread-2026.11.29.3): the app moves it with the depth line
+   * but never resizes it, so it takes no part in the interval factor.
+   */
+  fixedInterval?: boolean;
 }
 
-export const pointFrom = (gaugeMm: number, analysis: Pick<Analysis, 'estimatedDepthMm' | 'depthRangeMm'>): ShopPoint => ({
+/**
+ * The narrowest interval read as the whole scale: that one is 0.8–8.0 mm (7.2 mm wide) as the
+ * shipped models give it, an ordinary one ± 1.2816 × 1.5 mm (at most 3.9 mm wide after rounding).
+ * The photos are read by the models as shipped, without a shop's line (calibration/photos.ts).
+ */
+export const WHOLE_SCALE_MIN_WIDTH_MM = 6;
+
+export const pointFrom = (gaugeMm: number, analysis: Pick<Analysis, 'estimatedDepthMm' | 'depthRangeMm' | 'isPreliminary'>): ShopPoint => ({
   gaugeMm,
   estimateMm: analysis.estimatedDepthMm,
   rangeMm: { ...analysis.depthRangeMm },
+  ...(analysis.isPreliminary && analysis.depthRangeMm.max - analysis.depthRangeMm.min >= WHOLE_SCALE_MIN_WIDTH_MM ? { fixedInterval: true } : {}),
 });
 
 export interface Correction {
@@ -116,10 +130,15 @@ export function fitLine(points: ShopPoint[]): { intercept: number; slope: number
 /** Half-width of a point's reported interval around its estimate (the upper side: the lower is cut at 0 mm). */
 const halfWidth = (p: ShopPoint): number => Math.max(0.05, p.rangeMm.max - p.estimateMm);
 
-/** The factor that makes |gauge − corrected| ≤ factor · slope · half-width hold for 80 % of the points. */
+/**
+ * The factor that makes |gauge − corrected| ≤ factor · slope · half-width hold for 80 % of the points
+ * whose interval it resizes (1 when there are none: every interval is the whole scale).
+ */
 function intervalScale(points: ShopPoint[], a: number, b: number): number {
+  const sized = points.filter((p) => !p.fixedInterval);
+  if (!sized.length) return 1;
   return quantile(
-    points.map((p) => Math.abs(p.gaugeMm - (a + b * p.estimateMm)) / (b * halfWidth(p))),
+    sized.map((p) => Math.abs(p.gaugeMm - (a + b * p.estimateMm)) / (b * halfWidth(p))),
     COVERAGE_TARGET,
   );
 }
@@ -132,7 +151,7 @@ function fit(points: ShopPoint[], withDepth: boolean): Correction {
 /** What a correction makes of a point: the estimate (never below 0 mm, as the app clips) and whether the interval holds the gauge. */
 function read(p: ShopPoint, c: Correction, withInterval: boolean): { estimate: number; covered: boolean } {
   const estimate = Math.max(0, c.intercept + c.slope * p.estimateMm);
-  if (!withInterval) {
+  if (!withInterval || p.fixedInterval) {
     // the interval as reported, moved with the estimate
     const covered = p.gaugeMm >= c.intercept + c.slope * p.rangeMm.min - 1e-9 && p.gaugeMm <= c.intercept + c.slope * p.rangeMm.max + 1e-9;
     return { estimate, covered };
