@@ -33,7 +33,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(__file__))
 from nets import MobileNetV2  # noqa: E402
 from real_cache import SIZE, pooled  # noqa: E402
-from train_real import SceneHead  # noqa: E402
+from train_real import SceneHead, load_head  # noqa: E402
 from gate_branch import GateBranch, load_gate  # noqa: E402
 from wear_branch import FROM_BLOCK, WearBranch, load_branch  # noqa: E402
 
@@ -105,11 +105,7 @@ class SceneReader(nn.Module):
 def build(pretrained: str, top: str, wear: str = "", gate: str = "", mirror: bool = False, support: str = "") -> SceneReader:
     bb = MobileNetV2()
     bb.load_state_dict(torch.load(pretrained, map_location="cpu"))
-    sd = torch.load(top, map_location="cpu")
-    sd.setdefault("clip", torch.tensor(0.0))  # heads trained before --clip
-    sd.setdefault("l2", torch.tensor(0.0))  # and before --l2
-    head = SceneHead(sd["mean"].numpy(), sd["std"].numpy(), hidden=sd["fc.weight"].shape[0], clip=float(sd["clip"]), l2=bool(float(sd["l2"])))
-    head.load_state_dict(sd)
+    head = load_head(top)
     sup = torch.load(support, map_location="cpu") if support else None
     return SceneReader(bb, head, load_branch(wear, bb) if wear else None, load_gate(gate, bb) if gate else None, mirror, sup).eval()
 

@@ -71,12 +71,10 @@ def fit(x: np.ndarray, y: np.ndarray, wd: float, iters: int = 200) -> tuple[np.n
     return w.detach().numpy(), float(b.detach())
 
 
-def standardised(head: dict, feats: np.ndarray) -> np.ndarray:
-    """train_real.SceneHead's features before its hidden layer: standardised, clamped (no l2 heads)."""
-    assert float(head.get("l2", torch.tensor(0.0))) == 0.0, "support for --l2 heads is not built"
-    x = (feats.astype(np.float32) - head["mean"].numpy()) / head["std"].numpy()
-    clip = float(head.get("clip", torch.tensor(0.0)))
-    return np.clip(x, -clip, clip) if clip > 0 else x
+@torch.no_grad()
+def standardised(head: tr.SceneHead, feats: np.ndarray, batch: int = 4096) -> np.ndarray:
+    """The features the head's hidden layer reads (SceneHead.standardised), as the graph computes them."""
+    return np.concatenate([head.standardised(torch.from_numpy(feats[i : i + batch].astype(np.float32))).numpy() for i in range(0, len(feats), batch)])
 
 
 def main():
@@ -95,17 +93,17 @@ def main():
             os.remove(out_pt)
         print(f"{a.head}: trained without {CCBY}: no support")
         return
-    head = torch.load(os.path.join(a.head, "top.pt"), map_location="cpu")
+    head = tr.load_head(os.path.join(a.head, "top.pt"))
     c = tr.load_caches(a.cache)
     y = support_labels(c, bool(info.get("ccbyFlatWorn")))
     train = (y >= 0) & ~np.isin(c["setname"], info["exclude"])
     if info["fold"] >= 0:
         train &= np.array([not g.endswith(str(info["fold"])) for g in c["group"]])
-    x = standardised(head, c["feats"][train])
-    w, b = fit(x, y[train], a.wd)
+    x = standardised(head, c["feats"])
+    w, b = fit(x[train], y[train], a.wd)
     torch.save({"weight": torch.from_numpy(w), "bias": torch.tensor([b])}, out_pt)
     # every view's reading, beside the head's pred.npz (same order): a fold's own photos were not learned from
-    s = 1 / (1 + np.exp(-(standardised(head, c["feats"]) @ w + b)))
+    s = 1 / (1 + np.exp(-(x @ w + b)))
     np.savez(os.path.join(a.head, "support.npz"), support=s, sample=c["sample"], view=c["view"], setname=c["setname"], label=y)
     plain = c["view"] == 0
     summary = {

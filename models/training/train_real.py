@@ -66,6 +66,16 @@ class SceneHead(nn.Module):
         return o[:, 0:3], o[:, 3], o[:, 4], o[:, 5].clamp(-2.5, 1.5)
 
 
+def load_head(top: str) -> SceneHead:
+    """A trained head from its top.pt (heads trained before --clip and --l2 have neither buffer)."""
+    sd = torch.load(top, map_location="cpu")
+    sd.setdefault("clip", torch.tensor(0.0))
+    sd.setdefault("l2", torch.tensor(0.0))
+    head = SceneHead(sd["mean"].numpy(), sd["std"].numpy(), hidden=sd["fc.weight"].shape[0], clip=float(sd["clip"]), l2=bool(float(sd["l2"])))
+    head.load_state_dict(sd)
+    return head.eval()
+
+
 def load_caches(paths: list[str]) -> dict:
     parts = [dict(np.load(p, allow_pickle=False)) for p in paths]
     sets = sorted({str(s) for p in parts for s in p["sets"]})

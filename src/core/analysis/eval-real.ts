@@ -12,6 +12,7 @@
  * - `--negatives DIR`: any folder of photos without a tire (hard negatives too).
  */
 import { centralInterval, correlation, isBad, random } from './eval-metrics.js';
+import { median } from './shop-calibration.js';
 import type { RealOutcome } from './eval-real-sets.js';
 
 export { analyzeReal, loadRealSets, quartersWithoutWheels, type RealOutcome, type RealSample, type RealSet, type RealTruth } from './eval-real-sets.js';
@@ -114,13 +115,6 @@ export function deeperShare(a: number[], b: number[]): number {
   return wins / (a.length * b.length);
 }
 
-const median = (v: number[]): number | null => {
-  if (!v.length) return null;
-  const s = [...v].sort((p, q) => p - q);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-
 function wearMadeFigures(outcomes: RealOutcome[]): WearMadeFigures | null {
   const made = outcomes.filter((o) => o.sample.madeBy !== undefined && o.sample.pct !== undefined);
   if (!made.length) return null;
@@ -140,7 +134,7 @@ function wearMadeFigures(outcomes: RealOutcome[]): WearMadeFigures | null {
         pct: inGroup[0]!.sample.pct!,
         n: inGroup.length,
         answered: answered.length,
-        medianDepthMm: median(answered.map((a) => a.estimatedDepthMm)),
+        medianDepthMm: answered.length ? median(answered.map((a) => a.estimatedDepthMm)) : null,
         readNotUsable: answered.length ? answered.filter((a) => isBad(a.wear)).length / answered.length : null,
         intervalHolds: answered.length ? answeredOutcomes.filter(intervalReaches).length / answered.length : null,
       };

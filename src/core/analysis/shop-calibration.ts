@@ -90,7 +90,8 @@ export interface ShopFit {
   reasons: string[];
 }
 
-const median = (v: number[]): number => {
+/** The middle value (the mean of the two middle ones for an even count). */
+export const median = (v: number[]): number => {
   const s = [...v].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
