@@ -8,7 +8,10 @@ the graph maps it back to 0..1, the range the nsfwjs weights were trained on. Ou
 N x 3 probabilities (tread, tread not visible, no tire), `worn` N (probability the tire is not
 usable), `depth` N (mm), `sigma` N (mm), `worn_logit` N (the worn probability's logit, unsaturated),
 and with --support (support_head.py, since tread-2026.11.29.3) `support` N: the probability that the
-photo is like those the worn probability learned from (averaged over the photo and its mirror image).
+photo is like those the worn probability learned from (averaged over the photo and its mirror image),
+and with --features (since tread-2026.11.29.4) `features` N x 3 296: the frozen network's pooled
+features the head reads (real_cache.FEATURES; averaged over the photo and its mirror image), which a
+shop's own reader (src/core/analysis/shop-reader.ts) is fitted on. Neither changes the other outputs.
 With --wear (wear_branch.py, since tread-2026.11.28.3) the worn logit is the head's plus the wear
 branch's, which forks after block 14 (blocks 15-16 and the 1 280-channel head fine-tuned); with
 --gate (gate_branch.py, since tread-2026.11.28.4) the scene logits are the head's plus the gate
@@ -43,8 +46,10 @@ OUTPUTS = ["scene", "worn", "depth", "sigma", "worn_logit"]
 
 class SceneReader(nn.Module):
     def __init__(self, backbone: MobileNetV2, head: SceneHead, wear: WearBranch | None = None, gate: GateBranch | None = None,
-                 mirror: bool = False, support: dict | None = None):
+                 mirror: bool = False, support: dict | None = None, features: bool = False):
         super().__init__()
+        # features: the pooled features f as a last output (since tread-2026.11.29.4)
+        self.features = features
         self.backbone = backbone
         self.head = head
         # support_head.py (since tread-2026.11.29.3): one logistic layer on the head's standardised features
@@ -62,21 +67,22 @@ class SceneReader(nn.Module):
 
     def forward(self, x):
         if not self.mirror:
-            logits, worn, depth, logsig, support = self.readings(x)
+            logits, worn, depth, logsig, support, f = self.readings(x)
             probs, sigma = F.softmax(logits, 1), torch.exp(logsig)
         else:
-            logits, worn, depth, logsig, support = self.readings(torch.cat([x, torch.flip(x, [3])], 0))
+            logits, worn, depth, logsig, support, f = self.readings(torch.cat([x, torch.flip(x, [3])], 0))
             probs = F.softmax(logits, 1).reshape(2, -1, 3).mean(0)
             worn, depth = worn.reshape(2, -1).mean(0), depth.reshape(2, -1).mean(0)
             sigma = torch.exp(logsig).reshape(2, -1).mean(0)
             support = None if support is None else support.reshape(2, -1).mean(0)
+            f = 0.5 * (f[: x.shape[0]] + f[x.shape[0] :])  # slices keep the feature count static in the graph
         # worn_logit beside the probability: a float32 sigmoid is 1 exactly above a logit of ≈ 17,
         # which ties the photos the app must still put in order (scene.ts SceneOutput.wornLogit)
-        out = (probs, torch.sigmoid(worn), depth, sigma, worn)
-        return out if support is None else (*out, support)
+        out = (probs, torch.sigmoid(worn), depth, sigma, worn) + (() if support is None else (support,))
+        return (*out, f) if self.features else out
 
     def readings(self, x):
-        """Scene logits, worn logit, depth and log-sigma of each image of x (the app's tensor)."""
+        """Scene logits, worn logit, depth, log-sigma, support (or None) and pooled features of each image of x (the app's tensor)."""
         x = x * 0.5 + 0.5
         if self.wear is None and self.gate is None:
             f = pooled(self.backbone, x)
@@ -99,15 +105,17 @@ class SceneReader(nn.Module):
         if self.gate is not None:
             logits = logits + self.gate(b12, x14)
         support = None if self.support is None else torch.sigmoid(self.support(self.head.standardised(f))[:, 0])
-        return logits, worn, depth, logsig, support
+        return logits, worn, depth, logsig, support, f
 
 
-def build(pretrained: str, top: str, wear: str = "", gate: str = "", mirror: bool = False, support: str = "") -> SceneReader:
+def build(pretrained: str, top: str, wear: str = "", gate: str = "", mirror: bool = False, support: str = "",
+          features: bool = False) -> SceneReader:
     bb = MobileNetV2()
     bb.load_state_dict(torch.load(pretrained, map_location="cpu"))
     head = load_head(top)
     sup = torch.load(support, map_location="cpu") if support else None
-    return SceneReader(bb, head, load_branch(wear, bb) if wear else None, load_gate(gate, bb) if gate else None, mirror, sup).eval()
+    return SceneReader(bb, head, load_branch(wear, bb) if wear else None, load_gate(gate, bb) if gate else None, mirror, sup,
+                       features).eval()
 
 
 def float16_weights(path: str) -> None:
@@ -142,12 +150,13 @@ def main():
     ap.add_argument("--gate", default="", help="gate_branch.py's branch.pt: its scene logits are added to the head's")
     ap.add_argument("--mirror", action="store_true", help="read each photo and its mirror image, and average (since tread-2026.11.29)")
     ap.add_argument("--support", default="", help="support_head.py's support.pt: a `support` output (since tread-2026.11.29.3)")
+    ap.add_argument("--features", action="store_true", help="a `features` output: the pooled features, for a shop's reader (since tread-2026.11.29.4)")
     ap.add_argument("--float16", action="store_true", help="store the weights in float16 behind Casts (half the file)")
     a = ap.parse_args()
     torch.set_num_threads(2)
-    net = build(a.pretrained, a.top, a.wear, a.gate, a.mirror, a.support)
+    net = build(a.pretrained, a.top, a.wear, a.gate, a.mirror, a.support, a.features)
     x = torch.rand(2, 3, SIZE, SIZE) * 2 - 1
-    names = OUTPUTS + (["support"] if a.support else [])
+    names = OUTPUTS + (["support"] if a.support else []) + (["features"] if a.features else [])
     torch.onnx.export(net, (x,), a.out, input_names=["input"], output_names=names,
                       dynamic_axes={"input": {0: "n"}, **{n: {0: "n"} for n in names}}, opset_version=17, dynamo=False)
     import onnx

@@ -183,12 +183,13 @@ def oof_table(z: dict, cal: dict) -> str:
 
 
 def graph_outputs(onnx_path: str) -> dict:
-    """The scene graph's outputs as the manifest lists them: scene N x 3, the others N (support only
-    where the graph has it, since tread-2026.11.29.3)."""
+    """The scene graph's outputs as the manifest lists them: scene N x 3, features N x 3 296, the
+    others N (support and features only where the graph has them, since tread-2026.11.29.3 and .4)."""
     import onnx
 
-    names = [o.name for o in onnx.load(onnx_path, load_external_data=False).graph.output]
-    return {n: [None, 3] if n == "scene" else [None] for n in names}
+    outputs = onnx.load(onnx_path, load_external_data=False).graph.output
+    dims = {o.name: [None] + [d.dim_value or None for d in o.type.tensor_type.shape.dim[1:]] for o in outputs}
+    return {n: [None, 3] if n == "scene" else dims[n] if n == "features" else [None] for n in dims}
 
 
 def write_models(folder: str, base_dir: str, base: dict, scene_onnx: str, cal: dict, version: str, trained_on: list[str]) -> None:

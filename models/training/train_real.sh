@@ -23,7 +23,7 @@ PY=${PYTHON:-python3}
 case $PY in /*) ;; */*) PY=$CALLER/$PY ;; esac
 REAL=${1:-$HERE/../../../shared/realdata}
 case $REAL in /*) ;; *) REAL=$CALLER/$REAL ;; esac
-VERSION=${VERSION:-tread-2026.11.29.3}
+VERSION=${VERSION:-tread-2026.11.29.4}
 WORK=${WORK:-$HERE}
 mkdir -p "$WORK/data" "$WORK/runs"
 cd "$WORK"
@@ -97,9 +97,11 @@ for h in runs/cv/fold0 runs/cv/fold1 runs/cv/fold2 runs/cv/fold3 runs/cv/fold4 r
   [ -f "$h/support.json" ] || $PY "$HERE/support_head.py" --cache data/cache_real.npz --head "$h"
 done
 
+# --features (since tread-2026.11.29.4): the pooled features as a last output, which a shop's own reader
+# is fitted on (src/core/analysis/shop-reader.ts); the other outputs are unchanged to the bit
 step "6. export, constants, manifest"
 $PY "$HERE/export_real.py" --pretrained runs/mbv2_nsfwjs.pt --top runs/real_all/top.pt --wear runs/wear/all/branch.pt --mirror \
-  --support runs/real_all/support.pt --out "$MODELS/scene.onnx"
+  --support runs/real_all/support.pt --features --out "$MODELS/scene.onnx"
 $PY "$HERE/finalize_real.py" --cv runs/cv_mirror --scene "$MODELS/scene.onnx" --manifest "$MODELS/manifest.json" --version "$VERSION" \
   --loso runs/loso --loso-out runs/loso-models --pretrained runs/mbv2_nsfwjs.pt --wear runs/wear/all/branch.pt --mirror
 

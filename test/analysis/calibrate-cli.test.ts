@@ -141,6 +141,26 @@ describe('calibrating on a shop’s photos', () => {
     expect(again.code, again.stderr).toBe(0);
   });
 
+  test("a shop whose photos the wear reading cannot order: a reader of its own on the scene network's features, written, loaded and better on other photos", async () => {
+    // The shipped scene reader learned worn/usable from real photos and reads these renders' depths
+    // hardly at all; its features hold them (as they hold michelin-twi's order: docs/CALIBRATION.md).
+    const fit = await shopFolder('reader-fit', tires().slice(0, 100), (d) => d);
+    const measure = await shopFolder('reader-measure', tires().slice(100), (d) => d);
+    const out = path.join(dir, 'reader');
+    const r = await calibrate(fit, '--models', MODELS_DIR, '--out', out);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/- a reader of the shop's own reads the depth from the models' features: cross-validated error (\d\.\d\d) mm → (\d\.\d\d) mm/);
+    expect(r.stdout).toMatch(/with the shop's reader/);
+    const manifest = JSON.parse(await readFile(path.join(out, 'manifest.json'), 'utf8'));
+    expect(manifest.calibration.scene.shopReader.weights).toHaveLength(3296);
+    expect(manifest.shopCalibration.reader).toMatchObject({ features: 3296 });
+    const before = JSON.parse((await run('eval', measure, '--json', '--bootstrap', '0', '--models', MODELS_DIR)).stdout) as Report;
+    const after = JSON.parse((await run('eval', measure, '--json', '--bootstrap', '0', '--models', out)).stdout) as Report;
+    expect(after.depth!.n).toBe(before.depth!.n);
+    expect(after.depth!.mae).toBeLessThan(before.depth!.mae - 0.5);
+    expect(after.depth!.within1mm).toBeGreaterThan(before.depth!.within1mm);
+  });
+
   test('a shop the models read right: nothing to correct, nothing written', async () => {
     // (tires 100-199: the first hundred happen to hold 90 % of their depths in the interval, which
     // two standard errors of 80 % on 100 tires do not explain; the calibration narrows it there)

@@ -3,11 +3,24 @@ import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { SceneCalibration } from '../../src/core/analysis/scene.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const MODELS_DIR = path.join(root, 'models');
 export const FIXTURES = path.join(root, 'test/fixtures/tires');
 export const HELDOUT = path.join(FIXTURES, 'heldout');
+
+/** Round scene constants for tests of scene.ts's arithmetic (not the shipped ones). */
+export const SCENE_CAL: SceneCalibration = {
+  noTire: 0.5,
+  notVisible: 0.6,
+  wornPlatt: { a: 1, b: 0 },
+  depthScale: { usableMm: 8, evenMm: 3, wornMm: 0.8 },
+  syntheticWeight: 0,
+  realSigmaMm: 1.5,
+  twiMinTread: 0.9,
+  preliminaryBelow: 0.6,
+};
 
 export interface Labelled {
   file: string;

@@ -88,6 +88,46 @@ describe('the scene reader in the manifest', () => {
     }
   });
 
+  it("gives the scene network's features when asked, and serves a shop's reader on them; refuses a reader of another length at load", async () => {
+    const image = await readFile(heldoutLabels().find((l) => l.depthMm !== null)!.file);
+    expect(JSON.parse(await readFile(path.join(MODELS_DIR, 'manifest.json'), 'utf8')).models.scene.outputs.features).toEqual([null, 3296]);
+    const plain = await shipped.analyze({ image, verbose: false });
+    expect(plain).not.toHaveProperty('features');
+    const { analysis, features } = await shipped.analyze({ image, verbose: false, features: true });
+    expect(analysis).toEqual(plain.analysis);
+    expect(features).toBeInstanceOf(Float32Array);
+    expect(features).toHaveLength(3296);
+    expect(features!.every(Number.isFinite)).toBe(true);
+    // a reader that reads 5 mm plus one feature's standardised value (held within ±clip)
+    const reader = (n: number) => ({
+      mean: new Array(n).fill(0),
+      scale: new Array(n).fill(1),
+      clip: 3,
+      weights: [0.5, ...new Array(n - 1).fill(0)],
+      intercept: 5,
+      halfWidthMm: 0.8,
+      lambda: 1000,
+    });
+    const dir = await copyModelsWith((m) => (m.calibration.scene.shopReader = reader(3296)));
+    const shop = (await createOnnxAnalyzer({ modelsDir: dir, threads: 1 })) as OnnxAnalyzer;
+    try {
+      const read = (await shop.analyze({ image, verbose: false })).analysis;
+      const want = 5 + 0.5 * Math.min(3, Math.max(-3, features![0]!));
+      expect(read.estimatedDepthMm).toBeCloseTo(Math.round(want * 10) / 10, 5);
+      // ± 0.8 mm, each end rounded outward to 0.1 mm
+      expect(read.depthRangeMm.max - read.depthRangeMm.min).toBeGreaterThanOrEqual(1.6 - 1e-9);
+      expect(read.depthRangeMm.max - read.depthRangeMm.min).toBeLessThanOrEqual(1.8 + 1e-9);
+    } finally {
+      await shop.close();
+    }
+    await expect(
+      createOnnxAnalyzer({ modelsDir: await copyModelsWith((m) => (m.calibration.scene.shopReader = reader(10))), threads: 1 }),
+    ).rejects.toMatchObject({
+      code: 'MODEL_UNAVAILABLE',
+      message: expect.stringContaining('the shop reader takes 10 features and the scene model gives 3296'),
+    });
+  });
+
   it('is deterministic, and the scene check answers what analyze acts on without reading a depth', async () => {
     const image = await readFile(heldoutLabels().find((l) => l.depthMm !== null)!.file);
     const a = await shipped.scene({ image, verbose: false });

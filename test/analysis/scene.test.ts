@@ -10,17 +10,9 @@ import {
   type SceneCalibration,
   type SceneOutput,
 } from '../../src/core/analysis/scene.js';
+import { SCENE_CAL } from './helpers.js';
 
-const cal: SceneCalibration = {
-  noTire: 0.5,
-  notVisible: 0.6,
-  wornPlatt: { a: 1, b: 0 },
-  depthScale: { usableMm: 8, evenMm: 3, wornMm: 0.8 },
-  syntheticWeight: 0,
-  realSigmaMm: 1.5,
-  twiMinTread: 0.9,
-  preliminaryBelow: 0.6,
-};
+const cal: SceneCalibration = SCENE_CAL;
 
 const out = (over: Partial<SceneOutput> = {}): SceneOutput => ({ probs: [0.95, 0.03, 0.02], worn: 0.1, depthMm: 6, sigmaMm: 0.8, ...over });
 

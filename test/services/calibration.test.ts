@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SwappableAnalyzer } from '../../src/core/analysis/swappable.js';
 import { AnalysisQueue } from '../../src/core/services/support/analysis-queue.js';
@@ -26,8 +27,8 @@ afterEach(async () => {
   t = null;
 });
 
-/** Scans through the API on a pro account, each given gauge(estimate) as its reading. */
-async function measuredScans(test: HttpTest, count: number, gauge: (estimateMm: number) => number | null) {
+/** Scans through the API on a pro account, each given gauge(estimate, photo file) as its reading. */
+async function measuredScans(test: HttpTest, count: number, gauge: (estimateMm: number, file: string) => number | null | Promise<number | null>) {
   const { cookie } = await signIn(test.app);
   const pro = test.issueCode({ kind: 'pro', expiresAt: '2099-01-01T00:00:00Z' });
   expect((await test.app.inject({ method: 'POST', url: '/api/v1/licenses', headers: { cookie }, payload: { code: pro } })).statusCode).toBe(200);
@@ -39,7 +40,7 @@ async function measuredScans(test: HttpTest, count: number, gauge: (estimateMm: 
     expect(res.statusCode, res.body).toBe(200);
     const { scanId, result } = res.json().data;
     ids.push(scanId);
-    const reading = gauge(result.estimatedDepthMm);
+    const reading = await gauge(result.estimatedDepthMm, tire.file);
     if (reading === null) continue;
     const put = await test.app.inject({ method: 'PUT', url: `/api/v1/scans/${scanId}/measurement`, headers: { cookie }, payload: { measurementMm: reading } });
     expect(put.statusCode, put.body).toBe(200);
@@ -62,7 +63,8 @@ function serviceOn(test: HttpTest, more: Partial<Parameters<typeof createCalibra
   });
 }
 
-async function setUp(config: Record<string, unknown> = {}) {
+/** `made`: what each loaded fake is set to (givesFeatures). */
+async function setUp(config: Record<string, unknown> = {}, made: (fake: FakeAnalyzer) => void = () => undefined) {
   t = await httpTest({ config: { shippedModelsDir: MODELS_DIR, modelsDir: MODELS_DIR, ...config } });
   const loads: string[] = [];
   const loaded: FakeAnalyzer[] = [];
@@ -70,6 +72,7 @@ async function setUp(config: Record<string, unknown> = {}) {
     loadAnalyzer: async (dir) => {
       loads.push(dir);
       const fake = new FakeAnalyzer();
+      made(fake);
       loaded.push(fake);
       return fake;
     },
@@ -169,6 +172,31 @@ describe('shop calibration service', () => {
     const second = JSON.parse(await readFile(path.join(t.dataDir, 'calibrations', `${folder}.2`, 'manifest.json'), 'utf8'));
     expect(second.version).toBe(`${written.version}.2`);
     expect((await service.status(account)).active).toMatchObject({ version: `${written.version}.2` });
+  });
+
+  it("fits a reader of the shop's own where the models give features that hold what the estimate does not", async () => {
+    const { t, service, loaded } = await setUp({}, (fake) => (fake.givesFeatures = true));
+    // this shop's gauge follows the photos' contrast, which the fake's estimate (their brightness) does not carry
+    const { account } = await measuredScans(t, 60, async (_e, file) => {
+      const contrast = ((await sharp(file).greyscale().stats()).channels[0]?.stdev ?? 0) / 255;
+      return round1(Math.min(9, Math.max(0.5, 1 + 40 * contrast)));
+    });
+    await service.start(account);
+    await service.idle();
+    const { job, active } = await service.status(account);
+    expect(job).toMatchObject({ state: 'applied', fit: { tires: 60, readerApplied: true, depthApplied: false, intervalApplied: false } });
+    const fit = job!.state === 'applied' ? job!.fit! : null;
+    expect(fit!.after.mae).toBeLessThan(fit!.before.mae - 0.5);
+    expect(fit!.reasons[0]).toMatch(/reader of the shop's own/);
+    expect(fit).not.toHaveProperty('reader'); // the weights stay in the manifest, off the wire
+    const [folder] = await readdir(path.join(t.dataDir, 'calibrations'));
+    const written = JSON.parse(await readFile(path.join(t.dataDir, 'calibrations', folder!, 'manifest.json'), 'utf8'));
+    expect(written.calibration.scene.shopReader).toMatchObject({ weights: expect.any(Array), halfWidthMm: expect.any(Number) });
+    expect(written.calibration.scene.shopReader.weights).toHaveLength(3);
+    expect(written.shopCalibration.reader).toMatchObject({ features: 3 });
+    expect(active).toMatchObject({ tires: 60, correction: { intercept: 0, slope: 1, intervalScale: 1 } });
+    expect(loaded).toHaveLength(2); // the shipped models that read the photos, then the calibrated ones swapped in
+    expect(t.core.analyzer.current).toBe(loaded[1]);
   });
 
   it('reads with the served models when they are the shipped ones (no second set loaded)', async () => {

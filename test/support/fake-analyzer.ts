@@ -32,6 +32,11 @@ export class FakeAnalyzer implements Analyzer {
   private sceneSeen: SceneReading['scene'] = 'tread';
   /** scene() calls made (the live capture check). */
   sceneCalls = 0;
+  /**
+   * Whether analyze() gives features when asked (AnalyzeRequest.features), as scene models since
+   * tread-2026.11.29.4 do: the photo's mean luminance and its spread (each / 255), and the spread's square.
+   */
+  givesFeatures = false;
 
   /**
    * The gate alone, as the ONNX analyzer's: the outcome set by setScene, with probabilities that
@@ -118,9 +123,12 @@ export class FakeAnalyzer implements Analyzer {
         modelVersion: FAKE_MODEL_VERSION,
         depth32nds: Math.round(depth / MM_PER_32ND),
       };
-      if (!request.verbose) return { analysis };
+      const contrast = (stats.channels[0]?.stdev ?? 0) / 255;
+      const features = request.features && this.givesFeatures ? { features: Float32Array.from([luminance / 255, contrast, contrast ** 2]) } : {};
+      if (!request.verbose) return { analysis, ...features };
       return {
         analysis,
+        ...features,
         verbose: {
           overlays: { depthHeatmap: TINY_PNG, mask: TINY_PNG },
           points: [

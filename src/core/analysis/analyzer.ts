@@ -62,12 +62,19 @@ export interface AnalyzeRequest {
   verbose: boolean;
   /** When given, the analyzer uses these pixels instead of decoding `image` again. */
   frame?: DecodedFrame;
+  /** Give the scene reader's features too (AnalyzeOutcome.features): a shop calibration fits its reader on them. */
+  features?: boolean;
 }
 
 export interface AnalyzeOutcome {
   analysis: Analysis;
   /** Present when `verbose` was requested. */
   verbose?: VerboseExtras;
+  /**
+   * The scene reader's pooled features (scene models since tread-2026.11.29.4), when `features` was
+   * requested and the models give them: what a shop's own reader is fitted on (shop-reader.ts).
+   */
+  features?: Float32Array;
 }
 
 /**

@@ -10,7 +10,8 @@ export interface Sample {
   /** The TWI bars visible in the photo, when labels.csv counts them (`twiBars`). */
   twiBars?: number;
   /** `ms` is null when the file could not be read (nothing was analysed, so no time to count). */
-  outcome: { analysis: Analysis; ms: number } | { error: string; ms: number | null };
+  /** `features`: the scene network's, where they were asked for (analyzeLabelled) and the models give them. */
+  outcome: { analysis: Analysis; ms: number; features?: Float32Array } | { error: string; ms: number | null };
 }
 
 /** Worn-vs-usable: "bad" means the reported wear is worn or critical (under 3.0 mm). */

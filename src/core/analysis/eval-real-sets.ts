@@ -21,6 +21,8 @@ export interface RealSample {
   pct?: number;
   /** How the wear was made (michelin-twi's `wearMadeBy`: new, road-worn by a van, planed). */
   madeBy?: string;
+  /** michelin-twi's `fold`: one capture day each (photos of one day share tires). */
+  fold?: number;
   /** A part of the photo (fractions of the upright photo: left, top, right, bottom) measured instead of the whole. */
   box?: [number, number, number, number];
 }
@@ -36,6 +38,8 @@ export interface RealOutcome {
   upscaled?: boolean;
   analysis: Analysis | null;
   error: string | null;
+  /** The scene network's features, where they were asked for (analyzeReal's `features`) and the models give them. */
+  features?: Float32Array;
 }
 
 async function images(dir: string): Promise<string[]> {
@@ -99,16 +103,19 @@ export async function loadRealSets(root: string, negatives?: string): Promise<Re
     const fileAt = head.indexOf('file');
     const pctAt = head.indexOf('twiRemainingPct');
     const madeAt = head.indexOf('wearMadeBy');
+    const foldAt = head.indexOf('fold');
     if (fileAt < 0 || pctAt < 0) throw new Error(`${mich}: needs the columns file and twiRemainingPct`);
     const samples = lines.slice(1).map((l): RealSample => {
       const cells = csvCells(l);
       const pct = Number(cells[pctAt]);
       const made = madeAt >= 0 ? cells[madeAt]?.trim() : undefined;
+      const fold = foldAt >= 0 ? Number(cells[foldAt]) : NaN;
       return {
         file: path.join(path.dirname(mich), cells[fileAt]!),
         pct,
         truth: pct <= 25 ? 'bad' : pct >= 75 ? 'usable' : 'between',
         ...(made ? { madeBy: WEAR_MADE_BY[made] ?? made } : {}),
+        ...(Number.isInteger(fold) ? { fold } : {}),
       };
     });
     sets.push({ name: 'michelin-twi', samples });
@@ -171,7 +178,12 @@ async function upload(s: RealSample): Promise<{ bytes: Buffer; upscaled: boolean
 }
 
 /** Every sample through the service's own path (upload checks, one decode, the analysis). */
-export async function analyzeReal(analyzer: Analyzer, samples: RealSample[], onEach?: (done: number) => void): Promise<RealOutcome[]> {
+export async function analyzeReal(
+  analyzer: Analyzer,
+  samples: RealSample[],
+  onEach?: (done: number) => void,
+  options: { features?: boolean } = {},
+): Promise<RealOutcome[]> {
   const out: RealOutcome[] = [];
   for (const sample of samples) {
     const size = (await stat(sample.file).catch(() => null))?.size ?? 0;
@@ -184,7 +196,8 @@ export async function analyzeReal(analyzer: Analyzer, samples: RealSample[], onE
       const sent = await upload(sample);
       upscaled = sent.upscaled;
       const { frame } = await inspectImage(sent.bytes);
-      out.push({ sample, upscaled, analysis: (await analyzer.analyze({ image: sent.bytes, verbose: false, frame })).analysis, error: null });
+      const { analysis, features } = await analyzer.analyze({ image: sent.bytes, verbose: false, frame, features: options.features === true });
+      out.push({ sample, upscaled, analysis, error: null, ...(features ? { features } : {}) });
     } catch (error) {
       // an image sharp cannot open is what the service answers IMAGE_UNREADABLE for
       out.push({ sample, upscaled, analysis: null, error: isAppError(error) ? error.code : 'IMAGE_UNREADABLE' });

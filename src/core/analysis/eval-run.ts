@@ -15,7 +15,12 @@ import type { Labelled } from './eval-samples.js';
  * counted (FILE_UNREADABLE, reported through `warn`), not fatal; an error that is not the
  * service's own (a bug) is thrown.
  */
-export async function analyzeLabelled(analyzer: Analyzer, samples: Labelled[], warn: (line: string) => void): Promise<Sample[]> {
+export async function analyzeLabelled(
+  analyzer: Analyzer,
+  samples: Labelled[],
+  warn: (line: string) => void,
+  options: { features?: boolean } = {},
+): Promise<Sample[]> {
   const results: Sample[] = [];
   for (const s of samples) {
     const started = process.hrtime.bigint();
@@ -37,8 +42,8 @@ export async function analyzeLabelled(analyzer: Analyzer, samples: Labelled[], w
     }
     try {
       const { frame } = await inspectImage(image);
-      const { analysis } = await analyzer.analyze({ image, verbose: false, frame });
-      results.push({ ...s, outcome: { analysis, ms: ms() } });
+      const { analysis, features } = await analyzer.analyze({ image, verbose: false, frame, features: options.features === true });
+      results.push({ ...s, outcome: { analysis, ms: ms(), ...(features ? { features } : {}) } });
     } catch (error) {
       if (!isAppError(error)) throw error;
       results.push({ ...s, outcome: { error: error.code, ms: ms() } });

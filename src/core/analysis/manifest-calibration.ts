@@ -83,6 +83,32 @@ function shopLine(v: unknown): NonNullable<SceneCalibration['shopLine']> {
   };
 }
 
+/** A number array of any length from 1 (the reader's length is the scene graph's feature count, checked at load). */
+function numbers(v: unknown, where: string, ok: (n: number) => boolean, rule: string): number[] {
+  if (!Array.isArray(v) || v.length === 0) throw unavailable(`Model manifest: ${where} must be a list of numbers.`);
+  return v.map((x, i) => ranged(x, `${where}[${i}]`, ok, rule));
+}
+
+/** A shop's own reader (shop-reader.ts), written by a shop calibration. */
+function shopReader(v: unknown): NonNullable<SceneCalibration['shopReader']> {
+  const o = fieldsOf(v);
+  const where = 'calibration.scene.shopReader';
+  const finite = () => true;
+  const reader = {
+    mean: numbers(o.mean, `${where}.mean`, finite, 'finite'),
+    scale: numbers(o.scale, `${where}.scale`, (n) => n > 0, 'above 0'),
+    clip: positive(o.clip, `${where}.clip`),
+    weights: numbers(o.weights, `${where}.weights`, finite, 'finite'),
+    intercept: millimetres(o.intercept, `${where}.intercept`),
+    halfWidthMm: ranged(o.halfWidthMm, `${where}.halfWidthMm`, (n) => n > 0 && n <= MAX_TREAD_DEPTH_MM, `above 0, at most ${MAX_TREAD_DEPTH_MM} mm`),
+    lambda: positive(o.lambda, `${where}.lambda`),
+  };
+  if (reader.mean.length !== reader.weights.length || reader.scale.length !== reader.weights.length) {
+    throw unavailable(`Model manifest: ${where}.mean, .scale and .weights must be as long as each other.`);
+  }
+  return reader;
+}
+
 const millimetres = (x: unknown, where: string): number => ranged(x, where, (n) => n >= 0 && n <= MAX_TREAD_DEPTH_MM, `from 0 to ${MAX_TREAD_DEPTH_MM} mm`);
 
 function depthScale(v: unknown): SceneCalibration['depthScale'] {
@@ -110,6 +136,7 @@ function scene(v: unknown): SceneCalibration {
     preliminaryBelow: share(o.preliminaryBelow, 'calibration.scene.preliminaryBelow'),
     ...(o.supportBelow === undefined ? {} : { supportBelow: share(o.supportBelow, 'calibration.scene.supportBelow') }),
     ...(o.shopLine === undefined ? {} : { shopLine: shopLine(o.shopLine) }),
+    ...(o.shopReader === undefined ? {} : { shopReader: shopReader(o.shopReader) }),
   };
 }
 

@@ -85,6 +85,8 @@ export class OnnxAnalyzer implements Analyzer {
   private readonly sceneWornLogit: boolean;
   /** Whether the scene reader gives support (scene models since tread-2026.11.29.3; scene.ts SceneOutput.support). */
   private readonly sceneSupport: boolean;
+  /** Whether the scene reader gives its pooled features (scene models since tread-2026.11.29.4; a shop's reader reads them, shop-reader.ts). */
+  private readonly sceneFeatures: boolean;
 
   private constructor(
     readonly manifest: Manifest,
@@ -97,6 +99,7 @@ export class OnnxAnalyzer implements Analyzer {
   ) {
     this.sceneWornLogit = sceneReader?.outputNames.includes('worn_logit') ?? false;
     this.sceneSupport = sceneReader?.outputNames.includes('support') ?? false;
+    this.sceneFeatures = sceneReader?.outputNames.includes('features') ?? false;
   }
 
   get modelVersion(): string {
@@ -134,7 +137,14 @@ export class OnnxAnalyzer implements Analyzer {
     // a network that refuses the manifest's input sizes fails here, not on the first upload
     try {
       await analyzer.infer(blank, manifest.calibration.crop ? () => cropBlank : undefined);
-      if (analyzer.sceneReader) await analyzer.readScene(blank);
+      if (analyzer.sceneReader) {
+        const reader = manifest.calibration.scene?.shopReader;
+        const features = (await analyzer.readScene(blank)).features;
+        // a shop's reader (shop-reader.ts) on a scene graph without its features, or with other ones
+        if (reader && features?.length !== reader.weights.length) {
+          throw new Error(`the shop reader takes ${reader.weights.length} features and the scene model gives ${features ? features.length : 'none'}`);
+        }
+      }
     } catch (error) {
       await analyzer.close();
       const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
@@ -224,11 +234,14 @@ export class OnnxAnalyzer implements Analyzer {
       const probs = output(o, 'scene');
       const wornLogit = this.sceneWornLogit ? { wornLogit: output(o, 'worn_logit')[0]! } : {};
       const support = this.sceneSupport ? { support: output(o, 'support')[0]! } : {};
+      // copied: onnxruntime may reuse the output's buffer for the next run
+      const features = this.sceneFeatures ? { features: Float32Array.from(output(o, 'features')) } : {};
       return {
         probs: [probs[0]!, probs[1]!, probs[2]!],
         worn: output(o, 'worn')[0]!,
         ...wornLogit,
         ...support,
+        ...features,
         depthMm: output(o, 'depth')[0]!,
         sigmaMm: output(o, 'sigma')[0]!,
       };
@@ -273,6 +286,7 @@ export class OnnxAnalyzer implements Analyzer {
       analysis = combine(raw.tread, raw.maps, cal, raw.cropMm, longSide, photoMaps).analysis;
     }
     const outcome: AnalyzeOutcome = { analysis: { ...analysis, modelVersion: this.manifest.version } };
+    if (request.features && sceneOut?.features) outcome.features = sceneOut.features;
     if (request.verbose) outcome.verbose = await buildVerbose(raw.maps, input, frame, content, photoMaps);
     return outcome;
   }

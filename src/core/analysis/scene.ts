@@ -13,6 +13,7 @@ import { AppError } from '../errors.js';
 import { whole32nds } from '../../shared/units.js';
 import { MAX_TREAD_DEPTH_MM, treadHealthIndex, wearForDepth, type Analysis, type SceneReading } from './analyzer.js';
 import { BAND_LIMITS, FULL_DISAGREEMENT_MM, normalCdf, Z80 } from './combine.js';
+import { readDepth, type ShopReader } from './shop-reader.js';
 
 /** What the scene network answers for one photo. */
 export interface SceneOutput {
@@ -33,6 +34,11 @@ export interface SceneOutput {
    * Absent: 1 (full support).
    */
   support?: number;
+  /**
+   * The network's pooled features (`features`, since tread-2026.11.29.4): what a shop's own reader
+   * reads (SceneCalibration.shopReader). Absent from older scene models.
+   */
+  features?: Float32Array;
   /** Its own depth output, mm: checked, not used (trained on real photos' side of 3 mm only, no scale). */
   depthMm: number;
   /** Its own sigma output, mm: checked, not used. */
@@ -70,6 +76,13 @@ export interface SceneCalibration {
    * interval's half-width times slope × intervalScale. Absent: the estimate as the models give it.
    */
   shopLine?: { intercept: number; slope: number; intervalScale: number };
+  /**
+   * A shop's own reader (shop-reader.ts; a shop calibration writes it where cross-validation on the
+   * shop's gauge readings finds it reads them better): the depth from the network's features, its
+   * 80 % interval the half-width its cross-validated readings held four in five. It replaces the
+   * scene depth, the line and the support's whole-scale interval (it learned from the shop's photos).
+   */
+  shopReader?: ShopReader;
 }
 
 /** docs/API.md §2: worn and critical are the bands under 3.0 mm; "not usable" in the real labels. */
@@ -126,6 +139,57 @@ export function sceneDepth(pWorn: number, cal: SceneCalibration): number {
   return pWorn <= 0.5 ? usableMm + (evenMm - usableMm) * (pWorn / 0.5) : evenMm + (wornMm - evenMm) * ((pWorn - 0.5) / 0.5);
 }
 
+/** What the result's fields are computed from (sceneResult). */
+interface Reading {
+  /** The estimate before rounding, mm. */
+  raw: number;
+  /** The Gaussian's standard deviation around it, mm (the interval and the confidence's band share). */
+  sd: number;
+  /** The probability that the tire is worn, as the confidence weighs it. */
+  pWorn: number;
+  /** The reading compared with the synthetic stack for modelAlignment (before the stack's share and a shop's line). */
+  ownMm: number;
+  /** Outside what the reading learned from: preliminary. */
+  outside: boolean;
+  /** The interval when it is the whole depth scale. */
+  whole?: [number, number];
+}
+
+/** The shipped reading: the calibrated worn probability on the millimetre scale, a shop's line, the support. */
+function sceneReading(out: SceneOutput, syntheticMm: number, cal: SceneCalibration): Reading {
+  const w = cal.syntheticWeight;
+  const line = cal.shopLine ?? { intercept: 0, slope: 1, intervalScale: 1 };
+  const pWorn = wornProbability(out, cal);
+  const support = out.support ?? 1;
+  const outside = cal.supportBelow !== undefined && support < cal.supportBelow;
+  const sceneMm = sceneDepth(pWorn, cal);
+  const reported = (mm: number) => Math.min(MAX_TREAD_DEPTH_MM, Math.max(0, line.intercept + line.slope * ((1 - w) * mm + w * syntheticMm)));
+  return {
+    raw: reported(sceneMm),
+    sd: cal.realSigmaMm * line.slope * line.intervalScale,
+    pWorn: support * pWorn + (1 - support) * 0.5,
+    ownMm: sceneMm,
+    outside,
+    ...(outside ? { whole: [reported(cal.depthScale.wornMm), reported(cal.depthScale.usableMm)] as [number, number] } : {}),
+  };
+}
+
+/**
+ * A shop's own reader: the depth from the features, the interval its cross-validated half-width,
+ * the worn probability the Gaussian's share under 3 mm. The support does not apply: the reader
+ * learned from the shop's own photos, and its cross-validation says how well it reads them.
+ */
+function shopReading(out: SceneOutput, reader: ShopReader): Reading {
+  const features = out.features;
+  if (!features || features.length !== reader.weights.length || !features.every(Number.isFinite)) {
+    throw new AppError('MODEL_UNAVAILABLE', "The scene model gave no features for the shop's reader; the model files or their manifest may be damaged.");
+  }
+  const own = readDepth(reader, features);
+  const raw = Math.min(MAX_TREAD_DEPTH_MM, Math.max(0, own));
+  const sd = reader.halfWidthMm / Z80;
+  return { raw, sd, pWorn: normalCdf((WORN_BELOW_MM - raw) / sd), ownMm: own, outside: false };
+}
+
 export interface SceneResultInput {
   scene: SceneOutput;
   /** The synthetic stack's estimate (combine.ts), mm, before rounding. */
@@ -161,30 +225,22 @@ export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omi
       `The tread models gave no usable reading for this photo (synthetic stack ${input.syntheticMm} mm); the model files or their manifest may be damaged.`,
     );
   }
-  const w = cal.syntheticWeight;
-  const line = cal.shopLine ?? { intercept: 0, slope: 1, intervalScale: 1 };
-  const pWorn = wornProbability(out, cal);
-  const support = out.support ?? 1;
-  const outside = cal.supportBelow !== undefined && support < cal.supportBelow;
-  const sceneMm = sceneDepth(pWorn, cal);
-  const reported = (mm: number) => Math.min(MAX_TREAD_DEPTH_MM, Math.max(0, line.intercept + line.slope * ((1 - w) * mm + w * input.syntheticMm)));
-  const raw = reported(sceneMm);
-  const estimate = round1(raw);
-  const sd = cal.realSigmaMm * line.slope * line.intervalScale;
+  const reading = cal.shopReader ? shopReading(out, cal.shopReader) : sceneReading(out, input.syntheticMm, cal);
+  const { raw, sd, outside } = reading;
   const half = Z80 * sd;
-  const [low, high] = outside ? [reported(cal.depthScale.wornMm), reported(cal.depthScale.usableMm)] : [raw - half, raw + half];
+  const estimate = round1(raw);
+  const [low, high] = reading.whole ?? [raw - half, raw + half];
   const min = Math.min(estimate, Math.max(0, Math.floor(low * 10) / 10));
   const max = Math.max(estimate, Math.ceil(high * 10) / 10);
   const wear = wearForDepth(estimate);
   const wornSide = estimate < WORN_BELOW_MM;
-  const pSure = support * pWorn + (1 - support) * 0.5;
-  const pSide = wornSide ? pSure : 1 - pSure;
+  const pSide = wornSide ? reading.pWorn : 1 - reading.pWorn;
   const [lo, hi] = BAND_LIMITS[wear];
   const mass = (a: number, b: number) => normalCdf((b - raw) / sd) - normalCdf((a - raw) / sd);
   const sideMass = wornSide ? mass(-Infinity, WORN_BELOW_MM) : mass(WORN_BELOW_MM, Infinity);
   const inBand = sideMass > 1e-9 ? mass(Math.max(lo, wornSide ? -Infinity : WORN_BELOW_MM), Math.min(hi, wornSide ? WORN_BELOW_MM : Infinity)) / sideMass : 0;
   const confidence = Math.min(1, Math.max(0, pSide * inBand));
-  const agreement = Math.max(0, 1 - Math.abs(sceneMm - input.syntheticMm) / FULL_DISAGREEMENT_MM);
+  const agreement = Math.max(0, 1 - Math.abs(reading.ownMm - input.syntheticMm) / FULL_DISAGREEMENT_MM);
   const modelAlignment = Math.round(100 * (0.7 * agreement + 0.3 * pSide));
   const isPreliminary = modelAlignment < 70 || out.probs[0] < cal.preliminaryBelow || outside;
   const surelyTread = !isPreliminary && out.probs[0] >= cal.twiMinTread;

@@ -22,6 +22,7 @@
  */
 import type { Analysis } from './analyzer.js';
 import { wearForDepth } from './analyzer.js';
+import { fitReader, type ShopReader } from './shop-reader.js';
 
 export const MIN_TIRES = 30;
 export const FOLDS = 5;
@@ -43,6 +44,8 @@ export interface ShopPoint {
    * but never resizes it, so it takes no part in the interval factor.
    */
   fixedInterval?: boolean;
+  /** The scene network's features for the photo (scene models since tread-2026.11.29.4): what a shop's reader is fitted on. */
+  features?: Float32Array;
 }
 
 /**
@@ -52,11 +55,16 @@ export interface ShopPoint {
  */
 export const WHOLE_SCALE_MIN_WIDTH_MM = 6;
 
-export const pointFrom = (gaugeMm: number, analysis: Pick<Analysis, 'estimatedDepthMm' | 'depthRangeMm' | 'isPreliminary'>): ShopPoint => ({
+export const pointFrom = (
+  gaugeMm: number,
+  analysis: Pick<Analysis, 'estimatedDepthMm' | 'depthRangeMm' | 'isPreliminary'>,
+  features?: Float32Array,
+): ShopPoint => ({
   gaugeMm,
   estimateMm: analysis.estimatedDepthMm,
   rangeMm: { ...analysis.depthRangeMm },
   ...(analysis.isPreliminary && analysis.depthRangeMm.max - analysis.depthRangeMm.min >= WHOLE_SCALE_MIN_WIDTH_MM ? { fixedInterval: true } : {}),
+  ...(features ? { features } : {}),
 });
 
 export interface Correction {
@@ -77,6 +85,14 @@ export interface Figures {
 
 export interface ShopFit {
   tires: number;
+  /**
+   * A shop's own reader (shop-reader.ts) replaces the line: kept when its cross-validated error is
+   * at least MIN_GAIN_MM under the line's (fitShopCalibrationWithReader). Then `correction` is the
+   * identity and `after` the reader's figures. False where only the line was fitted.
+   */
+  readerApplied: boolean;
+  /** The reader fitted on all the photos, when it is applied. */
+  reader?: ShopReader;
   /** What is written: the depth part is the identity unless `depthApplied`, the scale 1 unless `intervalApplied`. */
   correction: Correction;
   depthApplied: boolean;
@@ -219,7 +235,83 @@ export function fitShopCalibration(points: ShopPoint[]): ShopFit {
     slope: depthApplied ? chosen.slope : 1,
     intervalScale: intervalApplied ? chosen.intervalScale : 1,
   };
-  return { tires: points.length, correction, depthApplied, intervalApplied, fitted, before, after: intervalApplied ? widened : base, reasons };
+  return {
+    tires: points.length,
+    readerApplied: false,
+    correction,
+    depthApplied,
+    intervalApplied,
+    fitted,
+    before,
+    after: intervalApplied ? widened : base,
+    reasons,
+  };
+}
+
+/**
+ * The photos a shop's own reader needs at the least: it fits 3 296 weights (ridge-held), and on
+ * michelin-twi 50 photos of other days ordered a day's close-ups at about 0.6 (docs/CALIBRATION.md).
+ */
+export const MIN_READER_TIRES = 50;
+/**
+ * At most this many photos, the latest, fit a reader: its cost grows with the cube of the count
+ * (1 500 photos: about a minute of a core, a turn for the server's requests between steps).
+ */
+export const MAX_READER_TIRES = 1500;
+
+/**
+ * fitShopCalibration, then, where the photos carry the scene network's features, a shop's own
+ * reader (shop-reader.ts) cross-validated against it: kept, in place of the line, when its
+ * cross-validated error is at least MIN_GAIN_MM under the better of the models as shipped and the
+ * line. Its folds are blocks of photos in the order they were taken (shop-reader.ts blockOf):
+ * stricter than the line's, never kinder to the reader.
+ */
+export async function fitShopCalibrationWithReader(points: ShopPoint[]): Promise<ShopFit> {
+  const line = fitShopCalibration(points);
+  const withFeatures = points.filter((p) => p.features !== undefined);
+  if (withFeatures.length < points.length) {
+    line.reasons.push(
+      withFeatures.length === 0
+        ? "no reader of the shop's own: these models give no features to fit one on (scene models since tread-2026.11.29.4)"
+        : `no reader of the shop's own: ${points.length - withFeatures.length} of the photos were read without features`,
+    );
+    return line;
+  }
+  if (points.length < MIN_READER_TIRES) {
+    line.reasons.push(`no reader of the shop's own: it needs at least ${MIN_READER_TIRES} photos, ${points.length} have a reading`);
+    return line;
+  }
+  const used = points.slice(-MAX_READER_TIRES);
+  const { reader, crossValidated, covered } = await fitReader(
+    used.map((p) => p.features!),
+    used.map((p) => p.gaugeMm),
+    FOLDS,
+  );
+  const read = (estimate: number, i: number) => ({ p: used[i]!, estimate: Math.max(0, estimate), covered: covered[i]! });
+  const own = figures(crossValidated.map(read));
+  const best = Math.min(line.before.mae, line.after.mae);
+  if (!(own.mae <= best - MIN_GAIN_MM)) {
+    line.reasons.push(
+      `no reader of the shop's own: its cross-validated error ${mm(own.mae)} is not ${mm(MIN_GAIN_MM)} under ${mm(best)} (${used.length} photos)`,
+    );
+    return line;
+  }
+  return {
+    ...line,
+    readerApplied: true,
+    reader,
+    correction: IDENTITY,
+    depthApplied: false,
+    intervalApplied: false,
+    after: own,
+    reasons: [
+      `a reader of the shop's own reads the depth from the models' features: cross-validated error ${mm(best)} → ${mm(own.mae)}` +
+        (used.length < points.length ? ` (fitted and measured on the latest ${used.length} photos)` : '') +
+        ', ' +
+        `within 1 mm ${pct(line.before.within1mm)} → ${pct(own.within1mm)}, 80 % interval ± ${mm(reader.halfWidthMm)} (coverage ${pct(own.coverage)})`,
+      ...line.reasons.map((r) => `(in its place) ${r}`),
+    ],
+  };
 }
 
 type Json = Record<string, unknown>;
@@ -237,6 +329,8 @@ export interface ShopCalibrationRecord {
   base: string;
   created: string;
   tires: number;
+  /** A shop's own reader is in calibration.scene.shopReader (its weights there; here what it is). */
+  reader?: { halfWidthMm: number; lambda: number; features: number };
   /** sha256 of the labels the fit read, so the folder it came from can be recognised. */
   labelsSha256: string | null;
   correction: Correction;
@@ -259,10 +353,14 @@ export function calibratedManifest(base: Json, fitResult: ShopFit, meta: { creat
   if (base.shopCalibration !== undefined) throw new TypeError('manifest is already a shop calibration');
   const cal = base.calibration as Json;
   const c = fitResult.correction;
+  if (fitResult.reader && cal.scene === undefined) throw new TypeError("a shop's reader needs a manifest with a scene reader");
   const record: ShopCalibrationRecord = {
     base: base.version,
     created: meta.created.toISOString(),
     tires: fitResult.tires,
+    ...(fitResult.reader
+      ? { reader: { halfWidthMm: fitResult.reader.halfWidthMm, lambda: fitResult.reader.lambda, features: fitResult.reader.weights.length } }
+      : {}),
     labelsSha256: meta.labelsSha256,
     correction: c,
     crossValidated: { before: fitResult.before, after: fitResult.after },
@@ -280,9 +378,16 @@ export function calibratedManifest(base: Json, fitResult: ShopFit, meta: { creat
       // the classifier's vote, read on the same corrected depths (combine.ts, voteFor)
       ...(fitResult.depthApplied ? { voteMap: { intercept: c.intercept, slope: c.slope } } : {}),
       // the scene reader's estimate (scene.ts) takes the same line and interval factor
+      // (or, in its place, the shop's own reader: scene.ts)
       ...(cal.scene === undefined
         ? {}
-        : { scene: { ...(cal.scene as Json), shopLine: { intercept: c.intercept, slope: c.slope, intervalScale: c.intervalScale } } }),
+        : {
+            scene: {
+              ...(cal.scene as Json),
+              shopLine: { intercept: c.intercept, slope: c.slope, intervalScale: c.intervalScale },
+              ...(fitResult.reader ? { shopReader: fitResult.reader } : {}),
+            },
+          }),
     },
     shopCalibration: record,
   };
@@ -296,8 +401,10 @@ export function formatFit(f: ShopFit): string {
     `${f.tires} tires with a gauge reading and an answer; ${FOLDS}-fold cross-validation (each photo read with a correction fitted without it):`,
     `  ${''.padEnd(22)} ${'MAE'.padStart(8)}  ${'≤ 1 mm'.padStart(7)}  ${'wear'.padStart(7)}  ${'80 % int.'.padStart(7)}`,
     row('as shipped', f.before),
-    row('with this calibration', f.after),
-    `fitted on all ${f.tires}: gauge ≈ ${fitted.intercept.toFixed(3)} + ${fitted.slope.toFixed(3)} × estimate, interval × ${fitted.intervalScale.toFixed(3)}`,
+    row(f.readerApplied ? "with the shop's reader" : 'with this calibration', f.after),
+    f.reader
+      ? `the shop's reader, fitted on all ${f.tires}: ${f.reader.weights.length} features, ridge penalty ${f.reader.lambda}, 80 % interval ± ${f.reader.halfWidthMm.toFixed(2)} mm`
+      : `fitted on all ${f.tires}: gauge ≈ ${fitted.intercept.toFixed(3)} + ${fitted.slope.toFixed(3)} × estimate, interval × ${fitted.intervalScale.toFixed(3)}`,
     ...f.reasons.map((r) => `- ${r}`),
     '',
   ].join('\n');

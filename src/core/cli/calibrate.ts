@@ -17,7 +17,7 @@ import { createOnnxAnalyzer } from '../analysis/index.js';
 import { analyzeLabelled } from '../analysis/eval-run.js';
 import { readManifestJson, writeCalibratedModels } from '../analysis/calibration-files.js';
 import { LabelsError, loadSamples, skippedLines, type LoadedSamples } from '../analysis/eval-samples.js';
-import { fitShopCalibration, formatFit, MIN_TIRES, pointFrom, type ShopPoint } from '../analysis/shop-calibration.js';
+import { fitShopCalibrationWithReader, formatFit, MIN_TIRES, pointFrom, type ShopPoint } from '../analysis/shop-calibration.js';
 import { isAppError } from '../errors.js';
 import { parseCli, usageError } from './args.js';
 
@@ -76,21 +76,21 @@ async function main(): Promise<void> {
     return fail(1, `${error.code}: ${error.message}`);
   });
   process.stderr.write(`calibrate: reading ${measured.length} photos with ${analyzer.modelVersion}…\n`);
-  const results = await analyzeLabelled(analyzer, measured, (line) => process.stderr.write(`calibrate: ${line}\n`));
+  const results = await analyzeLabelled(analyzer, measured, (line) => process.stderr.write(`calibrate: ${line}\n`), { features: true });
   await analyzer.close();
   const points: ShopPoint[] = [];
   const refused: Record<string, number> = {};
   for (const r of results) {
-    if ('analysis' in r.outcome) points.push(pointFrom(r.depthMm!, r.outcome.analysis));
+    if ('analysis' in r.outcome) points.push(pointFrom(r.depthMm!, r.outcome.analysis, r.outcome.features));
     else refused[r.outcome.error] = (refused[r.outcome.error] ?? 0) + 1;
   }
   if (Object.keys(refused).length)
     process.stderr.write(`calibrate: ${results.length - points.length} photo(s) got no answer and are left out: ${JSON.stringify(refused)}\n`);
   if (points.length < MIN_TIRES) fail(1, `only ${points.length} of ${results.length} photos got an answer; at least ${MIN_TIRES} are needed.`);
 
-  const fitted = fitShopCalibration(points);
+  const fitted = await fitShopCalibrationWithReader(points);
   process.stdout.write(formatFit(fitted));
-  if (!fitted.depthApplied && !fitted.intervalApplied) {
+  if (!fitted.depthApplied && !fitted.intervalApplied && !fitted.readerApplied) {
     process.stdout.write(`No calibration written: on these photos ${analyzer.modelVersion} needs no correction that cross-validation confirms.\n`);
     return;
   }

@@ -1,8 +1,8 @@
 /**
  * The shop calibration from the Settings screen: the models that came with the app read again
  * every scan of the account that has a gauge reading, the same fit as `npm run calibrate`
- * (analysis/shop-calibration.ts: a depth line and an interval width, each kept only when 5-fold
- * cross-validation confirms it), and, when something is kept, the calibrated models written to
+ * (analysis/shop-calibration.ts: a depth line and an interval width, or a reader of the shop's own
+ * on the models' features, each kept only when 5-fold cross-validation confirms it), and, when something is kept, the calibrated models written to
  * `<dataDir>/calibrations/<version>`, named in settings.json (`modelsDir`, so the next start loads
  * them too) and swapped into the running server: no restart. Reverting removes the setting and
  * swaps the shipped models back; calibration folders are never deleted.
@@ -14,7 +14,7 @@
 import type { CalibrationFit, CalibrationStatus } from '../../shared/api.js';
 import type { Analyzer } from '../analysis/analyzer.js';
 import { readManifestJson } from '../analysis/calibration-files.js';
-import { fitShopCalibration, MIN_TIRES } from '../analysis/shop-calibration.js';
+import { fitShopCalibrationWithReader, MIN_TIRES } from '../analysis/shop-calibration.js';
 import type { SwappableAnalyzer } from '../analysis/swappable.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -186,8 +186,8 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
       await finish(startedAt, 'failed', message, null, skipped);
       return;
     }
-    const fit = fitShopCalibration(points);
-    if (!fit.depthApplied && !fit.intervalApplied) {
+    const fit = await fitShopCalibrationWithReader(points);
+    if (!fit.depthApplied && !fit.intervalApplied && !fit.readerApplied) {
       const message = `On these ${fit.tires} photos the models as shipped need no correction that cross-validation confirms. Nothing was changed.`;
       await finish(startedAt, 'unchanged', message, wireFit(fit), skipped);
       return;

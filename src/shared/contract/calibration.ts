@@ -15,6 +15,10 @@ export const CalibrationFit = Type.Object({
   correction: Correction,
   depthApplied: Type.Boolean(),
   intervalApplied: Type.Boolean(),
+  readerApplied: Type.Boolean({
+    description:
+      "A reader of the shop's own (the depth read from the models' features, fitted on the gauge readings) replaces the correction: `after` is its figures",
+  }),
   before: CalibrationFigures,
   after: CalibrationFigures,
   reasons: Type.Array(Type.String()),

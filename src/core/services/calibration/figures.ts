@@ -5,8 +5,8 @@ import { isRecord } from '../../analysis/manifest.js';
 import type { ShopCalibrationRecord, ShopFit } from '../../analysis/shop-calibration.js';
 import type { ScanRecord } from '../../types.js';
 
-/** The fit as the wire carries it: everything but the fit over all tires (`correction` is what was written). */
-export function wireFit({ fitted: _all, ...fit }: ShopFit): CalibrationFit {
+/** The fit as the wire carries it: everything but the fit over all tires and a reader's weights (`correction` is what was written). */
+export function wireFit({ fitted: _all, reader: _weights, ...fit }: ShopFit): CalibrationFit {
   return fit;
 }
 

@@ -16,6 +16,8 @@ export function parseKeptJob(text: string): Finished | null {
     if (!isRecord(value) || !['applied', 'unchanged', 'failed'].includes(String(value.state))) return null;
     if (typeof value.startedAt !== 'string' || typeof value.finishedAt !== 'string' || typeof value.message !== 'string') return null;
     if (!isRecord(value.skipped) || (value.fit !== null && !isRecord(value.fit))) return null;
+    // kept before tread-2026.11.29.4's shop reader: no reader then
+    if (isRecord(value.fit) && typeof value.fit.readerApplied !== 'boolean') value.fit.readerApplied = false;
     return value as unknown as Finished;
   } catch {
     return null;

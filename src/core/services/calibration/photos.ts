@@ -34,9 +34,10 @@ export async function readPhotosAgain({ scans, reader, images, queue, progress, 
     try {
       const image = await images.get(scan.image.originalKey);
       // the service's own checks and decode, without the thumbnail a scan keeps
-      const read = async () => reader.analyze({ image, verbose: false, frame: await decodeFrame(image, await checkImageHeader(image)) });
-      const { analysis } = await (queue ? queue.runBackground(read) : read());
-      readings.points.push(pointFrom(scan.measurementMm!, analysis));
+      // with the scene network's features, which a shop's own reader is fitted on (shop-reader.ts)
+      const read = async () => reader.analyze({ image, verbose: false, features: true, frame: await decodeFrame(image, await checkImageHeader(image)) });
+      const { analysis, features } = await (queue ? queue.runBackground(read) : read());
+      readings.points.push(pointFrom(scan.measurementMm!, analysis, features));
       readings.labels += `${scan.id},${scan.measurementMm}\n`;
     } catch (error) {
       if (!isAppError(error)) throw error;

@@ -16,7 +16,8 @@ export const CALIBRATION_POLL_MS = 1000;
 
 const pct = (x: number) => `${Math.round(x * 100)} %`;
 
-function FiguresTable({ before, after, units }: { before: CalibrationFigures; after: CalibrationFigures; units: Units }) {
+/** `calibrated`: the second column's heading (a reader of the shop's own, or the correction). */
+function FiguresTable({ before, after, units, calibrated }: { before: CalibrationFigures; after: CalibrationFigures; units: Units; calibrated: string }) {
   const rows: Array<[string, (f: CalibrationFigures) => string]> = [
     ['Mean error against the gauge', (f) => formatError(f.mae, units)],
     ['Within 1 mm of the gauge', (f) => pct(f.within1mm)],
@@ -31,7 +32,7 @@ function FiguresTable({ before, after, units }: { before: CalibrationFigures; af
           <tr>
             <th scope="col" />
             <th scope="col">As shipped</th>
-            <th scope="col">Calibrated</th>
+            <th scope="col">{calibrated}</th>
           </tr>
         </thead>
         <tbody>
@@ -150,8 +151,8 @@ export function CalibrationPanel() {
       <h3 id="calibration-title">Calibrate to your tire gauge</h3>
       <p className="muted small">
         Measure tires with your depth gauge and enter the reading on the scan's page. With {status.minimumScans} or more readings (a few hundred give a steadier
-        result), TireWear can correct its estimates to your photos and your gauge. A correction is kept only when it proves better on photos it was not fitted
-        on.
+        result), TireWear can correct its estimates to your photos and your gauge; with 50 or more it can also learn to read your photos itself. A correction is
+        kept only when it proves better on photos it was not fitted on.
       </p>
       <dl>
         <dt>Tread model in use</dt>
@@ -224,7 +225,7 @@ export function CalibrationPanel() {
           </p>
           {job.fit && (
             <>
-              <FiguresTable before={job.fit.before} after={job.fit.after} units={units} />
+              <FiguresTable before={job.fit.before} after={job.fit.after} units={units} calibrated={job.fit.readerApplied ? 'Your own reader' : 'Calibrated'} />
               <ul className="muted small">
                 {job.fit.reasons.map((reason) => (
                   <li key={reason}>{reason}</li>

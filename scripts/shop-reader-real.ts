@@ -1,0 +1,202 @@
+/**
+ * What a shop's own reader (src/core/analysis/shop-reader.ts) reaches on real close-ups of tread:
+ * michelin-twi's photos play a shop's scans with gauge readings, one capture day at a time held out.
+ *
+ *   npx tsx scripts/shop-reader-real.ts ../shared/realdata [--models DIR] [--sizes 50,100,200,400] [--repeats 3]
+ *
+ * For each capture day (labels.csv `fold`; photos of one day share tires) the calibration a shop
+ * would run (shop-calibration.ts fitShopCalibrationWithReader: the line, or the reader where its
+ * cross-validation finds it better) is fitted on the other days' photos and reads the held-out
+ * day's. The gauge reading stands in as realdata/README.md reads the label: 1.6 + pct/100 × (7.5 −
+ * 1.6) mm, an approximation, so the figures that matter are by rank (Spearman) and by the ends (0–25
+ * worn vs 75–100 usable). Then the learning curve: readers fitted on n photos drawn from the other
+ * days (no decision, the reader itself), `--repeats` draws each.
+ *
+ * Measuring only: michelin-twi may not train shipped weights (realdata/README.md), and nothing
+ * fitted here is written anywhere.
+ */
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { createOnnxAnalyzer } from '../src/core/analysis/index.js';
+import { analyzeReal, loadRealSets, spearman, type RealOutcome } from '../src/core/analysis/eval-real.js';
+import { random } from '../src/core/analysis/eval-metrics.js';
+import { fitShopCalibrationWithReader, pointFrom, type ShopFit, type ShopPoint } from '../src/core/analysis/shop-calibration.js';
+import { fitReader, readDepth } from '../src/core/analysis/shop-reader.js';
+import { MAX_TREAD_DEPTH_MM } from '../src/core/analysis/analyzer.js';
+import { loadManifest } from '../src/core/analysis/manifest.js';
+import { sceneResult } from '../src/core/analysis/scene.js';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { models: { type: 'string' }, sizes: { type: 'string', default: '50,100,200,400' }, repeats: { type: 'string', default: '3' } },
+});
+if (positionals.length !== 1) {
+  process.stderr.write('usage: npx tsx scripts/shop-reader-real.ts REALDATA [--models DIR] [--sizes 50,100,200,400] [--repeats 3]\n');
+  process.exit(2);
+}
+const modelsDir = values.models ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../models');
+const sizes = values.sizes.split(',').map(Number);
+const repeats = Number(values.repeats);
+
+const NEW_MM = 7.5;
+const gaugeOf = (pct: number): number => 1.6 + (pct / 100) * (NEW_MM - 1.6);
+
+const mich = (await loadRealSets(positionals[0]!)).find((s) => s.name === 'michelin-twi');
+if (!mich) throw new Error(`no michelin-twi under ${positionals[0]}`);
+const analyzer = await createOnnxAnalyzer({ modelsDir, threads: 2 });
+process.stderr.write(`reading ${mich.samples.length} michelin-twi photos with ${analyzer.modelVersion}…\n`);
+const outcomes = await analyzeReal(analyzer, mich.samples, undefined, { features: true });
+await analyzer.close();
+const answered = outcomes.filter((o): o is RealOutcome & { analysis: NonNullable<RealOutcome['analysis']> } => o.analysis !== null);
+if (answered.some((o) => !o.features))
+  throw new Error(`${analyzer.modelVersion} gives no features: a shop's reader needs scene models since tread-2026.11.29.4`);
+const folds = [...new Set(answered.map((o) => o.sample.fold!))].sort((a, b) => a - b);
+process.stderr.write(`${answered.length} answered, ${outcomes.length - answered.length} refused; capture-day folds ${folds.join(', ')}\n`);
+
+const point = (o: (typeof answered)[number]): ShopPoint => pointFrom(gaugeOf(o.sample.pct!), o.analysis, o.features);
+const clampMm = (v: number) => Math.min(MAX_TREAD_DEPTH_MM, Math.max(0, v));
+
+interface Read {
+  o: (typeof answered)[number];
+  shipped: number;
+  calibrated: number;
+  /** Whether the calibrated 80 % interval holds the approximate gauge reading. */
+  covered: boolean;
+  /** The calibrated result's confidence (where a reader read the photo: scene.ts with the reader). */
+  confidence?: number;
+}
+const sceneCal = (await loadManifest(modelsDir)).calibration.scene;
+if (!sceneCal) throw new Error(`${modelsDir} has no scene reader`);
+const reads: Read[] = [];
+const fits: Array<{ fold: number; fit: ShopFit }> = [];
+for (const k of folds) {
+  const train = answered.filter((o) => o.sample.fold !== k);
+  const fit = await fitShopCalibrationWithReader(train.map(point));
+  fits.push({ fold: k, fit });
+  for (const o of answered.filter((a) => a.sample.fold === k)) {
+    const gauge = gaugeOf(o.sample.pct!);
+    let calibrated: number;
+    let covered: boolean;
+    let confidence: number | undefined;
+    if (fit.reader) {
+      calibrated = clampMm(readDepth(fit.reader, o.features!));
+      covered = Math.abs(gauge - calibrated) <= fit.reader.halfWidthMm;
+      // the result the app would give: scene.ts with the reader (its confidence does not depend on the gate's probabilities)
+      const scene = { probs: [1, 0, 0] as [number, number, number], worn: 0.5, depthMm: 1, sigmaMm: 1, features: o.features! };
+      confidence = sceneResult({ scene, syntheticMm: calibrated, confirmedBars: 0 }, { ...sceneCal, shopReader: fit.reader }).confidence;
+    } else {
+      const c = fit.correction;
+      calibrated = clampMm(c.intercept + c.slope * o.analysis.estimatedDepthMm);
+      const r = o.analysis.depthRangeMm;
+      covered = gauge >= c.intercept + c.slope * r.min - 0.05 && gauge <= c.intercept + c.slope * r.max + 0.05;
+    }
+    reads.push({ o, shipped: o.analysis.estimatedDepthMm, calibrated, covered, ...(confidence === undefined ? {} : { confidence }) });
+  }
+}
+
+const f3 = (v: number) => (Number.isFinite(v) ? v.toFixed(3) : '–');
+const pctOf = (r: Read) => r.o.sample.pct!;
+function figures(rs: Read[], by: (r: Read) => number) {
+  const ends = rs.filter((r) => pctOf(r) <= 25 || pctOf(r) >= 75);
+  const worn = ends.filter((r) => pctOf(r) <= 25);
+  const usable = ends.filter((r) => pctOf(r) >= 75);
+  const ba = 0.5 * (worn.filter((r) => by(r) < 3).length / worn.length + usable.filter((r) => by(r) >= 3).length / usable.length);
+  const planed = rs.filter((r) => r.o.sample.madeBy === 'planed');
+  const notPlaned = rs.filter((r) => r.o.sample.madeBy !== 'planed');
+  const mae = rs.reduce((s, r) => s + Math.abs(by(r) - gaugeOf(pctOf(r))), 0) / rs.length;
+  // the ends told apart by the reading's order, whatever the line (the chance that a usable tire reads deeper than a worn one)
+  let wins = 0;
+  for (const u of usable) for (const w of worn) wins += by(u) > by(w) ? 1 : by(u) === by(w) ? 0.5 : 0;
+  return {
+    spearman: spearman(rs.map(by), rs.map(pctOf)),
+    planed: spearman(planed.map(by), planed.map(pctOf)),
+    notPlaned: spearman(notPlaned.map(by), notPlaned.map(pctOf)),
+    ba,
+    auc: wins / (usable.length * worn.length),
+    mae,
+  };
+}
+const row = (name: string, x: ReturnType<typeof figures>, coverage: string) =>
+  `| ${name} | ${f3(x.spearman)} | ${f3(x.notPlaned)} | ${f3(x.planed)} | ${f3(x.ba)} | ${f3(x.auc)} | ${x.mae.toFixed(2)} | ${coverage} |`;
+
+const out: string[] = [];
+out.push(
+  `michelin-twi, each capture day read by a calibration fitted on the other days (${answered.length} photos answered, ${analyzer.modelVersion}):`,
+  '',
+  '| read by | Spearman | within not planed | within planed | ends BA at 3 mm (0–25 vs 75–100) | ends AUC | MAE vs approx. gauge, mm | 80 % interval holds it |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|',
+  row(
+    'the models as shipped',
+    figures(reads, (r) => r.shipped),
+    '–',
+  ),
+  row(
+    "the shop's calibration",
+    figures(reads, (r) => r.calibrated),
+    `${((100 * reads.filter((r) => r.covered).length) / reads.length).toFixed(1)} %`,
+  ),
+  '',
+  ...(() => {
+    const withConf = reads.filter((r) => r.confidence !== undefined);
+    if (!withConf.length) return [];
+    const worn = withConf.filter((r) => pctOf(r) <= 25);
+    const dangerous = worn.filter((r) => Math.round(r.calibrated * 10) / 10 >= 3 && r.confidence! >= 0.8).length;
+    const right = withConf.filter((r) => Math.round(r.calibrated * 10) / 10 < 3 === gaugeOf(pctOf(r)) < 3).length;
+    const mean = withConf.reduce((s, r) => s + r.confidence!, 0) / withConf.length;
+    return [
+      `dangerous (0–25 read 3 mm or more with confidence ≥ 0.8): ${dangerous} of ${worn.length}; mean confidence ${(100 * mean).toFixed(1)} % against ${((100 * right) / withConf.length).toFixed(1)} % on the right side of 3 mm by the approximate gauge`,
+      '',
+    ];
+  })(),
+  "by the label (the approximate gauge reading beside it): median depth read by the shop's calibration, and the share read under 3 mm",
+  '',
+  '| twiRemainingPct | approx. gauge, mm | photos | median read, mm | read under 3 mm |',
+  '|---:|---:|---:|---:|---:|',
+  ...[...new Set(reads.map(pctOf))]
+    .sort((a, b) => a - b)
+    .map((p) => {
+      const rs = reads.filter((r) => pctOf(r) === p).map((r) => r.calibrated);
+      const sorted = [...rs].sort((a, b) => a - b);
+      const med = sorted.length % 2 ? sorted[sorted.length >> 1]! : (sorted[(sorted.length >> 1) - 1]! + sorted[sorted.length >> 1]!) / 2;
+      return `| ${p} | ${gaugeOf(p).toFixed(1)} | ${rs.length} | ${med.toFixed(1)} | ${((100 * rs.filter((v) => v < 3).length) / rs.length).toFixed(0)} % |`;
+    }),
+  '',
+  "what each day's calibration kept (fitted on the other days):",
+  ...fits.map(
+    ({ fold, fit }) =>
+      `- day ${fold}: ${fit.tires} photos; ${fit.readerApplied ? `reader kept (λ ${fit.reader!.lambda}, ± ${fit.reader!.halfWidthMm.toFixed(2)} mm)` : `line${fit.depthApplied ? '' : ' not'} applied`}; cross-validated MAE ${fit.before.mae.toFixed(2)} → ${fit.after.mae.toFixed(2)} mm`,
+  ),
+  '',
+  `learning curve: readers fitted on n photos drawn from the other days (${repeats} draws each), Spearman on the held-out day's photos, pooled:`,
+  '',
+  '| n photos | Spearman | within planed | ends BA at 3 mm | ends AUC |',
+  '|---:|---:|---:|---:|---:|',
+);
+const rng = random(7);
+for (const n of sizes) {
+  const got: Array<ReturnType<typeof figures>> = [];
+  for (let rep = 0; rep < repeats; rep++) {
+    const rs: Read[] = [];
+    for (const k of folds) {
+      const pool = answered.filter((o) => o.sample.fold !== k);
+      const order = pool.map((o) => [rng(), o] as const).sort((a, b) => a[0] - b[0]);
+      const pick = order.slice(0, Math.min(n, pool.length)).map(([, o]) => o);
+      const { reader } = await fitReader(
+        pick.map((o) => o.features!),
+        pick.map((o) => gaugeOf(o.sample.pct!)),
+        5,
+      );
+      for (const o of answered.filter((a) => a.sample.fold === k))
+        rs.push({ o, shipped: o.analysis.estimatedDepthMm, calibrated: clampMm(readDepth(reader, o.features!)), covered: false });
+    }
+    got.push(figures(rs, (r) => r.calibrated));
+  }
+  const mean = (f: (x: ReturnType<typeof figures>) => number) => got.reduce((s, x) => s + f(x), 0) / got.length;
+  const sd = (f: (x: ReturnType<typeof figures>) => number) => Math.sqrt(got.reduce((s, x) => s + (f(x) - mean(f)) ** 2, 0) / got.length);
+  out.push(
+    `| ${n} | ${f3(mean((x) => x.spearman))} ± ${f3(sd((x) => x.spearman))} | ${f3(mean((x) => x.planed))} | ${f3(mean((x) => x.ba))} | ${f3(mean((x) => x.auc))} |`,
+  );
+  process.stderr.write(`n ${n} done\n`);
+}
+process.stdout.write(`${out.join('\n')}\n`);
