@@ -22,7 +22,7 @@ import { createOnnxAnalyzer } from '../src/core/analysis/index.js';
 import { analyzeReal, loadRealSets, spearman, type RealOutcome } from '../src/core/analysis/eval-real.js';
 import { random } from '../src/core/analysis/eval-metrics.js';
 import { fitShopCalibrationWithReader, pointFrom, type ShopFit, type ShopPoint } from '../src/core/analysis/shop-calibration.js';
-import { fitReader, readDepth } from '../src/core/analysis/shop-reader.js';
+import { fitReader, readDepth, readPhoto } from '../src/core/analysis/shop-reader.js';
 import { MAX_TREAD_DEPTH_MM } from '../src/core/analysis/analyzer.js';
 import { loadManifest } from '../src/core/analysis/manifest.js';
 import { sceneResult } from '../src/core/analysis/scene.js';
@@ -42,11 +42,21 @@ const repeats = Number(values.repeats);
 const NEW_MM = 7.5;
 const gaugeOf = (pct: number): number => 1.6 + (pct / 100) * (NEW_MM - 1.6);
 
-const mich = (await loadRealSets(positionals[0]!)).find((s) => s.name === 'michelin-twi');
+const sets = await loadRealSets(positionals[0]!);
+const mich = sets.find((s) => s.name === 'michelin-twi');
 if (!mich) throw new Error(`no michelin-twi under ${positionals[0]}`);
 const analyzer = await createOnnxAnalyzer({ modelsDir, threads: 2 });
 process.stderr.write(`reading ${mich.samples.length} michelin-twi photos with ${analyzer.modelVersion}…\n`);
 const outcomes = await analyzeReal(analyzer, mich.samples, undefined, { features: true });
+// other kinds of tire photo, for how often a reader fitted on close-ups calls them unlike its photos
+const others: Array<{ name: string; features: Float32Array[] }> = [];
+for (const name of ['web-good-defective', 'tyre-defect-ccby']) {
+  const set = sets.find((s) => s.name === name);
+  if (!set) continue;
+  process.stderr.write(`reading ${set.samples.length} ${name} photos…\n`);
+  const read = await analyzeReal(analyzer, set.samples, undefined, { features: true });
+  others.push({ name, features: read.flatMap((o) => (o.analysis && o.features ? [o.features] : [])) });
+}
 await analyzer.close();
 const answered = outcomes.filter((o): o is RealOutcome & { analysis: NonNullable<RealOutcome['analysis']> } => o.analysis !== null);
 if (answered.some((o) => !o.features))
@@ -146,6 +156,27 @@ out.push(
     const mean = withConf.reduce((s, r) => s + r.confidence!, 0) / withConf.length;
     return [
       `dangerous (0–25 read 3 mm or more with confidence ≥ 0.8): ${dangerous} of ${worn.length}; mean confidence ${(100 * mean).toFixed(1)} % against ${((100 * right) / withConf.length).toFixed(1)} % on the right side of 3 mm by the approximate gauge`,
+      '',
+    ];
+  })(),
+  ...(() => {
+    const withReader = fits.filter(({ fit }) => fit.reader);
+    if (!withReader.length) return [];
+    const share = (features: Float32Array[], reader: NonNullable<ShopFit['reader']>) =>
+      features.filter((f) => readPhoto(reader, f).spread > reader.typicalBelow).length / features.length;
+    const heldOut = withReader.map(({ fold, fit }) =>
+      share(
+        answered.filter((o) => o.sample.fold === fold).map((o) => o.features!),
+        fit.reader!,
+      ),
+    );
+    const mean = (v: number[]) => (100 * v.reduce((a, b) => a + b, 0)) / v.length;
+    return [
+      `read as unlike the shop's photos (spread above the reader's typicalBelow; preliminary, whole scale), mean over the ${withReader.length} days' readers: ` +
+        [
+          `the held-out day's close-ups ${mean(heldOut).toFixed(1)} %`,
+          ...others.map(({ name, features }) => `${name} (answered) ${mean(withReader.map(({ fit }) => share(features, fit.reader!))).toFixed(1)} %`),
+        ].join(', '),
       '',
     ];
   })(),

@@ -107,6 +107,9 @@ describe('the scene reader in the manifest', () => {
       intercept: 5,
       halfWidthMm: 0.8,
       lambda: 1000,
+      centre: new Array(n).fill(0),
+      basis: [],
+      typicalBelow: 9,
     });
     const dir = await copyModelsWith((m) => (m.calibration.scene.shopReader = reader(3296)));
     const shop = (await createOnnxAnalyzer({ modelsDir: dir, threads: 1 })) as OnnxAnalyzer;

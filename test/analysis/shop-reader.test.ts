@@ -14,7 +14,7 @@ import {
   type ShopPoint,
 } from '../../src/core/analysis/shop-calibration.js';
 import { MODELS_DIR, SCENE_CAL } from './helpers.js';
-import { blockOf, CLIP, fitReader, readDepth, ridgeSolve, type ShopReader } from '../../src/core/analysis/shop-reader.js';
+import { blockOf, CLIP, fitReader, readDepth, readPhoto, ridgeSolve, type ShopReader } from '../../src/core/analysis/shop-reader.js';
 
 /**
  * n photos whose features hold the depth: feature 0 is the depth plus noise, features 1–2 its square
@@ -38,17 +38,28 @@ function shop(n: number, options: { d?: number; noise?: number; signal?: boolean
   });
 }
 
+/** A reader of two standardised features (mean 0, scale 1, no main directions). */
+const twoFeatures = (r: Pick<ShopReader, 'weights' | 'intercept' | 'halfWidthMm' | 'typicalBelow'>): ShopReader => ({
+  mean: [0, 0],
+  scale: [1, 1],
+  clip: CLIP,
+  lambda: 1,
+  centre: [0, 0],
+  basis: [],
+  ...r,
+});
+
 describe('the ridge solve', () => {
-  it('solves (A + λI) x = b for a symmetric positive definite A, and refuses one that is not', () => {
+  it('solves (A + λI) x = b for a symmetric positive definite A, and refuses one that is not', async () => {
     const a = Float64Array.from([4, 1, 0, 1, 3, 1, 0, 1, 2]);
     const b = Float64Array.from([1, 2, 3]);
-    const x = ridgeSolve(a, 3, 0.5, b);
+    const x = await ridgeSolve(a, 3, 0.5, b);
     // (A + 0.5 I) x = b, checked by multiplying back
     for (let i = 0; i < 3; i++) {
       const row = [0, 1, 2].reduce((s, j) => s + (a[i * 3 + j]! + (i === j ? 0.5 : 0)) * x[j]!, 0);
       expect(row).toBeCloseTo(b[i]!, 10);
     }
-    expect(() => ridgeSolve(Float64Array.from([-1, 0, 0, -1]), 2, 0, Float64Array.from([1, 1]))).toThrow(/positive definite/);
+    await expect(ridgeSolve(Float64Array.from([-1, 0, 0, -1]), 2, 0, Float64Array.from([1, 1]))).rejects.toThrow(/positive definite/);
   });
 
   it('keeps photos taken one after another in one fold', () => {
@@ -73,14 +84,24 @@ describe('fitting a reader', () => {
     const coverage = covered.filter(Boolean).length / covered.length;
     expect(coverage).toBeGreaterThan(0.7);
     expect(coverage).toBeLessThan(0.9);
-    // new photos
-    for (const p of shop(20, { seed: 99 })) expect(Math.abs(readDepth(reader, p.features!) - p.gaugeMm)).toBeLessThan(2);
+    // new photos like them: read within 2 mm, and as typical as the photos it learned from
+    const like = shop(200, { seed: 99 });
+    for (const p of like.slice(0, 20)) expect(Math.abs(readDepth(reader, p.features!) - p.gaugeMm)).toBeLessThan(2);
+    const unusual = (ps: ShopPoint[]) => ps.filter((p) => readPhoto(reader, p.features!).spread > reader.typicalBelow).length / ps.length;
+    expect(unusual(points)).toBeCloseTo(0.01, 2);
+    // (a few more than 1 in 100 new photos: the main directions were found on the photos themselves,
+    // which lie nearer them; 40 noise features and 200 photos exaggerate it, michelin-twi gives 2.1 %)
+    expect(unusual(like)).toBeLessThan(0.15);
+    // photos of another kind (every feature shifted by two of the shop's standard deviations): all unusual
+    const other = like.map((p) => ({ ...p, features: p.features!.map((v, j) => v + 2 * reader.scale[j]!) }));
+    expect(unusual(other)).toBe(1);
   });
 
   it('holds a photo far outside the shop’s photos within ±clip standard deviations, and refuses features of another length', () => {
-    const reader: ShopReader = { mean: [0, 0], scale: [1, 1], clip: CLIP, weights: [1, 0.5], intercept: 4, halfWidthMm: 1, lambda: 1 };
+    const reader = twoFeatures({ weights: [1, 0.5], intercept: 4, halfWidthMm: 1, typicalBelow: 2 });
     expect(readDepth(reader, [1, 2])).toBe(6);
-    expect(readDepth(reader, [1000, -1000])).toBe(4 + CLIP - 0.5 * CLIP);
+    expect(readPhoto(reader, [1, 2]).spread).toBe((1 + 4) / 2);
+    expect(readPhoto(reader, [1000, -1000])).toEqual({ depthMm: 4 + CLIP - 0.5 * CLIP, spread: CLIP ** 2 });
     expect(() => readDepth(reader, [1, 2, 3])).toThrow(RangeError);
   });
 
@@ -89,6 +110,26 @@ describe('fitting a reader', () => {
     const five = Array.from({ length: 12 }, () => new Float32Array(3));
     await expect(fitReader(five, [1, 2], 5)).rejects.toThrow(RangeError);
     await expect(fitReader([...five.slice(1), new Float32Array(4)], new Array(12).fill(3), 5)).rejects.toThrow(/same number/);
+  });
+
+  it('fits photos that are all alike, or readings that are all the same, to a reader the manifest takes', async () => {
+    const shipped = JSON.parse(readFileSync(path.join(MODELS_DIR, 'manifest.json'), 'utf8')).calibration;
+    const loads = (reader: ShopReader) => readCalibration({ ...shipped, scene: { ...shipped.scene, shopReader: reader } }).scene?.shopReader;
+    const alike = await fitReader(
+      Array.from({ length: 20 }, () => Float32Array.from([1, 2, 3])),
+      Array.from({ length: 20 }, (_, i) => 2 + (i % 5)),
+      5,
+    );
+    expect(alike.reader.basis).toEqual([]);
+    expect(readDepth(alike.reader, [1, 2, 3])).toBeCloseTo(4, 6);
+    expect(loads(alike.reader)).toEqual(alike.reader);
+    const same = await fitReader(
+      shop(20).map((p) => p.features!),
+      new Array(20).fill(5),
+      5,
+    );
+    expect(same.crossValidated.every((v) => Math.abs(v - 5) < 1e-9)).toBe(true);
+    expect(loads(same.reader)).toEqual(same.reader);
   });
 
   it('is deterministic', async () => {
@@ -152,6 +193,7 @@ describe('a reader in the manifest and in the result', () => {
       ['as long as each other', (r: any) => r.weights.pop()],
       ['shopReader.halfWidthMm', (r: any) => (r.halfWidthMm = 0)],
       ['shopReader.intercept', (r: any) => (r.intercept = -2)],
+      ['shopReader.typicalBelow', (r: any) => delete r.typicalBelow],
     ] as const) {
       const bad = structuredClone(shopReader);
       edit(bad);
@@ -164,7 +206,7 @@ describe('a reader in the manifest and in the result', () => {
   });
 
   it('gives the estimate, its interval and the confidence from the reader; a close-up unlike the shipped training is not preliminary for it', () => {
-    const reader: ShopReader = { mean: [0, 0], scale: [1, 1], clip: CLIP, weights: [1, 0], intercept: 5, halfWidthMm: 0.8, lambda: 1 };
+    const reader = twoFeatures({ weights: [1, 0], intercept: 5, halfWidthMm: 0.8, typicalBelow: 4 });
     const out = (f: number[], over: Partial<SceneOutput> = {}): SceneOutput => ({
       probs: [0.95, 0.03, 0.02],
       worn: 0.99,
@@ -188,6 +230,12 @@ describe('a reader in the manifest and in the result', () => {
     const near = sceneResult({ scene: out([-2, 0]), syntheticMm: 3, confirmedBars: 0 }, withReader);
     expect(near.estimatedDepthMm).toBe(3);
     expect(near.confidence).toBeLessThan(0.6);
+    // a photo unlike the shop's (spread (2.5² + 2.5²) / 2 = 6.25 over 4): the same estimate, preliminary, the whole scale, an even chance of each side
+    const unlike = sceneResult({ scene: out([1.5, 2.5]), syntheticMm: 6.5, confirmedBars: 0 }, withReader);
+    expect(unlike.estimatedDepthMm).toBe(6.5);
+    expect(unlike.isPreliminary).toBe(true);
+    expect(unlike.depthRangeMm).toEqual({ min: 0.8, max: 8 });
+    expect(unlike.confidence).toBeLessThanOrEqual(0.5);
     // a graph that gives no features, or other ones, cannot serve the reader
     for (const bad of [out([1]), out([1, Number.NaN]), { ...out([1, 0]), features: undefined }]) {
       expect(() => sceneResult({ scene: bad, syntheticMm: 3, confirmedBars: 0 }, withReader)).toThrow(expect.objectContaining({ code: 'MODEL_UNAVAILABLE' }));

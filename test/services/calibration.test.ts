@@ -194,7 +194,7 @@ describe('shop calibration service', () => {
     expect(written.calibration.scene.shopReader).toMatchObject({ weights: expect.any(Array), halfWidthMm: expect.any(Number) });
     expect(written.calibration.scene.shopReader.weights).toHaveLength(3);
     expect(written.shopCalibration.reader).toMatchObject({ features: 3 });
-    expect(active).toMatchObject({ tires: 60, correction: { intercept: 0, slope: 1, intervalScale: 1 } });
+    expect(active).toMatchObject({ tires: 60, reader: true, correction: { intercept: 0, slope: 1, intervalScale: 1 } });
     expect(loaded).toHaveLength(2); // the shipped models that read the photos, then the calibrated ones swapped in
     expect(t.core.analyzer.current).toBe(loaded[1]);
   });
@@ -462,7 +462,9 @@ describe('the calibration record the status shows', () => {
   };
 
   it('shows a complete record, and none for a manifest without one or with one edited out of shape', () => {
-    expect(activeCalibration(good)).toEqual({ version: good.version, ...good.shopCalibration });
+    expect(activeCalibration(good)).toEqual({ version: good.version, ...good.shopCalibration, reader: false });
+    const withReader = { ...good, shopCalibration: { ...good.shopCalibration, reader: { halfWidthMm: 1.5, lambda: 330, features: 3296 } } };
+    expect(activeCalibration(withReader)).toMatchObject({ reader: true, tires: 40 });
     expect(activeCalibration(null)).toBeNull();
     expect(activeCalibration({ version: 'tread-x' })).toBeNull();
     for (const broken of [

@@ -102,9 +102,14 @@ function shopReader(v: unknown): NonNullable<SceneCalibration['shopReader']> {
     intercept: millimetres(o.intercept, `${where}.intercept`),
     halfWidthMm: ranged(o.halfWidthMm, `${where}.halfWidthMm`, (n) => n > 0 && n <= MAX_TREAD_DEPTH_MM, `above 0, at most ${MAX_TREAD_DEPTH_MM} mm`),
     lambda: positive(o.lambda, `${where}.lambda`),
+    centre: numbers(o.centre, `${where}.centre`, finite, 'finite'),
+    basis: Array.isArray(o.basis) ? o.basis.map((row, i) => numbers(row, `${where}.basis[${i}]`, finite, 'finite')) : [],
+    typicalBelow: positive(o.typicalBelow, `${where}.typicalBelow`),
   };
-  if (reader.mean.length !== reader.weights.length || reader.scale.length !== reader.weights.length) {
-    throw unavailable(`Model manifest: ${where}.mean, .scale and .weights must be as long as each other.`);
+  if (!Array.isArray(o.basis) || o.basis.length > 50) throw unavailable(`Model manifest: ${where}.basis must be a list of at most 50 directions.`);
+  const d = reader.weights.length;
+  if (reader.mean.length !== d || reader.scale.length !== d || reader.centre.length !== d || reader.basis.some((row) => row.length !== d)) {
+    throw unavailable(`Model manifest: ${where}.mean, .scale, .centre, .weights and each .basis row must be as long as each other.`);
   }
   return reader;
 }

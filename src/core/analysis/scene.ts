@@ -13,7 +13,7 @@ import { AppError } from '../errors.js';
 import { whole32nds } from '../../shared/units.js';
 import { MAX_TREAD_DEPTH_MM, treadHealthIndex, wearForDepth, type Analysis, type SceneReading } from './analyzer.js';
 import { BAND_LIMITS, FULL_DISAGREEMENT_MM, normalCdf, Z80 } from './combine.js';
-import { readDepth, type ShopReader } from './shop-reader.js';
+import { readPhoto, type ShopReader } from './shop-reader.js';
 
 /** What the scene network answers for one photo. */
 export interface SceneOutput {
@@ -80,7 +80,8 @@ export interface SceneCalibration {
    * A shop's own reader (shop-reader.ts; a shop calibration writes it where cross-validation on the
    * shop's gauge readings finds it reads them better): the depth from the network's features, its
    * 80 % interval the half-width its cross-validated readings held four in five. It replaces the
-   * scene depth, the line and the support's whole-scale interval (it learned from the shop's photos).
+   * scene depth, the line and the support (it learned from the shop's photos); a photo unlike the
+   * shop's photos is preliminary, with the whole scale as its interval.
    */
   shopReader?: ShopReader;
 }
@@ -176,18 +177,29 @@ function sceneReading(out: SceneOutput, syntheticMm: number, cal: SceneCalibrati
 
 /**
  * A shop's own reader: the depth from the features, the interval its cross-validated half-width,
- * the worn probability the Gaussian's share under 3 mm. The support does not apply: the reader
- * learned from the shop's own photos, and its cross-validation says how well it reads them.
+ * the worn probability the Gaussian's share under 3 mm. The network's support does not apply: the
+ * reader learned from the shop's own photos, and its cross-validation says how well it reads them.
+ * A photo unlike those (its spread above the reader's typicalBelow) is outside what it learned
+ * from, as a photo without support is for the shipped reading: preliminary, the whole depth scale
+ * as its interval, and an even chance of either side for the confidence.
  */
-function shopReading(out: SceneOutput, reader: ShopReader): Reading {
+function shopReading(out: SceneOutput, reader: ShopReader, cal: SceneCalibration): Reading {
   const features = out.features;
   if (!features || features.length !== reader.weights.length || !features.every(Number.isFinite)) {
     throw new AppError('MODEL_UNAVAILABLE', "The scene model gave no features for the shop's reader; the model files or their manifest may be damaged.");
   }
-  const own = readDepth(reader, features);
+  const { depthMm: own, spread } = readPhoto(reader, features);
   const raw = Math.min(MAX_TREAD_DEPTH_MM, Math.max(0, own));
   const sd = reader.halfWidthMm / Z80;
-  return { raw, sd, pWorn: normalCdf((WORN_BELOW_MM - raw) / sd), ownMm: own, outside: false };
+  const outside = spread > reader.typicalBelow;
+  return {
+    raw,
+    sd,
+    pWorn: outside ? 0.5 : normalCdf((WORN_BELOW_MM - raw) / sd),
+    ownMm: own,
+    outside,
+    ...(outside ? { whole: [cal.depthScale.wornMm, cal.depthScale.usableMm] as [number, number] } : {}),
+  };
 }
 
 export interface SceneResultInput {
@@ -225,7 +237,7 @@ export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omi
       `The tread models gave no usable reading for this photo (synthetic stack ${input.syntheticMm} mm); the model files or their manifest may be damaged.`,
     );
   }
-  const reading = cal.shopReader ? shopReading(out, cal.shopReader) : sceneReading(out, input.syntheticMm, cal);
+  const reading = cal.shopReader ? shopReading(out, cal.shopReader, cal) : sceneReading(out, input.syntheticMm, cal);
   const { raw, sd, outside } = reading;
   const half = Z80 * sd;
   const estimate = round1(raw);

@@ -255,7 +255,7 @@ export function fitShopCalibration(points: ShopPoint[]): ShopFit {
 export const MIN_READER_TIRES = 50;
 /**
  * At most this many photos, the latest, fit a reader: its cost grows with the cube of the count
- * (1 500 photos: about a minute of a core, a turn for the server's requests between steps).
+ * (1 500 photos: about 20 s of a core, the server's requests let in between steps; bench/shop-reader.ts).
  */
 export const MAX_READER_TIRES = 1500;
 

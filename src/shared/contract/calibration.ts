@@ -53,6 +53,7 @@ export const CalibrationStatus = Type.Object({
       created: Type.String(),
       tires: Type.Integer(),
       correction: Correction,
+      reader: Type.Boolean({ description: "A reader of the shop's own reads the depth (the correction is then the identity)" }),
       crossValidated: Type.Object({ before: CalibrationFigures, after: CalibrationFigures }),
     }),
   ),

@@ -53,6 +53,8 @@ export function activeCalibration(manifest: Record<string, unknown> | null): Cal
     created: record.created,
     tires: record.tires,
     correction: record.correction,
+    // a reader of the shop's own (since tread-2026.11.29.4) replaces the correction
+    reader: isRecord(record.reader),
     crossValidated: { before: record.crossValidated.before, after: record.crossValidated.after },
   };
 }

@@ -166,8 +166,8 @@ export function CalibrationPanel() {
           <>
             <dt>Calibration</dt>
             <dd>
-              Made {formatDate(active.created)} on {active.tires} tires: mean error {mm(active.crossValidated.before.mae)} →{' '}
-              {mm(active.crossValidated.after.mae)}
+              Made {formatDate(active.created)} on {active.tires} tires{active.reader ? ', a reader of your own' : ''}: mean error{' '}
+              {mm(active.crossValidated.before.mae)} → {mm(active.crossValidated.after.mae)}
             </dd>
           </>
         )}
