@@ -305,10 +305,10 @@ export async function fitShopCalibrationWithReader(points: ShopPoint[]): Promise
     intervalApplied: false,
     after: own,
     reasons: [
-      `a reader of the shop's own reads the depth from the models' features: cross-validated error ${mm(best)} → ${mm(own.mae)}` +
+      `a reader of the shop's own reads the depth from the models' features: cross-validated error ${mm(own.mae)}, ` +
+        `against ${mm(line.before.mae)} as shipped${line.depthApplied || line.intervalApplied ? ` and ${mm(line.after.mae)} with a line` : ''}` +
         (used.length < points.length ? ` (fitted and measured on the latest ${used.length} photos)` : '') +
-        ', ' +
-        `within 1 mm ${pct(line.before.within1mm)} → ${pct(own.within1mm)}, 80 % interval ± ${mm(reader.halfWidthMm)} (coverage ${pct(own.coverage)})`,
+        `; within 1 mm ${pct(own.within1mm)}, 80 % interval ± ${mm(reader.halfWidthMm)} (coverage ${pct(own.coverage)})`,
       ...line.reasons.map((r) => `(in its place) ${r}`),
     ],
   };
