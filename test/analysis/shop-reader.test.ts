@@ -7,6 +7,7 @@ import { readCalibration } from '../../src/core/analysis/manifest-calibration.js
 import { sceneResult, type SceneCalibration, type SceneOutput } from '../../src/core/analysis/scene.js';
 import {
   calibratedManifest,
+  FEW_WORN_READINGS,
   fitShopCalibrationWithReader,
   formatFit,
   MIN_READER_TIRES,
@@ -153,6 +154,15 @@ describe('deciding on a reader', () => {
     expect(fit.after.mae).toBeLessThan(fit.before.mae - 1);
     expect(fit.reasons[0]).toMatch(/reader of the shop's own/);
     expect(formatFit(fit)).toMatch(/with the shop's reader/);
+  });
+
+  it('says so when the readings hold few worn tires', async () => {
+    expect((await fitShopCalibrationWithReader(shop(120))).reasons.join('\n')).not.toMatch(/few worn tires/);
+    const deepOnly = shop(200).filter((p) => p.gaugeMm >= 3 || p.gaugeMm < 1.2);
+    expect(deepOnly.filter((p) => p.gaugeMm < 3).length).toBeLessThan(FEW_WORN_READINGS);
+    const fit = await fitShopCalibrationWithReader(deepOnly);
+    expect(fit.readerApplied).toBe(true);
+    expect(fit.reasons[1]).toMatch(/^only \d+ of the readings are under 3\.0 mm: the reader has seen few worn tires/);
   });
 
   it('keeps none where the features say nothing of the depth', async () => {

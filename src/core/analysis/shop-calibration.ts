@@ -258,6 +258,23 @@ export const MIN_READER_TIRES = 50;
  * (1 500 photos: about 20 s of a core, the server's requests let in between steps; bench/shop-reader.ts).
  */
 export const MAX_READER_TIRES = 1500;
+/**
+ * Fewer worn readings (under 3.0 mm) than this, and the reason list says the reader has seen few
+ * worn tires: ridge reads the ends toward the middle, and on michelin-twi tread planed to the
+ * indicator (13 photos) read 4.2 mm (docs/CALIBRATION.md).
+ */
+export const FEW_WORN_READINGS = 10;
+
+/** The caution FEW_WORN_READINGS asks for, or nothing. */
+function fewWorn(points: ShopPoint[]): string[] {
+  const worn = points.filter((p) => p.gaugeMm < 3).length;
+  return worn >= FEW_WORN_READINGS
+    ? []
+    : [
+        `only ${worn} of the readings are under 3.0 mm: the reader has seen few worn tires and reads them toward the middle; ` +
+          'enter gauge readings of worn tires too, and calibrate again',
+      ];
+}
 
 /**
  * fitShopCalibration, then, where the photos carry the scene network's features, a shop's own
@@ -309,6 +326,7 @@ export async function fitShopCalibrationWithReader(points: ShopPoint[]): Promise
         `against ${mm(line.before.mae)} as shipped${line.depthApplied || line.intervalApplied ? ` and ${mm(line.after.mae)} with a line` : ''}` +
         (used.length < points.length ? ` (fitted and measured on the latest ${used.length} photos)` : '') +
         `; within 1 mm ${pct(own.within1mm)}, 80 % interval ± ${mm(reader.halfWidthMm)} (coverage ${pct(own.coverage)})`,
+      ...fewWorn(used),
       ...line.reasons.map((r) => `(in its place) ${r}`),
     ],
   };
