@@ -23,9 +23,10 @@ import { analyzeReal, loadRealSets, spearman, type RealOutcome } from '../src/co
 import { random } from '../src/core/analysis/eval-metrics.js';
 import { fitShopCalibrationWithReader, pointFrom, type ShopFit, type ShopPoint } from '../src/core/analysis/shop-calibration.js';
 import { fitReader, readDepth, readPhoto } from '../src/core/analysis/shop-reader.js';
-import { MAX_TREAD_DEPTH_MM } from '../src/core/analysis/analyzer.js';
-import { loadManifest } from '../src/core/analysis/manifest.js';
-import { sceneResult } from '../src/core/analysis/scene.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { MAX_TREAD_DEPTH_MM, type Analysis } from '../src/core/analysis/analyzer.js';
+import { readManifestJson, writeCalibratedModels } from '../src/core/analysis/calibration-files.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -73,36 +74,44 @@ interface Read {
   calibrated: number;
   /** Whether the calibrated 80 % interval holds the approximate gauge reading. */
   covered: boolean;
-  /** The calibrated result's confidence (where a reader read the photo: scene.ts with the reader). */
-  confidence?: number;
+  /** The calibrated result as the app answers it (the calibrated models written and loaded; in the learning curve, the shipped one). */
+  result: Analysis;
 }
-const sceneCal = (await loadManifest(modelsDir)).calibration.scene;
-if (!sceneCal) throw new Error(`${modelsDir} has no scene reader`);
+const base = await readManifestJson(modelsDir);
+if (!base) throw new Error(`${modelsDir} has no manifest`);
+const work = await mkdtemp(path.join(tmpdir(), 'tw-shop-reader-'));
 const reads: Read[] = [];
 const fits: Array<{ fold: number; fit: ShopFit }> = [];
-for (const k of folds) {
-  const train = answered.filter((o) => o.sample.fold !== k);
-  const fit = await fitShopCalibrationWithReader(train.map(point));
-  fits.push({ fold: k, fit });
-  for (const o of answered.filter((a) => a.sample.fold === k)) {
-    const gauge = gaugeOf(o.sample.pct!);
-    let calibrated: number;
-    let covered: boolean;
-    let confidence: number | undefined;
-    if (fit.reader) {
-      calibrated = clampMm(readDepth(fit.reader, o.features!));
-      covered = Math.abs(gauge - calibrated) <= fit.reader.halfWidthMm;
-      // the result the app would give: scene.ts with the reader (its confidence does not depend on the gate's probabilities)
-      const scene = { probs: [1, 0, 0] as [number, number, number], worn: 0.5, depthMm: 1, sigmaMm: 1, features: o.features! };
-      confidence = sceneResult({ scene, syntheticMm: calibrated, confirmedBars: 0 }, { ...sceneCal, shopReader: fit.reader }).confidence;
-    } else {
-      const c = fit.correction;
-      calibrated = clampMm(c.intercept + c.slope * o.analysis.estimatedDepthMm);
-      const r = o.analysis.depthRangeMm;
-      covered = gauge >= c.intercept + c.slope * r.min - 0.05 && gauge <= c.intercept + c.slope * r.max + 0.05;
+try {
+  for (const k of folds) {
+    const train = answered.filter((o) => o.sample.fold !== k);
+    const fit = await fitShopCalibrationWithReader(train.map(point));
+    fits.push({ fold: k, fit });
+    const held = answered.filter((a) => a.sample.fold === k);
+    let results: Array<Analysis | null> = held.map((o) => o.analysis);
+    if (fit.readerApplied || fit.depthApplied || fit.intervalApplied) {
+      // the held-out day through the app with the calibration it would write: models written, loaded, each photo analysed
+      const outDir = path.join(work, `day${k}`);
+      await writeCalibratedModels({ baseDir: modelsDir, base, fit, outDir, created: new Date(), labelsSha256: null });
+      const calibrated = await createOnnxAnalyzer({ modelsDir: outDir, threads: 2 });
+      results = (
+        await analyzeReal(
+          calibrated,
+          held.map((o) => o.sample),
+        )
+      ).map((r) => r.analysis);
+      await calibrated.close();
     }
-    reads.push({ o, shipped: o.analysis.estimatedDepthMm, calibrated, covered, ...(confidence === undefined ? {} : { confidence }) });
+    held.forEach((o, i) => {
+      const result = results[i];
+      if (!result) return; // refused by the gate: the same gate as the shipped models', so not expected
+      const gauge = gaugeOf(o.sample.pct!);
+      const covered = gauge >= result.depthRangeMm.min - 0.05 && gauge <= result.depthRangeMm.max + 0.05;
+      reads.push({ o, shipped: o.analysis.estimatedDepthMm, calibrated: result.estimatedDepthMm, covered, result });
+    });
   }
+} finally {
+  await rm(work, { recursive: true, force: true });
 }
 
 const f3 = (v: number) => (Number.isFinite(v) ? v.toFixed(3) : '–');
@@ -148,14 +157,22 @@ out.push(
   ),
   '',
   ...(() => {
-    const withConf = reads.filter((r) => r.confidence !== undefined);
-    if (!withConf.length) return [];
-    const worn = withConf.filter((r) => pctOf(r) <= 25);
-    const dangerous = worn.filter((r) => Math.round(r.calibrated * 10) / 10 >= 3 && r.confidence! >= 0.8).length;
-    const right = withConf.filter((r) => Math.round(r.calibrated * 10) / 10 < 3 === gaugeOf(pctOf(r)) < 3).length;
-    const mean = withConf.reduce((s, r) => s + r.confidence!, 0) / withConf.length;
+    const worn = reads.filter((r) => pctOf(r) <= 25);
+    const dangerous = worn.filter((r) => r.calibrated >= 3 && r.result.confidence >= 0.8).length;
+    const right = reads.filter((r) => r.calibrated < 3 === gaugeOf(pctOf(r)) < 3).length;
+    const mean = reads.reduce((sum, r) => sum + r.result.confidence, 0) / reads.length;
+    const preliminary = reads.filter((r) => r.result.isPreliminary).length;
+    const shippedPreliminary = reads.filter((r) => r.o.analysis.isPreliminary).length;
+    const alignment = reads.map((r) => r.result.modelAlignment).sort((a, b) => a - b)[reads.length >> 1]!;
+    const share = (n: number) => `${((100 * n) / reads.length).toFixed(1)} %`;
+    const maeOf = (rs: Read[]) => (rs.reduce((sum, r) => sum + Math.abs(r.calibrated - gaugeOf(pctOf(r))), 0) / rs.length).toFixed(2);
+    const marked = reads.filter((r) => r.result.isPreliminary);
+    const unmarked = reads.filter((r) => !r.result.isPreliminary);
     return [
-      `dangerous (0–25 read 3 mm or more with confidence ≥ 0.8): ${dangerous} of ${worn.length}; mean confidence ${(100 * mean).toFixed(1)} % against ${((100 * right) / withConf.length).toFixed(1)} % on the right side of 3 mm by the approximate gauge`,
+      `through the app with each day's calibration: dangerous (0–25 read 3 mm or more with confidence ≥ 0.8) ${dangerous} of ${worn.length}; ` +
+        `mean confidence ${(100 * mean).toFixed(1)} % against ${share(right)} on the right side of 3 mm by the approximate gauge; ` +
+        `preliminary ${share(preliminary)} (as shipped ${share(shippedPreliminary)}); median modelAlignment ${alignment}; ` +
+        `mean error vs the approximate gauge ${maeOf(marked)} mm on the preliminary, ${maeOf(unmarked)} mm on the others`,
       '',
     ];
   })(),
@@ -219,7 +236,7 @@ for (const n of sizes) {
         5,
       );
       for (const o of answered.filter((a) => a.sample.fold === k))
-        rs.push({ o, shipped: o.analysis.estimatedDepthMm, calibrated: clampMm(readDepth(reader, o.features!)), covered: false });
+        rs.push({ o, shipped: o.analysis.estimatedDepthMm, calibrated: clampMm(readDepth(reader, o.features!)), covered: false, result: o.analysis });
     }
     got.push(figures(rs, (r) => r.calibrated));
   }

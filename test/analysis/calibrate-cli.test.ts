@@ -149,7 +149,9 @@ describe('calibrating on a shop’s photos', () => {
     const out = path.join(dir, 'reader');
     const r = await calibrate(fit, '--models', MODELS_DIR, '--out', out);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/- a reader of the shop's own reads the depth from the models' features: cross-validated error \d\.\d\d mm, against \d\.\d\d mm as shipped/);
+    expect(r.stdout).toMatch(
+      /- a reader of the shop's own reads the depth from the models' features: cross-validated error \d\.\d\d mm, against \d\.\d\d mm as shipped/,
+    );
     expect(r.stdout).toMatch(/with the shop's reader/);
     const manifest = JSON.parse(await readFile(path.join(out, 'manifest.json'), 'utf8'));
     expect(manifest.calibration.scene.shopReader.weights).toHaveLength(3296);
