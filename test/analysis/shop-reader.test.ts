@@ -232,6 +232,13 @@ describe('a reader in the manifest and in the result', () => {
     expect(deep.depthRangeMm).toEqual({ min: 5.7, max: 7.3 });
     expect(deep.wear).toBe('good');
     expect(deep.isPreliminary).toBe(false);
+    // the renders-only stack far off (1 mm against 6.5): the alignment says so, but does not make the reader's result preliminary
+    const apart = sceneResult({ scene: out([1.5, 0]), syntheticMm: 1, confirmedBars: 0 }, withReader);
+    expect(apart.modelAlignment).toBeLessThan(70);
+    expect(apart.isPreliminary).toBe(false);
+    expect(apart.estimatedDepthMm).toBe(6.5);
+    // the gate unsure of a tread still does
+    expect(sceneResult({ scene: out([1.5, 0], { probs: [0.5, 0.45, 0.05] }), syntheticMm: 6.5, confirmedBars: 0 }, withReader).isPreliminary).toBe(true);
     // the shipped reading of the same photo: worn, whole scale, preliminary (its support is 0.1)
     const shipped = sceneResult({ scene: out([1.5, 0]), syntheticMm: 6.5, confirmedBars: 0 }, sceneCal);
     expect(shipped.estimatedDepthMm).toBeLessThan(1.5);

@@ -223,7 +223,10 @@ export interface SceneResultInput {
  *   the unmixed probability, so the order of the readings stays the network's);
  * - modelAlignment: 0.7 × the two readings' agreement (0 at 3 mm apart) + 0.3 × the side's probability;
  * - isPreliminary: alignment under 70, the scene reader less than `preliminaryBelow` sure of a tread,
- *   or the support under `supportBelow`;
+ *   or the support under `supportBelow`; with a shop's own reader, the scene reader unsure of a tread
+ *   or the photo unlike the shop's (the alignment is still given, but the renders-only stack it
+ *   compares with reads real photos near chance: on michelin-twi as a shop it marked 56 % of the
+ *   reader's results, whose error was 0.79 mm against 0.71 on the others; docs/CALIBRATION.md);
  * - twiConsensusCount: confirmed bars only on a photo that is not preliminary and surely a tread.
  */
 export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omit<Analysis, 'modelVersion'> {
@@ -254,7 +257,7 @@ export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omi
   const confidence = Math.min(1, Math.max(0, pSide * inBand));
   const agreement = Math.max(0, 1 - Math.abs(reading.ownMm - input.syntheticMm) / FULL_DISAGREEMENT_MM);
   const modelAlignment = Math.round(100 * (0.7 * agreement + 0.3 * pSide));
-  const isPreliminary = modelAlignment < 70 || out.probs[0] < cal.preliminaryBelow || outside;
+  const isPreliminary = (!cal.shopReader && modelAlignment < 70) || out.probs[0] < cal.preliminaryBelow || outside;
   const surelyTread = !isPreliminary && out.probs[0] >= cal.twiMinTread;
   if (![raw, half, confidence, modelAlignment].every(Number.isFinite)) {
     throw new AppError('MODEL_UNAVAILABLE', 'The models gave no usable reading for this photo; the model files or their manifest may be damaged.');
