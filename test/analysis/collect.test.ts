@@ -67,6 +67,13 @@ test('measured scans become labels.csv and the original photos; eval reads the f
   for (const id of [ids[0]!, ids[2]!]) expect((await readFile(path.join(out, `${id}.jpg`))).equals(photos.get(id)!)).toBe(true);
   const csv = await readFile(path.join(out, 'labels.csv'), 'utf8');
   expect(csv.split('\n')[0]).toBe('file,depthMm,wear,scanId,estimatedDepthMm,modelVersion,measuredAt');
+  // oldest first: the order the photos were taken (a shop's reader keeps consecutive photos in one fold)
+  expect(
+    csv
+      .split('\n')
+      .slice(1, 3)
+      .map((line) => line.split(',')[3]),
+  ).toEqual([ids[0], ids[2]]);
   expect(csv).not.toMatch(/AB-123|EF-789|van/); // no plates leave the server
   const loaded = await loadSamples(out);
   expect(loaded.samples.map((s) => [path.basename(s.file), s.depthMm, s.truth]).sort()).toEqual(

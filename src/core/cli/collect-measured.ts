@@ -171,6 +171,8 @@ export async function collectMeasured(options: CollectOptions): Promise<CollectR
     cursor = page.nextCursor ?? null;
   } while (cursor);
 
-  await writeWhole(labels, [LABELS_HEADER.join(','), ...rows].join('\n') + '\n');
+  // oldest first (the list comes newest first): the order the photos were taken, which a shop's
+  // reader keeps consecutive photos together by and takes its latest from (analysis/shop-reader.ts)
+  await writeWhole(labels, [LABELS_HEADER.join(','), ...rows.reverse()].join('\n') + '\n');
   return report;
 }
