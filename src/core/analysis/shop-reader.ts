@@ -33,8 +33,10 @@ export interface ShopReader {
   /** The mean of the shop's photos' standardised, held features (where `basis` is centred). */
   centre: number[];
   /**
-   * The PRINCIPAL directions along which the shop's photos vary most (unit vectors over the
-   * standardised, held features): a photo of the same kind lies near the plane they span.
+   * The PRINCIPAL directions along which the shop's photos vary most (over the standardised, held
+   * features; unit length and orthogonal as far as the power iteration converged, and the shop's
+   * own spreads, which set typicalBelow, are measured off the very same vectors): a photo of the
+   * same kind lies near the plane they span.
    */
   basis: number[][];
   /**
