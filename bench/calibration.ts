@@ -14,7 +14,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { testConfig } from '../test/support/config.js';
@@ -23,6 +22,7 @@ import { createLogger } from '../src/core/logger.js';
 import { parseCli } from '../src/core/cli/args.js';
 import { heldoutLabels } from '../test/analysis/helpers.js';
 import { issueTestCode, makeTestLicenseKeys } from '../test/support/licenses.js';
+import { watched } from './watch.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const USAGE = 'usage: npx tsx bench/calibration.ts [--photos N] [--long-side PX]';
@@ -58,18 +58,15 @@ try {
     await core.services.scans.setMeasurement(caller, body.data.scanId, Math.round((1.3 * tire.depthMm! + 0.4) * 10) / 10);
   }
 
-  global.gc?.();
-  const before = process.memoryUsage().rss;
-  let peak = before;
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
-  const loop = monitorEventLoopDelay({ resolution: 10 });
-  loop.enable();
-  const started = performance.now();
-  await core.calibration.start(account.id);
-  await core.calibration.idle();
-  const ms = performance.now() - started;
-  loop.disable();
-  clearInterval(sampler);
+  const {
+    ms,
+    rssBefore: before,
+    rssPeak: peak,
+    loop,
+  } = await watched(async () => {
+    await core.calibration.start(account.id);
+    await core.calibration.idle();
+  }, 10);
   await new Promise((resolve) => setTimeout(resolve, 200));
   global.gc?.();
   const after = process.memoryUsage().rss;

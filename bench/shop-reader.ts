@@ -6,11 +6,11 @@
  *
  *   npx tsx bench/shop-reader.ts [--sizes 100,300,700,1500]
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { random } from '../src/core/analysis/eval-metrics.js';
 import { fitReader } from '../src/core/analysis/shop-reader.js';
 import { FOLDS } from '../src/core/analysis/shop-calibration.js';
+import { watched } from './watch.js';
 
 const { values } = parseArgs({ options: { sizes: { type: 'string', default: '100,300,700,1500' } } });
 const FEATURES = 3296;
@@ -20,16 +20,6 @@ process.stdout.write('| photos | wall s | longest event-loop wait ms | RSS growt
 for (const n of values.sizes.split(',').map(Number)) {
   const features = Array.from({ length: n }, () => Float32Array.from({ length: FEATURES }, () => 2 * r() - 1));
   const gauge = features.map((f) => 4 + f[0]! + 0.5 * f[1]!);
-  global.gc?.();
-  const rss = process.memoryUsage().rss;
-  let peak = rss;
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
-  const delay = monitorEventLoopDelay({ resolution: 5 });
-  delay.enable();
-  const started = performance.now();
-  await fitReader(features, gauge, FOLDS);
-  const wall = (performance.now() - started) / 1000;
-  delay.disable();
-  clearInterval(sampler);
-  process.stdout.write(`| ${n} | ${wall.toFixed(1)} | ${(delay.max / 1e6).toFixed(0)} | ${((peak - rss) / 2 ** 20).toFixed(0)} |\n`);
+  const { ms, rssBefore, rssPeak, loop } = await watched(() => fitReader(features, gauge, FOLDS), 5);
+  process.stdout.write(`| ${n} | ${(ms / 1000).toFixed(1)} | ${(loop.max / 1e6).toFixed(0)} | ${((rssPeak - rssBefore) / 2 ** 20).toFixed(0)} |\n`);
 }

@@ -21,7 +21,7 @@ import path from 'node:path';
 import { createOnnxAnalyzer } from '../src/core/analysis/index.js';
 import { analyzeReal, loadRealSets, spearman, type RealOutcome } from '../src/core/analysis/eval-real.js';
 import { random } from '../src/core/analysis/eval-metrics.js';
-import { fitShopCalibrationWithReader, pointFrom, type ShopFit, type ShopPoint } from '../src/core/analysis/shop-calibration.js';
+import { fitShopCalibrationWithReader, median, pointFrom, type ShopFit, type ShopPoint } from '../src/core/analysis/shop-calibration.js';
 import { fitReader, readDepth, readPhoto } from '../src/core/analysis/shop-reader.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -205,9 +205,7 @@ out.push(
     .sort((a, b) => a - b)
     .map((p) => {
       const rs = reads.filter((r) => pctOf(r) === p).map((r) => r.calibrated);
-      const sorted = [...rs].sort((a, b) => a - b);
-      const med = sorted.length % 2 ? sorted[sorted.length >> 1]! : (sorted[(sorted.length >> 1) - 1]! + sorted[sorted.length >> 1]!) / 2;
-      return `| ${p} | ${gaugeOf(p).toFixed(1)} | ${rs.length} | ${med.toFixed(1)} | ${((100 * rs.filter((v) => v < 3).length) / rs.length).toFixed(0)} % |`;
+      return `| ${p} | ${gaugeOf(p).toFixed(1)} | ${rs.length} | ${median(rs).toFixed(1)} | ${((100 * rs.filter((v) => v < 3).length) / rs.length).toFixed(0)} % |`;
     }),
   '',
   "what each day's calibration kept (fitted on the other days):",

@@ -139,7 +139,7 @@ export class OnnxAnalyzer implements Analyzer {
       await analyzer.infer(blank, manifest.calibration.crop ? () => cropBlank : undefined);
       if (analyzer.sceneReader) {
         const reader = manifest.calibration.scene?.shopReader;
-        const features = (await analyzer.readScene(blank)).features;
+        const features = (await analyzer.readScene(blank, reader !== undefined)).features;
         // a shop's reader (shop-reader.ts) on a scene graph without its features, or with other ones
         if (reader && features?.length !== reader.weights.length) {
           throw new Error(`the shop reader takes ${reader.weights.length} features and the scene model gives ${features ? features.length : 'none'}`);
@@ -224,8 +224,11 @@ export class OnnxAnalyzer implements Analyzer {
     });
   }
 
-  /** The scene reader on one normalised 1 x 3 x S x S frame (through the same queue as the other networks). */
-  readScene(tensor: Float32Array): Promise<SceneOutput> {
+  /**
+   * The scene reader on one normalised 1 x 3 x S x S frame (through the same queue as the other
+   * networks); `features`: keep its pooled features too (a shop's reader, or a calibration, asks).
+   */
+  readScene(tensor: Float32Array, features = false): Promise<SceneOutput> {
     const session = this.sceneReader;
     if (!session) return Promise.reject(new AppError('MODEL_UNAVAILABLE', 'These models have no scene reader.'));
     return this.enqueue(async () => {
@@ -235,13 +238,13 @@ export class OnnxAnalyzer implements Analyzer {
       const wornLogit = this.sceneWornLogit ? { wornLogit: output(o, 'worn_logit')[0]! } : {};
       const support = this.sceneSupport ? { support: output(o, 'support')[0]! } : {};
       // copied: onnxruntime may reuse the output's buffer for the next run
-      const features = this.sceneFeatures ? { features: Float32Array.from(output(o, 'features')) } : {};
+      const kept = features && this.sceneFeatures ? { features: Float32Array.from(output(o, 'features')) } : {};
       return {
         probs: [probs[0]!, probs[1]!, probs[2]!],
         worn: output(o, 'worn')[0]!,
         ...wornLogit,
         ...support,
-        ...features,
+        ...kept,
         depthMm: output(o, 'depth')[0]!,
         sigmaMm: output(o, 'sigma')[0]!,
       };
@@ -263,7 +266,8 @@ export class OnnxAnalyzer implements Analyzer {
     // One frame (the scan service's, or one decode to it) feeds both looks.
     const { frame, content, input } = await analysisInput(request, spec);
     // The scene reader gates first: a photo it refuses costs no other network run.
-    const sceneOut = this.sceneReader && cal.scene ? await this.readScene(input.tensor) : null;
+    const withFeatures = request.features === true || cal.scene?.shopReader !== undefined;
+    const sceneOut = this.sceneReader && cal.scene ? await this.readScene(input.tensor, withFeatures) : null;
     if (sceneOut && cal.scene) refuseUnlessTread(sceneOf(sceneOut, cal.scene));
     // The second look: the box around the tread the segmenter found, taken from the frame at its
     // own resolution (more pixels on the tread when it fills little of the photo). Not for a frame

@@ -152,6 +152,8 @@ interface Reading {
   ownMm: number;
   /** Outside what the reading learned from: preliminary. */
   outside: boolean;
+  /** Whether a modelAlignment under 70 makes the result preliminary (not for a shop's reader: sceneResult). */
+  alignmentDecides: boolean;
   /** The interval when it is the whole depth scale. */
   whole?: [number, number];
 }
@@ -171,6 +173,7 @@ function sceneReading(out: SceneOutput, syntheticMm: number, cal: SceneCalibrati
     pWorn: support * pWorn + (1 - support) * 0.5,
     ownMm: sceneMm,
     outside,
+    alignmentDecides: true,
     ...(outside ? { whole: [reported(cal.depthScale.wornMm), reported(cal.depthScale.usableMm)] as [number, number] } : {}),
   };
 }
@@ -198,6 +201,7 @@ function shopReading(out: SceneOutput, reader: ShopReader, cal: SceneCalibration
     pWorn: outside ? 0.5 : normalCdf((WORN_BELOW_MM - raw) / sd),
     ownMm: own,
     outside,
+    alignmentDecides: false,
     ...(outside ? { whole: [cal.depthScale.wornMm, cal.depthScale.usableMm] as [number, number] } : {}),
   };
 }
@@ -257,7 +261,7 @@ export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omi
   const confidence = Math.min(1, Math.max(0, pSide * inBand));
   const agreement = Math.max(0, 1 - Math.abs(reading.ownMm - input.syntheticMm) / FULL_DISAGREEMENT_MM);
   const modelAlignment = Math.round(100 * (0.7 * agreement + 0.3 * pSide));
-  const isPreliminary = (!cal.shopReader && modelAlignment < 70) || out.probs[0] < cal.preliminaryBelow || outside;
+  const isPreliminary = (reading.alignmentDecides && modelAlignment < 70) || out.probs[0] < cal.preliminaryBelow || outside;
   const surelyTread = !isPreliminary && out.probs[0] >= cal.twiMinTread;
   if (![raw, half, confidence, modelAlignment].every(Number.isFinite)) {
     throw new AppError('MODEL_UNAVAILABLE', 'The models gave no usable reading for this photo; the model files or their manifest may be damaged.');

@@ -22,7 +22,7 @@
  */
 import type { Analysis } from './analyzer.js';
 import { wearForDepth } from './analyzer.js';
-import { fitReader, type ShopReader } from './shop-reader.js';
+import { fitReader, quantile, type ShopReader } from './shop-reader.js';
 
 export const MIN_TIRES = 30;
 export const FOLDS = 5;
@@ -112,14 +112,6 @@ export const median = (v: number[]): number => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
-
-/** numpy's default (linear) quantile. */
-function quantile(v: number[], q: number): number {
-  const s = [...v].sort((a, b) => a - b);
-  const pos = q * (s.length - 1);
-  const lo = Math.floor(pos);
-  return s[lo]! + (s[Math.min(lo + 1, s.length - 1)]! - s[lo]!) * (pos - lo);
-}
 
 const absError = (points: ShopPoint[], a: number, b: number): number => points.reduce((s, p) => s + Math.abs(p.gaugeMm - (a + b * p.estimateMm)), 0);
 

@@ -349,8 +349,8 @@ async function principal(z: Float64Array, k: Float64Array, n: number, d: number)
 
 const quantile80 = (v: number[]): number => quantile(v, 0.8);
 
-/** numpy's default (linear) quantile. */
-function quantile(v: number[], q: number): number {
+/** numpy's default (linear) quantile (shop-calibration.ts uses it too). */
+export function quantile(v: number[], q: number): number {
   const s = [...v].sort((a, b) => a - b);
   const pos = q * (s.length - 1);
   const lo = Math.floor(pos);
