@@ -128,6 +128,7 @@ describe('combining the estimators', () => {
     const { analysis } = combine(tread(8), maps(2), cal);
     expect(analysis.modelAlignment).toBeLessThan(70);
     expect(analysis.isPreliminary).toBe(true);
+    expect(analysis.preliminaryReasons).toEqual(['models_disagree']);
   });
 
   it('flags a barely visible tread as preliminary', () => {
@@ -148,6 +149,7 @@ describe('combining the estimators', () => {
     expect(c.denseMm).toBeCloseTo(6, 5);
     expect(c.analysis.modelAlignment).toBeGreaterThanOrEqual(90);
     expect(c.analysis.isPreliminary).toBe(true);
+    expect(c.analysis.preliminaryReasons).toEqual(['tread_barely_visible']);
     // the same tread on 5 % of the frame is not
     const visible = barelyVisible(side * side * MIN_TREAD_SHARE);
     expect(treadShare(visible)).toBe(MIN_TREAD_SHARE);
@@ -218,6 +220,7 @@ describe('the numbers a result is made of, pinned', () => {
     for (let offset = 0; offset <= 3; offset += 0.01) {
       const a = combine(tread(5), maps(5 + offset), cal, null).analysis;
       expect(a.isPreliminary).toBe(a.modelAlignment < 70);
+      expect(a.preliminaryReasons).toEqual(a.modelAlignment < 70 ? ['models_disagree'] : []);
       seen69 ||= a.modelAlignment === 69;
       seen70 ||= a.modelAlignment === 70;
     }

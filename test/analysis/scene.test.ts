@@ -125,13 +125,17 @@ describe('the result from the scene reader', () => {
     const sure = result({ worn: 0.1 }, 7);
     expect(sure.modelAlignment).toBeGreaterThanOrEqual(70);
     expect(sure.isPreliminary).toBe(false);
+    expect(sure.preliminaryReasons).toEqual([]);
     expect(sure.twiConsensusCount).toBe(2);
     const apart = result({ worn: 0.1 }, 2);
     expect(apart.modelAlignment).toBeLessThan(70);
     expect(apart.isPreliminary).toBe(true);
+    expect(apart.preliminaryReasons).toEqual(['models_disagree']);
     expect(apart.twiConsensusCount).toBe(0);
     const unsure = result({ probs: [0.55, 0.4, 0.05], worn: 0.1 }, 7);
     expect(unsure.isPreliminary).toBe(true);
+    expect(unsure.preliminaryReasons).toContain('tread_barely_visible');
+    expect(result({ probs: [0.55, 0.4, 0.05], worn: 0.1 }, 2).preliminaryReasons).toEqual(['models_disagree', 'tread_barely_visible']);
     expect(unsure.twiConsensusCount).toBe(0);
     const readButNotSure = result({ probs: [0.8, 0.15, 0.05], worn: 0.1 }, 7);
     expect(readButNotSure.isPreliminary).toBe(false);
@@ -151,6 +155,8 @@ describe('the result from the scene reader', () => {
     expect(unlike.confidence).toBeLessThan(0.6);
     expect(unlike.confidence).toBeLessThan(like.confidence);
     expect(unlike.isPreliminary).toBe(true);
+    expect(unlike.preliminaryReasons).toContain('unlike_training_photos');
+    expect(unlike.preliminaryReasons).not.toContain('unlike_shop_photos');
     expect(unlike.twiConsensusCount).toBe(0);
     expect(unlike.depthRangeMm).toEqual({ min: 0.8, max: 8 });
     // without the manifest's supportBelow the support still weighs the confidence, never the interval

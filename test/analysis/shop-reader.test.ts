@@ -236,13 +236,17 @@ describe('a reader in the manifest and in the result', () => {
     const apart = sceneResult({ scene: out([1.5, 0]), syntheticMm: 1, confirmedBars: 0 }, withReader);
     expect(apart.modelAlignment).toBeLessThan(70);
     expect(apart.isPreliminary).toBe(false);
+    expect(apart.preliminaryReasons).toEqual([]);
     expect(apart.estimatedDepthMm).toBe(6.5);
     // the gate unsure of a tread still does
-    expect(sceneResult({ scene: out([1.5, 0], { probs: [0.5, 0.45, 0.05] }), syntheticMm: 6.5, confirmedBars: 0 }, withReader).isPreliminary).toBe(true);
+    const unsure = sceneResult({ scene: out([1.5, 0], { probs: [0.5, 0.45, 0.05] }), syntheticMm: 6.5, confirmedBars: 0 }, withReader);
+    expect(unsure.isPreliminary).toBe(true);
+    expect(unsure.preliminaryReasons).toEqual(['tread_barely_visible']);
     // the shipped reading of the same photo: worn, whole scale, preliminary (its support is 0.1)
     const shipped = sceneResult({ scene: out([1.5, 0]), syntheticMm: 6.5, confirmedBars: 0 }, sceneCal);
     expect(shipped.estimatedDepthMm).toBeLessThan(1.5);
     expect(shipped.isPreliminary).toBe(true);
+    expect(shipped.preliminaryReasons).toContain('unlike_training_photos');
     // near the 3 mm line the reader is sure of neither side
     const near = sceneResult({ scene: out([-2, 0]), syntheticMm: 3, confirmedBars: 0 }, withReader);
     expect(near.estimatedDepthMm).toBe(3);
@@ -251,6 +255,7 @@ describe('a reader in the manifest and in the result', () => {
     const unlike = sceneResult({ scene: out([1.5, 2.5]), syntheticMm: 6.5, confirmedBars: 0 }, withReader);
     expect(unlike.estimatedDepthMm).toBe(6.5);
     expect(unlike.isPreliminary).toBe(true);
+    expect(unlike.preliminaryReasons).toEqual(['unlike_shop_photos']);
     expect(unlike.depthRangeMm).toEqual({ min: 0.8, max: 8 });
     expect(unlike.confidence).toBeLessThanOrEqual(0.5);
     // a graph that gives no features, or other ones, cannot serve the reader

@@ -6,6 +6,7 @@
  * kept on the way back from a scan; form problems in plain words.
  */
 import type { Page } from 'playwright-core';
+import type { WireScan } from '../../src/shared/api.js';
 import { describe, expect, it } from 'vitest';
 import type { RunningApp } from './support/app.js';
 import { dropFiles, focused, photoFile } from './support/drop.js';
@@ -359,5 +360,44 @@ describe('counter details in the browser', () => {
     } finally {
       await page.setViewportSize({ width: 1280, height: 800 });
     }
+  });
+
+  it('says why a result is preliminary, reason by reason, as the server gives them (docs/API.md §2)', async () => {
+    // the counter's words for each of the wire's reasons (src/renderer/src/lib/preliminary.ts)
+    const WORDS: Record<string, RegExp> = {
+      models_disagree: /The models disagree \(alignment \d+%\)\./,
+      tread_barely_visible: /Little of the photo shows tread the models can read\./,
+      unlike_training_photos: /a kind of photo the models did not learn wear from/,
+      unlike_shop_photos: /unlike the photos your shop's own reader learned from/,
+    };
+    await page.getByRole('link', { name: 'Scan', exact: true }).click();
+    await page.getByRole('textbox', { name: 'Vehicle / plate' }).fill('PRELIM-1');
+    // two more scans: the free plan's 10 a month hold them after this suite's others
+    const sent = photos.slice(2);
+    await dropFiles(page, await Promise.all(sent.map((file, i) => photoFile(file, `prelim-${i}.png`))));
+    const cards = page.locator('article.result-card').filter({ hasText: 'PRELIM-1' });
+    await expect.poll(() => cards.count(), { timeout: 60_000 }).toBe(sent.length);
+    let preliminary = 0;
+    for (const card of await cards.all()) {
+      const id = (await card.getAttribute('data-scan-id'))!;
+      const res = await page.request.get(`${origin()}/api/v1/scans/${id}`);
+      expect(res.status()).toBe(200);
+      const { result } = ((await res.json()) as { data: WireScan }).data;
+      const warning = card.locator('.message-warn').filter({ hasText: 'Preliminary result.' });
+      if (!result.isPreliminary) {
+        expect(result.preliminaryReasons).toEqual([]);
+        await expect(warning.count()).resolves.toBe(0);
+        continue;
+      }
+      preliminary += 1;
+      expect(result.preliminaryReasons!.length).toBeGreaterThan(0);
+      const text = (await warning.textContent()) ?? '';
+      for (const reason of result.preliminaryReasons!) expect(text).toMatch(WORDS[reason]!);
+      for (const other of Object.keys(WORDS).filter((r) => !result.preliminaryReasons!.includes(r as never))) expect(text).not.toMatch(WORDS[other]!);
+      expect(text).toContain('Check this tire with a tread depth gauge.');
+    }
+    // the shipped models read most renders as photos they did not learn wear from
+    expect(preliminary).toBeGreaterThan(0);
+    expect(errors).toEqual([]);
   });
 });

@@ -118,6 +118,7 @@ export class FakeAnalyzer implements Analyzer {
         depthRangeMm: { min: Math.max(0, Math.round((depth - spread) * 10) / 10), max: Math.round((depth + spread) * 10) / 10 },
         treadHealthIndex: treadHealthIndex(depth),
         isPreliminary: luminance < 40,
+        preliminaryReasons: luminance < 40 ? ['tread_barely_visible' as const] : [],
         modelAlignment: Math.round(60 + (luminance % 40)),
         twiConsensusCount: Math.round(luminance) % 4,
         modelVersion: FAKE_MODEL_VERSION,

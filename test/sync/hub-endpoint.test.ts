@@ -201,3 +201,19 @@ it('GET /sync/scans takes its documented template sent blank (apiKeyId=&cursor=&
   expect(blank.statusCode).toBe(200);
   expect(blank.json().data).toEqual((await hub.app.inject({ url: '/api/v1/sync/scans', headers: { cookie } })).json().data);
 });
+
+it("keeps why a desk's result was preliminary, and refuses a reason of no list (docs/API.md §2 preliminaryReasons)", async () => {
+  const scan = wire();
+  const reasons = ['models_disagree', 'unlike_shop_photos'] as const;
+  const kept = { ...scan, result: { ...scan.result, isPreliminary: true, preliminaryReasons: [...reasons] } };
+  expect((await put(kept, { image: jpeg })).statusCode).toBe(200);
+  const read = await hub.app.inject({ method: 'GET', url: `/api/v1/scans/${scan.scanId}`, headers: { 'x-api-key': key } });
+  expect(read.json().data.result.preliminaryReasons).toEqual(reasons);
+  // a desk of an earlier version sends none
+  expect((await put(wire(), { image: jpeg })).statusCode).toBe(200);
+  for (const bad of [['bald'], [7], 'models_disagree', ['models_disagree', 'models_disagree', 'models_disagree', 'models_disagree', 'models_disagree']]) {
+    const other = wire();
+    const refused = await put({ ...other, result: { ...other.result, preliminaryReasons: bad as never } }, { image: jpeg });
+    expect(expectError(refused, 400, 'VALIDATION_ERROR')).toMatch(/preliminaryReasons/);
+  }
+});

@@ -5,6 +5,7 @@
  */
 import { AppError } from '../errors.js';
 import { whole32nds } from '../../shared/units.js';
+import type { PreliminaryReason } from '../../shared/contract/analyze.js';
 import { MAX_TREAD_DEPTH_MM, treadHealthIndex, wearForDepth, WEAR_CLASSES, type Analysis, type Wear } from './analyzer.js';
 import type { Calibration } from './manifest.js';
 import { findTwiBars, type MaskMaps } from './mask.js';
@@ -209,6 +210,10 @@ export function combine(
     );
   }
 
+  const preliminaryReasons: PreliminaryReason[] = [
+    ...(modelAlignment < 70 ? (['models_disagree'] as const) : []),
+    ...(share < MIN_TREAD_SHARE ? (['tread_barely_visible'] as const) : []),
+  ];
   return {
     regressorMm: tread.depthMm,
     denseMm: dense,
@@ -219,7 +224,8 @@ export function combine(
       estimatedDepthMm: estimate,
       depthRangeMm: { min: round1(min), max: round1(max) },
       treadHealthIndex: treadHealthIndex(estimate),
-      isPreliminary: modelAlignment < 70 || share < MIN_TREAD_SHARE,
+      isPreliminary: preliminaryReasons.length > 0,
+      preliminaryReasons,
       modelAlignment,
       twiConsensusCount: findTwiBars(twiMaps).filter((b) => b.confirmed).length,
       // the nearest whole 32nd inside the wear band, as the counter UI shows it (shared/units.ts)

@@ -11,6 +11,7 @@
  */
 import { AppError } from '../errors.js';
 import { whole32nds } from '../../shared/units.js';
+import type { PreliminaryReason } from '../../shared/contract/analyze.js';
 import { MAX_TREAD_DEPTH_MM, treadHealthIndex, wearForDepth, type Analysis, type SceneReading } from './analyzer.js';
 import { BAND_LIMITS, FULL_DISAGREEMENT_MM, normalCdf, Z80 } from './combine.js';
 import { readPhoto, type ShopReader } from './shop-reader.js';
@@ -231,6 +232,8 @@ export interface SceneResultInput {
  *   or the photo unlike the shop's (the alignment is still given, but the renders-only stack it
  *   compares with reads real photos near chance: on michelin-twi as a shop it marked 56 % of the
  *   reader's results, whose error was 0.79 mm against 0.71 on the others; docs/CALIBRATION.md);
+ * - preliminaryReasons: which of those made it preliminary (models_disagree, tread_barely_visible,
+ *   unlike_training_photos for the support, unlike_shop_photos for a shop's reader), in that order;
  * - twiConsensusCount: confirmed bars only on a photo that is not preliminary and surely a tread.
  */
 export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omit<Analysis, 'modelVersion'> {
@@ -261,7 +264,12 @@ export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omi
   const confidence = Math.min(1, Math.max(0, pSide * inBand));
   const agreement = Math.max(0, 1 - Math.abs(reading.ownMm - input.syntheticMm) / FULL_DISAGREEMENT_MM);
   const modelAlignment = Math.round(100 * (0.7 * agreement + 0.3 * pSide));
-  const isPreliminary = (reading.alignmentDecides && modelAlignment < 70) || out.probs[0] < cal.preliminaryBelow || outside;
+  const preliminaryReasons: PreliminaryReason[] = [
+    ...(reading.alignmentDecides && modelAlignment < 70 ? (['models_disagree'] as const) : []),
+    ...(out.probs[0] < cal.preliminaryBelow ? (['tread_barely_visible'] as const) : []),
+    ...(outside ? ([cal.shopReader ? 'unlike_shop_photos' : 'unlike_training_photos'] as const) : []),
+  ];
+  const isPreliminary = preliminaryReasons.length > 0;
   const surelyTread = !isPreliminary && out.probs[0] >= cal.twiMinTread;
   if (![raw, half, confidence, modelAlignment].every(Number.isFinite)) {
     throw new AppError('MODEL_UNAVAILABLE', 'The models gave no usable reading for this photo; the model files or their manifest may be damaged.');
@@ -273,6 +281,7 @@ export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omi
     depthRangeMm: { min: round1(min), max: round1(max) },
     treadHealthIndex: treadHealthIndex(estimate),
     isPreliminary,
+    preliminaryReasons,
     modelAlignment,
     twiConsensusCount: surelyTread ? input.confirmedBars : 0,
     depth32nds: whole32nds(estimate),

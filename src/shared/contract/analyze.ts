@@ -22,6 +22,14 @@ const Points = Type.Array(
 /** The wear band as written into a result (loose: a stored scan may hold an older value, common.ts). */
 export const WireWearSchema = looseEnum(WEAR_CLASSES);
 
+/**
+ * Why a result is preliminary (docs/API.md §2): the readings disagree (modelAlignment under 70),
+ * the tread is barely visible, the photo is unlike those the shipped wear reading learned from, or
+ * unlike the shop's own photos its reader learned from (a calibration with a reader of its own).
+ */
+export const PRELIMINARY_REASONS = ['models_disagree', 'tread_barely_visible', 'unlike_training_photos', 'unlike_shop_photos'] as const;
+export type PreliminaryReason = (typeof PRELIMINARY_REASONS)[number];
+
 // Loose where stored scans may hold older values (a hub keeps what desks sent): `wear` is a string
 // with `enum` (looseEnum), and depth32nds stays a number (an integer type would truncate a stored
 // 7.6 to 7 silently).
@@ -32,6 +40,12 @@ export const WireResult = Type.Object({
   depthRangeMm: Type.Object({ min: Type.Number(), max: Type.Number() }),
   treadHealthIndex: Type.Integer(),
   isPreliminary: Type.Boolean(),
+  preliminaryReasons: Type.Optional(
+    Type.Array(looseEnum(PRELIMINARY_REASONS), {
+      description:
+        'Why isPreliminary is true, in this order (empty when it is false); absent in scans stored before 2026-11-29 and from models without a reason to give',
+    }),
+  ),
   modelAlignment: Type.Integer(),
   twiConsensusCount: Type.Integer(),
   processingTimeMs: Type.Integer(),

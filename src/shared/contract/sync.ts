@@ -5,7 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { SCAN_CHANGES_KEPT, SCAN_CHANGE_FIELDS, SCAN_CHANGE_VIAS, TIRE_POSITIONS, WEAR_CLASSES, literals, nullable } from './common.js';
 import { MAX_MEASUREMENT_MM, VEHICLE_MAX } from './limits.js';
-import { WireResult } from './analyze.js';
+import { PRELIMINARY_REASONS, WireResult } from './analyze.js';
 import { ScanAdditions, WireScanBase } from './scans.js';
 
 /**
@@ -80,6 +80,7 @@ export const SyncScanSchema = Type.Object({
       treadHealthIndex: Type.Integer({ minimum: 0, maximum: 100 }),
       modelAlignment: Type.Integer({ minimum: 0, maximum: 100 }),
       twiConsensusCount: Type.Integer({ minimum: 0 }),
+      preliminaryReasons: Type.Optional(Type.Array(literals(PRELIMINARY_REASONS), { maxItems: PRELIMINARY_REASONS.length })),
       processingTimeMs: Type.Integer({ minimum: 0 }),
       modelVersion: Type.String({ maxLength: 64 }),
       disclaimer: Type.String({ maxLength: 1000 }),

@@ -5,6 +5,7 @@ import type { ScanChange, WirePosition, WireScan } from '../../../shared/api';
 import { useSession } from '../hooks/useSession';
 import { POSITION_LABEL, WEAR_ADVICE, WEAR_LABEL, formatDate, formatDepth, formatIn, formatRange, legalMinimumMm } from '../lib/format';
 import { depthOfRecord } from '../lib/record';
+import { preliminarySentences } from '../lib/preliminary';
 import type { ScanView } from '../lib/scanView';
 import { CorrectionForm } from './CorrectionForm';
 import { DepthBar } from './DepthBar';
@@ -78,14 +79,8 @@ export function ResultCard({ scan, onMeasured, onCorrected, actions, queueId, lo
         {record.isPreliminary && (
           // part of the result, read with it (not an alert interrupting every preliminary result and every detail view)
           <p className="message message-warn">
-            <strong>Preliminary result.</strong>{' '}
-            {/* docs/API.md §2: preliminary when the alignment is under 70, when little of the frame shows tread, or
-                (since tread-2026.11.29.3) when the photo is unlike those the wear reading learned from, mostly a
-                close-up of tread: with the alignment at 70 or more it is one of the last two, which the result does not tell apart */}
-            {r.modelAlignment < 70
-              ? `The models disagree (alignment ${r.modelAlignment}%).`
-              : 'The models cannot read this photo well: little of it shows tread, or it is a kind of photo they did not learn wear from.'}{' '}
-            Check this tire with a tread depth gauge.
+            <strong>Preliminary result.</strong> {/* docs/API.md §2 preliminaryReasons (lib/preliminary.ts) */}
+            {preliminarySentences(r).join(' ')} Check this tire with a tread depth gauge.
           </p>
         )}
         <p className="depth-figure">
