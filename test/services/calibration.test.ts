@@ -172,6 +172,13 @@ describe('shop calibration service', () => {
     const second = JSON.parse(await readFile(path.join(t.dataDir, 'calibrations', `${folder}.2`, 'manifest.json'), 'utf8'));
     expect(second.version).toBe(`${written.version}.2`);
     expect((await service.status(account)).active).toMatchObject({ version: `${written.version}.2` });
+    // the record is read again only when its manifest changes (status is polled each second), and then at once
+    const edited = path.join(t.dataDir, 'calibrations', `${folder}.2`, 'manifest.json');
+    const { shopCalibration: _dropped, ...byHand } = second as Record<string, unknown>;
+    await writeFile(edited, JSON.stringify(byHand));
+    expect((await service.status(account)).active).toBeNull();
+    await writeFile(edited, JSON.stringify(second));
+    expect((await service.status(account)).active).toMatchObject({ version: `${written.version}.2` });
   });
 
   it("fits a reader of the shop's own where the models give features that hold what the estimate does not", async () => {

@@ -11,6 +11,8 @@
  * shop. So the job is reached from the desk only (signed in at this computer), one at a time.
  * A server whose models are set by TIREWEAR_MODELS_DIR keeps them: calibrate with the CLI there.
  */
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
 import type { CalibrationFit, CalibrationStatus } from '../../shared/api.js';
 import type { Analyzer } from '../analysis/analyzer.js';
 import { readManifestJson } from '../analysis/calibration-files.js';
@@ -105,8 +107,17 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
   let shippedRead: Promise<Record<string, unknown> | null> | null = null;
   const shippedManifest = () => (shippedRead ??= readManifestJson(config.shippedModelsDir));
 
+  /**
+   * The served calibration's record, read again only when its manifest changed (another folder,
+   * or a new file: a calibration's manifest is renamed into place). A shop's reader makes that
+   * manifest about 0.85 MB of JSON, and the status is polled each second while Settings is open.
+   */
+  let activeRead: { key: string; record: Promise<CalibrationStatus['active']> } | null = null;
   async function active(): Promise<CalibrationStatus['active']> {
-    return activeCalibration(await readManifestJson(servedDir));
+    const file = await stat(path.join(servedDir, 'manifest.json')).catch(() => null);
+    const key = file ? `${servedDir}\0${file.ino}\0${file.size}\0${file.mtimeMs}` : `${servedDir}\0none`;
+    if (activeRead?.key !== key) activeRead = { key, record: readManifestJson(servedDir).then(activeCalibration) };
+    return activeRead.record;
   }
 
   const blockedBy = (): string | null =>
