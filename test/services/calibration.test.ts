@@ -63,13 +63,18 @@ function serviceOn(test: HttpTest, more: Partial<Parameters<typeof createCalibra
   });
 }
 
-/** `made`: what each loaded fake is set to (givesFeatures). */
-async function setUp(config: Record<string, unknown> = {}, made: (fake: FakeAnalyzer) => void = () => undefined) {
+/** `made`: what each loaded fake is set to (givesFeatures); `before`: awaited before each load (the n-th, from 0). */
+async function setUp(
+  config: Record<string, unknown> = {},
+  made: (fake: FakeAnalyzer) => void = () => undefined,
+  before: (n: number) => Promise<void> = async () => undefined,
+) {
   t = await httpTest({ config: { shippedModelsDir: MODELS_DIR, modelsDir: MODELS_DIR, ...config } });
   const loads: string[] = [];
   const loaded: FakeAnalyzer[] = [];
   const service = serviceOn(t, {
     loadAnalyzer: async (dir) => {
+      await before(loads.length);
       loads.push(dir);
       const fake = new FakeAnalyzer();
       made(fake);
@@ -119,6 +124,24 @@ describe('shop calibration service', () => {
     expect(loaded[0]!.closed).toBe(true);
     expect(existsSync(path.join(t.dataDir, 'calibrations'))).toBe(false);
     expect(existsSync(path.join(t.dataDir, 'settings.json'))).toBe(false);
+  });
+
+  it('says what a running job is doing: reading the photos (done of total), fitting, then writing and loading the models', async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // the second load is the calibrated models' (the first, the shipped ones to read with): held until the test has seen the phase
+    const { t, service } = await setUp(
+      {},
+      () => undefined,
+      (n) => (n === 1 ? held : Promise.resolve()),
+    );
+    const { account } = await measuredScans(t, 40, (e) => round1(1.3 * e + 0.4));
+    const started = await service.start(account);
+    expect(started.job).toMatchObject({ state: 'running', phase: 'reading', done: 0, total: 40 });
+    await expect.poll(async () => (await service.status(account)).job).toMatchObject({ state: 'running', phase: 'writing', done: 40, total: 40 });
+    release();
+    await service.idle();
+    expect((await service.status(account)).job).toMatchObject({ state: 'applied' });
   });
 
   it('applies a correction: folder written, settings.json names it, the served models swapped; revert undoes it and keeps the folder', async () => {

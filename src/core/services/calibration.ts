@@ -197,12 +197,14 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
       await finish(startedAt, 'failed', message, null, skipped);
       return;
     }
+    progress.phase = 'fitting';
     const fit = await fitShopCalibrationWithReader(points);
     if (!fit.depthApplied && !fit.intervalApplied && !fit.readerApplied) {
       const message = `On these ${fit.tires} photos the models as shipped need no correction that cross-validation confirms. Nothing was changed.`;
       await finish(startedAt, 'unchanged', message, wireFit(fit), skipped);
       return;
     }
+    progress.phase = 'writing';
     const { next, outDir, written } = await writeShopModels({ config, base, fit, created: clock.now(), labels, load, checkOpen });
     analyzer.swap(next);
     servedDir = outDir;
@@ -245,7 +247,7 @@ export function createCalibrationService(deps: CalibrationDeps): CalibrationServ
       );
     }
     const startedAt = clock.now().toISOString();
-    const progress = { state: 'running' as const, startedAt, done: 0, total: count };
+    const progress: Running = { state: 'running', startedAt, phase: 'reading', done: 0, total: count };
     job = progress;
     running = run(scans, progress)
       .catch(async (error: unknown) => {

@@ -1,6 +1,6 @@
 /** GET, POST, DELETE /calibration: the shop calibration of the Settings screen. */
 import { Type, type Static } from '@sinclair/typebox';
-import { nullable } from './common.js';
+import { looseEnum, nullable } from './common.js';
 
 /** Cross-validated figures of a shop calibration (each photo read with a correction fitted without it). */
 export const CalibrationFigures = Type.Object({ mae: Type.Number(), within1mm: Type.Number(), coverage: Type.Number(), wearAccuracy: Type.Number() });
@@ -28,6 +28,8 @@ export type CalibrationFit = Static<typeof CalibrationFit>;
 const Running = Type.Object({
   state: Type.Literal('running'),
   startedAt: Type.String(),
+  /** reading: the photos read again (done of total); fitting: the fit and its cross-validation (a reader of 1 500 readings takes about 20 s); writing: the calibrated models written, checked and loaded. */
+  phase: looseEnum(['reading', 'fitting', 'writing'] as const),
   done: Type.Integer(),
   total: Type.Integer(),
 });

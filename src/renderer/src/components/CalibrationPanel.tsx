@@ -16,6 +16,15 @@ export const CALIBRATION_POLL_MS = 1000;
 
 const pct = (x: number) => `${Math.round(x * 100)} %`;
 
+type RunningJob = Extract<NonNullable<CalibrationStatus['job']>, { state: 'running' }>;
+
+/** What a running calibration is doing, as the status gives it (docs/API.md §6). */
+export function runningText(job: RunningJob): string {
+  if (job.phase === 'writing') return 'Fitted; writing and loading the calibrated models…';
+  if (job.phase === 'fitting' || job.done >= job.total) return `All ${job.total} photos read; fitting…`;
+  return `Reading photo ${job.done + 1} of ${job.total}…`;
+}
+
 /** `calibrated`: the second column's heading (a reader of the shop's own, or the correction). */
 function FiguresTable({ before, after, units, calibrated }: { before: CalibrationFigures; after: CalibrationFigures; units: Units; calibrated: string }) {
   const rows: Array<[string, (f: CalibrationFigures) => string]> = [
@@ -211,8 +220,8 @@ export function CalibrationPanel() {
       </p>
       {job?.state === 'running' && (
         <div>
-          {/* every photo read: the fit runs (a reader of 1 500 readings takes about 20 s) */}
-          <p>{job.done >= job.total ? `All ${job.total} photos read; fitting…` : `Reading photo ${job.done + 1} of ${job.total}…`}</p>
+          {/* every photo read: the fit runs (a reader of 1 500 readings takes about 20 s), then the models are written and loaded */}
+          <p>{runningText(job)}</p>
           <progress max={job.total} value={job.done} aria-label="Calibration progress" />
         </div>
       )}
