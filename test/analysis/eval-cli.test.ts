@@ -113,7 +113,15 @@ test('--real: usage mistakes, and the real-photo table over the sets it finds', 
   const { readFile } = await import('node:fs/promises');
   const rows = (await readFile(perPhoto, 'utf8')).trim().split('\n');
   expect(rows).toHaveLength(3);
-  expect(rows[0]).toBe('set,file,box,truth,pct,error,estimatedDepthMm,confidence,isPreliminary,modelAlignment');
+  expect(rows[0]).toBe('set,file,box,truth,pct,error,estimatedDepthMm,confidence,isPreliminary,modelAlignment,preliminaryReasons');
+  // an answered photo's reasons, space-separated, given exactly when it is preliminary
+  for (const row of rows.slice(1)) {
+    const cells = row.split(',');
+    if (cells[5] !== '') continue; // refused
+    const reasons = cells[10]!.split(' ').filter(Boolean);
+    expect(reasons.length > 0).toBe(cells[8] === 'true');
+    for (const reason of reasons) expect(['models_disagree', 'tread_barely_visible', 'unlike_training_photos', 'unlike_shop_photos']).toContain(reason);
+  }
   await rm(real, { recursive: true, force: true });
   await rm(empty, { recursive: true, force: true });
 }, 60_000);

@@ -55,7 +55,7 @@ async function real(
     process.exit(2);
   }
   const rows: RealFigures[] = [];
-  const photos: string[] = ['set,file,box,truth,pct,error,estimatedDepthMm,confidence,isPreliminary,modelAlignment'];
+  const photos: string[] = ['set,file,box,truth,pct,error,estimatedDepthMm,confidence,isPreliminary,modelAlignment,preliminaryReasons'];
   for (const set of sets) {
     const own = opts.loso ? path.join(opts.loso, sourceOf(set.name)) : null;
     const modelsDir = own && existsSync(path.join(own, 'manifest.json')) ? own : opts.modelsDir;
@@ -81,6 +81,7 @@ async function real(
         a?.confidence ?? '',
         a?.isPreliminary ?? '',
         a?.modelAlignment ?? '',
+        a?.preliminaryReasons?.join(' ') ?? '',
       ];
       photos.push(cells.map((c) => (/[",\n]/.test(String(c)) ? `"${String(c).replace(/"/g, '""')}"` : String(c))).join(','));
     }
