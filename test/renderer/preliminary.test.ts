@@ -40,4 +40,8 @@ it('infers the sentence from the alignment for a scan stored before the reasons,
     /^The models cannot read this photo well/,
   );
   expect(preliminarySentences({ ...base, preliminaryReasons: [] })).toEqual(['The models disagree (alignment 64%).']);
+  // nor is a name every object has (a stored value is data, not a key into the code)
+  for (const odd of ['constructor', 'toString', '__proto__']) {
+    expect(preliminarySentences({ ...base, modelAlignment: 80, preliminaryReasons: [odd as never] })[0]).toMatch(/^The models cannot read this photo well/);
+  }
 });

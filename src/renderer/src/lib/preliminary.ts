@@ -14,7 +14,7 @@ const SENTENCES: Record<string, (r: WireResult) => string> = {
 };
 
 export function preliminarySentences(r: WireResult): string[] {
-  const known = (r.preliminaryReasons ?? []).filter((reason) => reason in SENTENCES);
+  const known = (r.preliminaryReasons ?? []).filter((reason) => Object.hasOwn(SENTENCES, reason));
   if (known.length > 0) return known.map((reason) => SENTENCES[reason]!(r));
   return [
     r.modelAlignment < 70
