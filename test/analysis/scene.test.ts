@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { wearForDepth } from '../../src/core/analysis/analyzer.js';
 import {
+  mixtureInterval,
   NOT_VISIBLE_MESSAGE,
   refuseUnlessTread,
   sceneOf,
@@ -10,6 +11,7 @@ import {
   type SceneCalibration,
   type SceneOutput,
 } from '../../src/core/analysis/scene.js';
+import { normalCdf } from '../../src/core/analysis/combine.js';
 import { SCENE_CAL } from './helpers.js';
 
 const cal: SceneCalibration = SCENE_CAL;
@@ -137,9 +139,51 @@ describe('the result from the scene reader', () => {
     expect(unsure.preliminaryReasons).toContain('tread_barely_visible');
     expect(result({ probs: [0.55, 0.4, 0.05], worn: 0.1 }, 2).preliminaryReasons).toEqual(['models_disagree', 'tread_barely_visible']);
     expect(unsure.twiConsensusCount).toBe(0);
+    // readings that disagree: the interval is their mixture's, the stack weighing 1 − the support
+    expect(sure.depthRangeMm.min).toBeGreaterThanOrEqual(sure.estimatedDepthMm - 2); // ± 1.2816 × 1.5, no more
+    expect(apart.depthRangeMm).toEqual(sure.depthRangeMm); // full support (none given): the stack weighs nothing
+    const doubted = result({ worn: 0.1, support: 0.5 }, 2);
+    expect(doubted.preliminaryReasons).toContain('models_disagree');
+    expect(doubted.estimatedDepthMm).toBe(sure.estimatedDepthMm);
+    expect(doubted.depthRangeMm.min).toBeLessThan(2); // reaches the stack's 2 mm
+    expect(doubted.depthRangeMm.max).toBeGreaterThan(doubted.estimatedDepthMm);
+    const lessDoubted = result({ worn: 0.1, support: 0.8 }, 2);
+    expect(lessDoubted.depthRangeMm.min).toBeGreaterThan(doubted.depthRangeMm.min);
+    expect(lessDoubted.depthRangeMm.min).toBeLessThan(sure.depthRangeMm.min);
+    const wornApart = result({ worn: 0.97, support: 0.5 }, 7);
+    expect(wornApart.preliminaryReasons).toContain('models_disagree');
+    expect(wornApart.estimatedDepthMm).toBeLessThan(3);
+    expect(wornApart.depthRangeMm.max).toBeGreaterThan(7);
     const readButNotSure = result({ probs: [0.8, 0.15, 0.05], worn: 0.1 }, 7);
     expect(readButNotSure.isPreliminary).toBe(false);
     expect(readButNotSure.twiConsensusCount).toBe(0); // under twiMinTread
+  });
+
+  it('gives readings that disagree the central 80 % of their mixture', () => {
+    const [lo, hi] = mixtureInterval(4, 4, 1.5);
+    expect(lo).toBeCloseTo(4 - 1.2816 * 1.5, 3);
+    expect(hi).toBeCloseTo(4 + 1.2816 * 1.5, 3);
+    // far apart: each tail is a fifth of one reading's Gaussian, 0.8416 sd beyond it
+    const [a, b] = mixtureInterval(1, 7, 1);
+    expect(a).toBeCloseTo(1 - 0.8416, 2);
+    expect(b).toBeCloseTo(7 + 0.8416, 2);
+    // symmetric in its readings, and 80 % of the mixture inside
+    expect(mixtureInterval(7, 1, 1)).toEqual([a, b]);
+    const cdf = (x: number) => 0.5 * normalCdf(x - 1) + 0.5 * normalCdf(x - 7);
+    expect(cdf(b) - cdf(a)).toBeCloseTo(0.8, 6);
+    // between: wider than one reading's, narrower than both intervals joined
+    const [c, d] = mixtureInterval(3, 4.5, 1.5);
+    expect(d - c).toBeGreaterThan(2 * 1.2816 * 1.5);
+    expect(d - c).toBeLessThan(1.5 + 2 * 1.2816 * 1.5);
+    // weighted: nothing on the second is the first alone; a little on it stretches the interval toward it
+    const [e, f] = mixtureInterval(1, 7, 1, 0);
+    expect(e).toBeCloseTo(1 - 1.2816, 3);
+    expect(f).toBeCloseTo(1 + 1.2816, 3);
+    const [g, h] = mixtureInterval(1, 7, 1, 0.2);
+    expect(g).toBeCloseTo(1 - 1.1503, 3); // 0.8 · Φ(g − 1) = 0.1
+    expect(h).toBeCloseTo(7, 2); // 0.8 + 0.2 · Φ(h − 7) = 0.9
+    const wcdf = (x: number) => 0.8 * normalCdf(x - 1) + 0.2 * normalCdf(x - 7);
+    expect(wcdf(h) - wcdf(g)).toBeCloseTo(0.8, 6);
   });
 
   it('says so where the photo is unlike those the worn probability learned from: the same estimate, a lower confidence, the whole scale, preliminary', () => {
@@ -173,8 +217,10 @@ describe('the result from the scene reader', () => {
   });
 
   it('applies a shop’s line to the estimate and its interval', () => {
-    const plain = result({ worn: 0.5 });
-    const shop = result({ worn: 0.5 }, 6, { ...cal, shopLine: { intercept: 0.5, slope: 1.5, intervalScale: 2 } });
+    // the synthetic stack agreeing (3 mm, as the worn probability 0.5 reads), so that only the line widens the interval
+    const plain = result({ worn: 0.5 }, 3);
+    expect(plain.preliminaryReasons).not.toContain('models_disagree');
+    const shop = result({ worn: 0.5 }, 3, { ...cal, shopLine: { intercept: 0.5, slope: 1.5, intervalScale: 2 } });
     expect(shop.estimatedDepthMm).toBe(5);
     const width = (r: typeof plain) => r.depthRangeMm.max - r.depthRangeMm.min;
     expect(width(shop)).toBeGreaterThan(2.5 * width(plain));

@@ -100,6 +100,10 @@ describe('deciding what to keep', () => {
     // an ordinary interval, or a wide one on a result that is not preliminary, is resized as before
     expect(pointFrom(5, { estimatedDepthMm: 5, depthRangeMm: { min: 3.1, max: 6.9 }, isPreliminary: true }).fixedInterval).toBeUndefined();
     expect(pointFrom(5, { estimatedDepthMm: 5, depthRangeMm: { min: 1, max: 9 }, isPreliminary: false }).fixedInterval).toBeUndefined();
+    // the even mixture of two readings that disagree is no estimate ± a half-width either, however narrow
+    const mixture = { estimatedDepthMm: 1.2, depthRangeMm: { min: 0.1, max: 4.6 }, isPreliminary: true };
+    expect(pointFrom(3, { ...mixture, preliminaryReasons: ['models_disagree'] }).fixedInterval).toBe(true);
+    expect(pointFrom(3, { ...mixture, preliminaryReasons: ['tread_barely_visible'] }).fixedInterval).toBeUndefined();
     // 100 ordinary tires whose intervals are too narrow, and 150 close-ups answered with the whole scale
     const ordinary = shop(100, (d) => d, { noise: 1, half: 0.3 });
     const closeUps = shop(150, (d) => d, { noise: 1, seed: 7 }).map((p) =>

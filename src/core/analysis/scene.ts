@@ -157,6 +157,10 @@ interface Reading {
   alignmentDecides: boolean;
   /** The interval when it is the whole depth scale. */
   whole?: [number, number];
+  /** The other reading (the synthetic stack as this reading reports it): the interval reaches it when the two disagree. */
+  otherMm: number;
+  /** The other reading's share in the interval's mixture when the two disagree: 1 − the support. */
+  otherWeight: number;
 }
 
 /** The shipped reading: the calibrated worn probability on the millimetre scale, a shop's line, the support. */
@@ -173,6 +177,9 @@ function sceneReading(out: SceneOutput, syntheticMm: number, cal: SceneCalibrati
     sd: cal.realSigmaMm * line.slope * line.intervalScale,
     pWorn: support * pWorn + (1 - support) * 0.5,
     ownMm: sceneMm,
+    otherMm: Math.min(MAX_TREAD_DEPTH_MM, Math.max(0, line.intercept + line.slope * syntheticMm)),
+    // the support is how like the labelled photos this one is: where it is not, the stack (renders) may be the better depth
+    otherWeight: 1 - support,
     outside,
     alignmentDecides: true,
     ...(outside ? { whole: [reported(cal.depthScale.wornMm), reported(cal.depthScale.usableMm)] as [number, number] } : {}),
@@ -201,10 +208,32 @@ function shopReading(out: SceneOutput, reader: ShopReader, cal: SceneCalibration
     sd,
     pWorn: outside ? 0.5 : normalCdf((WORN_BELOW_MM - raw) / sd),
     ownMm: own,
+    otherMm: raw,
+    otherWeight: 0,
     outside,
     alignmentDecides: false,
     ...(outside ? { whole: [cal.depthScale.wornMm, cal.depthScale.usableMm] as [number, number] } : {}),
   };
+}
+
+/**
+ * The central 80 % of a mixture of two Gaussians of standard deviation `sd` around `a` and `b`,
+ * `b` weighing `wb` (its 10th and 90th percentiles, by bisection): a ± 1.2816·sd when they coincide
+ * or `b` weighs nothing; for an even mixture of readings far apart, each reading and 0.84·sd beyond.
+ */
+export function mixtureInterval(a: number, b: number, sd: number, wb = 0.5): [number, number] {
+  const cdf = (x: number) => (1 - wb) * normalCdf((x - a) / sd) + wb * normalCdf((x - b) / sd);
+  const quantile = (p: number) => {
+    let lo = Math.min(a, b) - 4 * sd;
+    let hi = Math.max(a, b) + 4 * sd;
+    for (let i = 0; i < 50; i++) {
+      const mid = (lo + hi) / 2;
+      if (cdf(mid) < p) lo = mid;
+      else hi = mid;
+    }
+    return (lo + hi) / 2;
+  };
+  return [quantile(0.1), quantile(0.9)];
 }
 
 export interface SceneResultInput {
@@ -220,7 +249,10 @@ export interface SceneResultInput {
  * - estimate: (1 − w)·scene depth + w·synthetic stack, w = syntheticWeight; the scene depth is the
  *   calibrated worn probability on the millimetre scale (sceneDepth);
  * - 80 % interval: estimate ± 1.2816·realSigmaMm; for a photo outside what the worn probability
- *   learned from (support under `supportBelow`), the whole depth scale (wornMm to usableMm);
+ *   learned from (support under `supportBelow`), the whole depth scale (wornMm to usableMm); for
+ *   readings that disagree (models_disagree), the central 80 % of a mixture of the estimate and the
+ *   synthetic stack, each with that spread, the stack weighing 1 − the support (mixtureInterval):
+ *   the less the photo is like the labelled ones, the more the renders' reading may be the depth;
  * - confidence (the probability that the band is right): the probability of the band's side of
  *   3.0 mm (worn or usable) times the Gaussian's share of that side that lies in the band; the side's
  *   probability is the calibrated worn probability where the photo is like the labelled ones and
@@ -251,9 +283,6 @@ export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omi
   const { raw, sd, outside } = reading;
   const half = Z80 * sd;
   const estimate = round1(raw);
-  const [low, high] = reading.whole ?? [raw - half, raw + half];
-  const min = Math.min(estimate, Math.max(0, Math.floor(low * 10) / 10));
-  const max = Math.max(estimate, Math.ceil(high * 10) / 10);
   const wear = wearForDepth(estimate);
   const wornSide = estimate < WORN_BELOW_MM;
   const pSide = wornSide ? reading.pWorn : 1 - reading.pWorn;
@@ -270,6 +299,12 @@ export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omi
     ...(outside ? ([cal.shopReader ? 'unlike_shop_photos' : 'unlike_training_photos'] as const) : []),
   ];
   const isPreliminary = preliminaryReasons.length > 0;
+  // readings that disagree: the interval is the 80 % of their mixture, the stack weighing 1 − the support
+  const [low, high] =
+    reading.whole ??
+    (preliminaryReasons.includes('models_disagree') ? mixtureInterval(raw, reading.otherMm, sd, reading.otherWeight) : [raw - half, raw + half]);
+  const min = Math.min(estimate, Math.max(0, Math.floor(low * 10) / 10));
+  const max = Math.max(estimate, Math.ceil(high * 10) / 10);
   const surelyTread = !isPreliminary && out.probs[0] >= cal.twiMinTread;
   if (![raw, half, confidence, modelAlignment].every(Number.isFinite)) {
     throw new AppError('MODEL_UNAVAILABLE', 'The models gave no usable reading for this photo; the model files or their manifest may be damaged.');

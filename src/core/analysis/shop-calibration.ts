@@ -39,9 +39,12 @@ export interface ShopPoint {
   /** The reported 80 % interval. */
   rangeMm: { min: number; max: number };
   /**
-   * The interval is the scene reader's whole depth scale, given to a photo unlike those its wear
-   * reading learned from (scene.ts, since tread-2026.11.29.3): the app moves it with the depth line
-   * but never resizes it, so it takes no part in the interval factor.
+   * The interval is not the estimate ± a half-width: the scene reader's whole depth scale, given to
+   * a photo unlike those its wear reading learned from (scene.ts, since tread-2026.11.29.3), or an
+   * even mixture of two readings that disagree (since 2026-11-29). It takes no part in the interval
+   * factor, and is judged as reported, moved with the depth line (the app moves the whole scale so
+   * and never resizes it; a mixture's readings it moves with the line and its spread it scales by
+   * the factor, which only widens it).
    */
   fixedInterval?: boolean;
   /** The scene network's features for the photo (scene models since tread-2026.11.29.4): what a shop's reader is fitted on. */
@@ -57,13 +60,16 @@ export const WHOLE_SCALE_MIN_WIDTH_MM = 6;
 
 export const pointFrom = (
   gaugeMm: number,
-  analysis: Pick<Analysis, 'estimatedDepthMm' | 'depthRangeMm' | 'isPreliminary'>,
+  analysis: Pick<Analysis, 'estimatedDepthMm' | 'depthRangeMm' | 'isPreliminary' | 'preliminaryReasons'>,
   features?: Float32Array,
 ): ShopPoint => ({
   gaugeMm,
   estimateMm: analysis.estimatedDepthMm,
   rangeMm: { ...analysis.depthRangeMm },
-  ...(analysis.isPreliminary && analysis.depthRangeMm.max - analysis.depthRangeMm.min >= WHOLE_SCALE_MIN_WIDTH_MM ? { fixedInterval: true } : {}),
+  ...(analysis.isPreliminary &&
+  (analysis.depthRangeMm.max - analysis.depthRangeMm.min >= WHOLE_SCALE_MIN_WIDTH_MM || analysis.preliminaryReasons?.includes('models_disagree'))
+    ? { fixedInterval: true }
+    : {}),
   ...(features ? { features } : {}),
 });
 
