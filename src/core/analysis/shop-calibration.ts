@@ -40,11 +40,11 @@ export interface ShopPoint {
   rangeMm: { min: number; max: number };
   /**
    * The interval is not the estimate ± a half-width: the scene reader's whole depth scale, given to
-   * a photo unlike those its wear reading learned from (scene.ts, since tread-2026.11.29.3), or an
-   * even mixture of two readings that disagree (since 2026-11-29). It takes no part in the interval
+   * a photo unlike those its wear reading learned from (scene.ts, since tread-2026.11.29.3), or the
+   * mixture of two readings that disagree (since 2026-11-29). It takes no part in the interval
    * factor, and is judged as reported, moved with the depth line (the app moves the whole scale so
-   * and never resizes it; a mixture's readings it moves with the line and its spread it scales by
-   * the factor, which only widens it).
+   * and never resizes it; a mixture's two readings it moves with the line, and its spread it also
+   * scales by the factor, which the fit judged on the other photos).
    */
   fixedInterval?: boolean;
   /** The scene network's features for the photo (scene models since tread-2026.11.29.4): what a shop's reader is fitted on. */
