@@ -32,6 +32,7 @@ describe('POST /api/v1/analyze succeeds', () => {
         'depthRangeMm',
         'treadHealthIndex',
         'isPreliminary',
+        'preliminaryReasons',
         'modelAlignment',
         'twiConsensusCount',
         'processingTimeMs',

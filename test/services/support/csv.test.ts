@@ -43,17 +43,19 @@ describe('export', () => {
     const lines = csv.split('\r\n');
     expect(lines[0]).toBe(CSV_HEADER.join(','));
     expect(lines[0]).toBe(
-      'scanId,createdAt,vehicle,position,wear,estimatedDepthMm,depthMinMm,depthMaxMm,confidence,modelVersion,measurementMm,depthOfRecordMm,isPreliminary,measuredAt',
+      'scanId,createdAt,vehicle,position,wear,estimatedDepthMm,depthMinMm,depthMaxMm,confidence,modelVersion,measurementMm,depthOfRecordMm,isPreliminary,measuredAt,preliminaryReasons',
     );
     expect(lines).toHaveLength(4);
     expect(lines[3]).toBe('');
     expect(lines[1]).toMatch(new RegExp(`^${first},2026-11-21T12:00:00.000Z,"'=cmd\\|""/c calc""!A1",FL,`));
     expect(lines[2]).toMatch(new RegExp(`^${second},2026-11-21T12:01:00.000Z,"Golf, blue",,`));
     // the gauge reading is the depth of record, and a measured scan is not preliminary
-    expect(lines[2]).toMatch(/,3\.4,3\.4,false,2026-11-21T12:01:00\.000Z$/);
+    expect(lines[2]).toMatch(/,3\.4,3\.4,false,2026-11-21T12:01:00\.000Z,$/);
     // without one: the estimate, preliminary as analysed
     const estimate = (await t.core.store.scans.get(first))!.result;
-    expect(lines[1]).toMatch(new RegExp(`,${estimate.modelVersion},,${estimate.estimatedDepthMm},${estimate.isPreliminary},$`));
+    expect(lines[1]).toMatch(
+      new RegExp(`,${estimate.modelVersion},,${estimate.estimatedDepthMm},${estimate.isPreliminary},,${(estimate.preliminaryReasons ?? []).join(' ')}$`),
+    );
     expect(csv).not.toContain('not mine');
 
     const filtered = await t.core.services.scans.exportCsv(owner, { vehicle: 'golf' });
@@ -85,6 +87,22 @@ describe('formats for Excel', () => {
     expect(second).not.toMatch(/;\d+\.\d+;/);
     const plainRow = scansToCsv([{ ...scan, vehicle: 'Golf' }], 'excel-semicolon').split('\r\n')[1]!;
     expect(plainRow.split(';')).toHaveLength(CSV_HEADER.length);
+  });
+
+  test('says why an estimate is preliminary, and nothing once the tire is measured', () => {
+    const base = makeScan({});
+    const preliminary = {
+      ...base,
+      measurementMm: null,
+      result: { ...base.result, isPreliminary: true, preliminaryReasons: ['models_disagree' as const, 'unlike_training_photos' as const] },
+    };
+    const [, row] = scansToCsv([preliminary]).split('\r\n');
+    expect(row).toMatch(/,true,,models_disagree unlike_training_photos$/);
+    const [, measured] = scansToCsv([{ ...preliminary, measurementMm: 4.1, measuredAt: new Date('2026-11-21T12:00:00Z') }]).split('\r\n');
+    expect(measured).toMatch(/,4\.1,false,2026-11-21T12:00:00\.000Z,$/);
+    // a scan stored before the reasons were written: an empty cell
+    const { preliminaryReasons: _none, ...older } = preliminary.result;
+    expect(scansToCsv([{ ...preliminary, result: older }]).split('\r\n')[1]).toMatch(/,true,,$/);
   });
 
   test('the counter picks the dialect of the computer’s number format', () => {

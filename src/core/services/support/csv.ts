@@ -10,10 +10,10 @@ import type { CsvFormat } from '../../../shared/contract/limits.js';
  * The depth a scan stands for: the gauge reading where there is one, else the estimate (the
  * same rule as the wire's depthOfRecordMm, http/wire.ts), and whether it is still preliminary.
  */
-function ofRecord(scan: ScanRecord): { depthMm: number; isPreliminary: boolean } {
+function ofRecord(scan: ScanRecord): { depthMm: number; isPreliminary: boolean; reasons: string } {
   return scan.measurementMm === null
-    ? { depthMm: scan.result.estimatedDepthMm, isPreliminary: scan.result.isPreliminary }
-    : { depthMm: scan.measurementMm, isPreliminary: false };
+    ? { depthMm: scan.result.estimatedDepthMm, isPreliminary: scan.result.isPreliminary, reasons: (scan.result.preliminaryReasons ?? []).join(' ') }
+    : { depthMm: scan.measurementMm, isPreliminary: false, reasons: '' };
 }
 
 export const CSV_HEADER = [
@@ -31,6 +31,7 @@ export const CSV_HEADER = [
   'depthOfRecordMm',
   'isPreliminary',
   'measuredAt',
+  'preliminaryReasons',
 ] as const;
 
 /**
@@ -70,6 +71,7 @@ export function scansToCsv(scans: readonly ScanRecord[], format: CsvFormat = 'cs
       ofRecord(s).depthMm,
       ofRecord(s).isPreliminary,
       s.measuredAt ? s.measuredAt.toISOString() : null,
+      ofRecord(s).reasons,
     ]
       .map(cell)
       .join(separator),
