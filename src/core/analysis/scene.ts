@@ -153,14 +153,15 @@ interface Reading {
   ownMm: number;
   /** Outside what the reading learned from: preliminary. */
   outside: boolean;
-  /** Whether a modelAlignment under 70 makes the result preliminary (not for a shop's reader: sceneResult). */
-  alignmentDecides: boolean;
   /** The interval when it is the whole depth scale. */
   whole?: [number, number];
-  /** The other reading (the synthetic stack as this reading reports it): the interval reaches it when the two disagree. */
-  otherMm: number;
-  /** The other reading's share in the interval's mixture when the two disagree: 1 − the support. */
-  otherWeight: number;
+  /**
+   * The synthetic stack as a second opinion (the shipped reading; not a shop's reader, see
+   * sceneResult): as this reading reports it, and its share in the interval's mixture (1 − the
+   * support). When given, a modelAlignment under 70 makes the result preliminary and the interval
+   * that mixture's.
+   */
+  second?: { mm: number; weight: number };
 }
 
 /** The shipped reading: the calibrated worn probability on the millimetre scale, a shop's line, the support. */
@@ -177,11 +178,9 @@ function sceneReading(out: SceneOutput, syntheticMm: number, cal: SceneCalibrati
     sd: cal.realSigmaMm * line.slope * line.intervalScale,
     pWorn: support * pWorn + (1 - support) * 0.5,
     ownMm: sceneMm,
-    otherMm: Math.min(MAX_TREAD_DEPTH_MM, Math.max(0, line.intercept + line.slope * syntheticMm)),
     // the support is how like the labelled photos this one is: where it is not, the stack (renders) may be the better depth
-    otherWeight: 1 - support,
+    second: { mm: reported(syntheticMm), weight: 1 - support },
     outside,
-    alignmentDecides: true,
     ...(outside ? { whole: [reported(cal.depthScale.wornMm), reported(cal.depthScale.usableMm)] as [number, number] } : {}),
   };
 }
@@ -208,10 +207,7 @@ function shopReading(out: SceneOutput, reader: ShopReader, cal: SceneCalibration
     sd,
     pWorn: outside ? 0.5 : normalCdf((WORN_BELOW_MM - raw) / sd),
     ownMm: own,
-    otherMm: raw,
-    otherWeight: 0,
     outside,
-    alignmentDecides: false,
     ...(outside ? { whole: [cal.depthScale.wornMm, cal.depthScale.usableMm] as [number, number] } : {}),
   };
 }
@@ -294,15 +290,14 @@ export function sceneResult(input: SceneResultInput, cal: SceneCalibration): Omi
   const agreement = Math.max(0, 1 - Math.abs(reading.ownMm - input.syntheticMm) / FULL_DISAGREEMENT_MM);
   const modelAlignment = Math.round(100 * (0.7 * agreement + 0.3 * pSide));
   const preliminaryReasons: PreliminaryReason[] = [
-    ...(reading.alignmentDecides && modelAlignment < 70 ? (['models_disagree'] as const) : []),
+    ...(reading.second && modelAlignment < 70 ? (['models_disagree'] as const) : []),
     ...(out.probs[0] < cal.preliminaryBelow ? (['tread_barely_visible'] as const) : []),
     ...(outside ? ([cal.shopReader ? 'unlike_shop_photos' : 'unlike_training_photos'] as const) : []),
   ];
   const isPreliminary = preliminaryReasons.length > 0;
   // readings that disagree: the interval is the 80 % of their mixture, the stack weighing 1 − the support
-  const [low, high] =
-    reading.whole ??
-    (preliminaryReasons.includes('models_disagree') ? mixtureInterval(raw, reading.otherMm, sd, reading.otherWeight) : [raw - half, raw + half]);
+  const second = preliminaryReasons.includes('models_disagree') ? reading.second : undefined;
+  const [low, high] = reading.whole ?? (second ? mixtureInterval(raw, second.mm, sd, second.weight) : [raw - half, raw + half]);
   const min = Math.min(estimate, Math.max(0, Math.floor(low * 10) / 10));
   const max = Math.max(estimate, Math.ceil(high * 10) / 10);
   const surelyTread = !isPreliminary && out.probs[0] >= cal.twiMinTread;

@@ -55,8 +55,9 @@ export function scansToCsv(scans: readonly ScanRecord[], format: CsvFormat = 'cs
   const separator = format === 'excel-semicolon' ? ';' : ',';
   const cell = (value: string | number | boolean | null) =>
     csvCell(typeof value === 'number' && separator === ';' ? String(value).replace('.', ',') : value, separator);
-  const rows = scans.map((s) =>
-    [
+  const rows = scans.map((s) => {
+    const record = ofRecord(s);
+    return [
       s.id,
       s.createdAt.toISOString(),
       s.vehicle,
@@ -68,14 +69,14 @@ export function scansToCsv(scans: readonly ScanRecord[], format: CsvFormat = 'cs
       s.result.confidence,
       s.result.modelVersion,
       s.measurementMm,
-      ofRecord(s).depthMm,
-      ofRecord(s).isPreliminary,
+      record.depthMm,
+      record.isPreliminary,
       s.measuredAt ? s.measuredAt.toISOString() : null,
-      ofRecord(s).reasons,
+      record.reasons,
     ]
       .map(cell)
-      .join(separator),
-  );
+      .join(separator);
+  });
   const text = [CSV_HEADER.join(separator), ...rows].join('\r\n') + '\r\n';
   return format === 'csv' ? text : `\uFEFF${text}`;
 }
