@@ -61,6 +61,20 @@ describe('bench and long-run flags', () => {
     expect(zero.status).toBe(2);
     expect(zero.stderr).toMatch(/--runs must be a whole number above 0, not "0"/);
   });
+
+  it('bench/http-floor.ts answers --help, and a bad flag or run count with exit 2, before it listens', () => {
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'bench/http-floor.ts', ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const help = run('--help');
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^usage: npx tsx bench\/http-floor.ts/);
+    for (const args of [['--rusn', '5'], ['--runs'], ['--runs', '2'], ['--runs', 'x']]) {
+      const bad = run(...args);
+      expect(bad.status, args.join(' ')).toBe(2);
+      expect(bad.stderr).toMatch(/usage: npx tsx bench\/http-floor.ts/);
+      expect(bad.stdout).not.toMatch(/\| image \|/);
+    }
+  });
 });
 
 describe("the server launcher's glibc tunables", () => {
