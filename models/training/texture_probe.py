@@ -5,7 +5,9 @@
 Eight statistics of the grey photo (long side 256 px, the middle 60 % of each side): mean gradient,
 Laplacian and local detail (each over the mean brightness), the share of the spectrum's energy at
 high (radius > 0.15 cycles a pixel) and middle (0.04-0.15) frequencies, the share of dark pixels
-(under half the median), the contrast (spread over mean) and the share of Canny edges. Nothing is
+(under half the median), the contrast (spread over mean) and the share of Canny edges; and three
+scale-free tries on the windowed power spectrum (its slope, its dominant band once whitened, the
+power above twice that band). Nothing is
 fitted, so each figure is held out by construction: web-good-defective's AUC for telling usable
 from defective (higher = usable), michelin-twi's Spearman with twiRemainingPct (all, planed only)
 and its ends' AUC (75-100 against 0-25). Nothing is written.
@@ -47,7 +49,19 @@ def stats(path: str) -> dict[str, float] | None:
     yy, xx = np.mgrid[:hh, :ww]
     r = np.hypot((yy - hh / 2) / hh, (xx - ww / 2) / ww)
     total = f[r > 0.02].sum() + 1e-6
+    # scale-free tries: the windowed power spectrum's radial profile, its log-log slope, its
+    # dominant band once whitened (x f^2), and the share of power above twice that band
+    win = np.outer(np.hanning(hh), np.hanning(ww))
+    pw = np.abs(np.fft.fftshift(np.fft.fft2((c - c.mean()) * win))) ** 2
+    edges = np.linspace(0.01, 0.5, 50)
+    band = np.digitize(r.ravel(), edges)
+    fr = edges[:-1]
+    prof = np.array([pw.ravel()[band == i].mean() if (band == i).any() else 0.0 for i in range(1, len(edges))]) + 1e-12
+    peak = int(np.argmax((prof * fr**2)[2:])) + 2
     return {
+        "spectral slope": float(np.polyfit(np.log(fr), np.log(prof), 1)[0]),
+        "dominant band": float(fr[peak]),
+        "power above twice the dominant band": float(prof[fr > 2 * fr[peak]].sum() / prof.sum()),
         "gradient": mag.mean() / m,
         "laplacian": lap.mean() / m,
         "local detail": loc.mean() / m,
