@@ -62,6 +62,36 @@ def _fold_of(text: str, k: int = 5) -> int:
     return int(hashlib.sha1(text.encode()).hexdigest(), 16) % k
 
 
+WEB_KINDS = ("worn", "flat", "damaged", "looks_usable", "other")
+
+
+def web_defective_by_eye() -> dict[str, str]:
+    """labels/web_defective_by_eye.csv: what each web-good-defective/defective photo shows, judged by
+    eye from a 200-px thumbnail (2026-11-29, one person, once): worn tread, a flat, damage, a tire
+    that looks usable, other (piles, scenes, people). Keys as realdata/ spells them
+    ("web-good-defective/defective/NAME")."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "labels", "web_defective_by_eye.csv")) as fh:
+        return {row["file"]: row["byEye"] for row in csv.DictReader(fh)}
+
+
+def web_worn_kept(keys, worn, setnames, keep: set[str]) -> "list[bool]":
+    """For each view: True where it is a defective web photo (worn == 1) whose by-eye kind is not in
+    `keep` (its worn label is then dropped). Unknown kinds in `keep` are refused."""
+    unknown = keep - set(WEB_KINDS)
+    if unknown:
+        raise SystemExit(f"unknown web kinds {sorted(unknown)} (known: {', '.join(WEB_KINDS)})")
+    kinds = web_defective_by_eye()
+    out = []
+    for key, w, s in zip(keys, worn, setnames):
+        if s != "web-good-defective" or int(w) != 1:
+            out.append(False)
+            continue
+        path = str(key).split(":", 2)[1].replace(os.sep, "/")
+        rel = "web-good-defective/" + path.split("/web-good-defective/", 1)[-1]
+        out.append(kinds.get(rel, "other") not in keep)
+    return out
+
+
 def web_good_defective(root: str) -> list[Sample]:
     base = os.path.join(root, "web-good-defective")
     out = []

@@ -168,6 +168,9 @@ def main():
     ap.add_argument("--ccby-usable", choices=["", "non-defective", "not-flat"], default="",
                     help="tyre-defect-ccby's photos without flat spots as usable: those with only Non-defective boxes, or all without a "
                          "Flat spots box (tried, not shipped: michelin-twi's order 0.50 -> 0.25; models/NOTEBOOK.md)")
+    ap.add_argument("--web-wear-only", default="",
+                    help="comma-separated labels/web_defective_by_eye.csv kinds (worn, flat, damaged, looks_usable, other) whose "
+                         "defective web photos keep their worn label; the others get none (tried, models/NOTEBOOK.md)")
     ap.add_argument("--render-labels", action="store_true", help="also learn wear and depth from the renders (worse on real photos)")
     ap.add_argument("--fold", type=int, default=-1, help="leave out fold K (0-4) of every set (real_data groups end in the fold)")
     ap.add_argument("--epochs", type=int, default=30)
@@ -229,6 +232,13 @@ def main():
         worn[flat] = 1
         c["worn"] = worn
         print(f"{int(flat.sum())} views of tyre-defect-ccby's flat spots as worn", flush=True)
+    if a.web_wear_only:
+        keep = set(a.web_wear_only.split(","))
+        drop = np.array(rd.web_worn_kept(c["sample"], c["worn"], c["setname"], keep), dtype=bool)
+        worn = c["worn"].copy()
+        worn[drop] = -1
+        c["worn"] = worn
+        print(f"{int(drop.sum())} views of web-good-defective's defective photos without a worn label (kept: {sorted(keep)})", flush=True)
     if a.ccby_usable:
         worn = c["worn"].copy()
         keep = (lambda k: k == {NON_DEFECTIVE}) if a.ccby_usable == "non-defective" else (lambda k: FLAT_SPOTS not in k)
@@ -270,7 +280,7 @@ def main():
     np.savez(os.path.join(a.out, "pred.npz"), pred=pred, setname=c["setname"], view=c["view"], degraded=c["degraded"], scene=c["scene"],
              worn=c["worn"], depth=c["depth"], pct=c["pct"], kind=c["kind"], sample=c["sample"], group=c["group"])
     with open(os.path.join(a.out, "train.json"), "w") as f:
-        json.dump({"exclude": sorted(excluded), "fold": a.fold, "renderLabels": a.render_labels, "ccbyWear": a.ccby_wear, "ccbySidewalls": a.ccby_sidewalls, "ccbyFlatWorn": a.ccby_flat_worn, "ccbyUsable": a.ccby_usable, "sidewallWeight": a.sidewall_weight, "unsureWeight": a.unsure_weight, "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "clip": a.clip, "wd": a.wd, "views": int(len(idx)),
+        json.dump({"exclude": sorted(excluded), "fold": a.fold, "renderLabels": a.render_labels, "ccbyWear": a.ccby_wear, "ccbySidewalls": a.ccby_sidewalls, "ccbyFlatWorn": a.ccby_flat_worn, "ccbyUsable": a.ccby_usable, "webWearOnly": a.web_wear_only, "sidewallWeight": a.sidewall_weight, "unsureWeight": a.unsure_weight, "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "clip": a.clip, "wd": a.wd, "views": int(len(idx)),
                    "cache": a.cache, "seconds": round(time.time() - t0)}, f, indent=1)
     print(f"wrote {a.out} in {time.time() - t0:.0f} s")
 

@@ -194,10 +194,16 @@ def cmd_train(a) -> None:
     b12, x14 = frozen_inputs(net, c["maps"])
     web = c["setname"] == "web-good-defective"
     train = web & (c["group"] != f"web{a.fold}") if a.fold >= 0 else web
+    worn = c["worn"].copy()
+    if a.web_wear_only:
+        drop = np.array(rd.web_worn_kept(c["key"], worn, c["setname"], set(a.web_wear_only.split(","))), dtype=bool)
+        worn[drop] = -1
+        print(f"{int(drop.sum())} views without a worn label (kept: {a.web_wear_only})", flush=True)
+    train &= worn >= 0
     tr = np.where(train)[0]
     branch = WearBranch(net).eval()
-    y = torch.from_numpy(c["worn"].astype(np.float32))
-    share = float((c["worn"][tr] == 1).mean())
+    y = torch.from_numpy(np.maximum(worn, 0).astype(np.float32))
+    share = float((worn[tr] == 1).mean())
 
     def loss_of(b, raw):
         w = torch.where(y[b] > 0.5, 0.5 / share, 0.5 / (1 - share))  # the two classes weigh the same
@@ -216,7 +222,7 @@ def cmd_train(a) -> None:
     os.makedirs(a.out, exist_ok=True)
     torch.save(branch.state_dict(), os.path.join(a.out, "branch.pt"))
     np.savez(os.path.join(a.out, "logits.npz"), key=c["key"], view=c["view"], logit=raw * scale)
-    json.dump({"fold": a.fold, "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "scale": scale, "trainViews": len(tr)},
+    json.dump({"fold": a.fold, "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "scale": scale, "trainViews": len(tr), "webWearOnly": a.web_wear_only},
               open(os.path.join(a.out, "train.json"), "w"), indent=1)
     print(f"wrote {a.out}: scale {scale:.3f}, {time.time() - t0:.0f} s")
 
@@ -287,6 +293,7 @@ def main():
     t.add_argument("--lr", type=float, default=1e-4)
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--threads", type=int, default=1)
+    t.add_argument("--web-wear-only", default="", help="as train_real.py's: the by-eye kinds whose defective photos keep their worn label")
     m = sub.add_parser("combine")
     m.add_argument("--cv", required=True)
     m.add_argument("--wear", required=True)

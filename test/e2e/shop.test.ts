@@ -282,15 +282,19 @@ describe('shop account in the browser', () => {
     await expect(early.getByRole('button', { name: 'Calibrate now' }).isDisabled()).resolves.toBe(true);
     await expect(early.getByRole('button', { name: 'Back to the models as shipped' }).count()).resolves.toBe(0);
 
-    // 52 more scans with gauge readings, through the same API as the page (its cookie): a gauge that reads
+    // READINGS more scans with gauge readings, through the same API as the page (its cookie): a gauge that reads
     // 1.3 × the truth + 0.4 mm, i.e. photos this shop's models read too shallow; 50 or more let the
-    // calibration fit a reader of the shop's own, which reads these renders better than a line can
-    // (the shipped gate may refuse a few renders as no tire, 1.2 % with tread-2026.11.29, 1.4 % with .29.2: those are skipped)
+    // calibration fit a reader of the shop's own. On these renders it must beat the line by 0.05 mm to be
+    // kept: with tread-2026.11.29.5, 52 readings gave 3.08 against 3.11 mm (not kept), 80 gave 2.98
+    // against 2.92, 120 give 2.74 against 2.99 (kept), 160 2.76 against 2.91; the renders' depth is
+    // hard for both, so the test takes 120 to exercise the reader, not to measure it
+    // (the shipped gate may refuse a few renders as no tire, 1.2 % with tread-2026.11.29.5: those are skipped)
+    const READINGS = 120;
     const origin = new URL(app.url).origin;
     let answered = 0;
     let refused = 0;
     for (const tire of heldoutLabels().filter((l) => l.depthMm !== null)) {
-      if (answered === 52) break;
+      if (answered === READINGS) break;
       const res = await page.request.post(`${origin}/api/v1/analyze`, {
         headers: { origin },
         multipart: { image: { name: 'tire.jpg', mimeType: 'image/jpeg', buffer: await readFile(tire.file) } },
@@ -306,16 +310,16 @@ describe('shop account in the browser', () => {
       const put = await page.request.put(`${origin}/api/v1/scans/${scanId}/measurement`, { headers: { origin }, data: { measurementMm: gauge } });
       expect(put.status(), await put.text()).toBe(200);
     }
-    expect(answered).toBe(52);
+    expect(answered).toBe(READINGS);
     expect(refused).toBeLessThanOrEqual(5);
     await page.getByRole('link', { name: 'Scan' }).click();
     await page.getByRole('link', { name: 'Settings' }).click();
     const panel = page.getByRole('region', { name: 'Calibrate to your tire gauge' });
     const shipped = (await panel.getByTestId('calibration-model').textContent())!;
     expect(shipped).toMatch(/^tread-[\d.]+$/);
-    // the 52 and the reading entered at the counter, unless that scan was the one deleted above
+    // the READINGS and the reading entered at the counter, unless that scan was the one deleted above
     const measured = Number(await panel.getByTestId('calibration-measured').textContent());
-    expect([52, 53]).toContain(measured);
+    expect([READINGS, READINGS + 1]).toContain(measured);
     await panel.getByRole('button', { name: 'Calibrate now' }).click();
     const finished = new RegExp(`^Calibrated on ${measured} photos: analyses now answer with`);
     await panel.locator('p.message').filter({ hasText: finished }).waitFor({ timeout: 60_000 });
