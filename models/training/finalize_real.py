@@ -160,11 +160,9 @@ def oof_table(z: dict, cal: dict) -> str:
     rng = np.random.default_rng(1)
     # each set's own label (train_real.py --web-wear-only leaves some defective web photos without one in
     # pred.npz; the table reads the folder's): defective = worn, good = usable
-    web = z["setname"] == "web-good-defective"
-    own = np.where(web, np.array(["/defective/" in str(k) for k in z["sample"]], dtype=np.int8), z["worn"])
     by_eye = rd.web_defective_by_eye()
-    kind_of = np.array([by_eye.get("web-good-defective/" + str(k).split(":", 2)[1].replace(os.sep, "/").split("/web-good-defective/", 1)[-1], "")
-                        if w else "" for k, w in zip(z["sample"], web)])
+    kind_of = np.array([rd.web_kind(k, by_eye) for k in z["sample"]])
+    own = np.where(kind_of == "", z["worn"], (kind_of != "usable").astype(np.int8))
     rows = ["| set (out of fold) | photos | answered | refused: no tire | refused: tread not visible | worn vs usable (95 % CI) |",
             "| --- | --- | --- | --- | --- | --- |"]
     groups = [("web-good-defective", None), ("web-good-defective", "worn by eye"), ("tyre-defect-ccby", None), ("vehicles-wheels", "vehicle"), ("vehicles-wheels", "wheel"),

@@ -74,6 +74,18 @@ def web_defective_by_eye() -> dict[str, str]:
         return {row["file"]: row["byEye"] for row in csv.DictReader(fh)}
 
 
+def web_kind(key, by_eye: dict[str, str]) -> str:
+    """What a cached view's web-good-defective photo shows: "usable" for good/, its by-eye kind for
+    defective/ ("other" if the file is not listed), "" for any other set's key."""
+    name, path = str(key).split(":", 2)[:2]
+    if name != "web-good-defective":
+        return ""
+    path = path.replace(os.sep, "/")
+    if "/good/" in path:
+        return "usable"
+    return by_eye.get("web-good-defective/" + path.split("/web-good-defective/", 1)[-1], "other")
+
+
 def web_worn_kept(keys, worn, setnames, keep: set[str]) -> "list[bool]":
     """For each view: True where it is a defective web photo (worn == 1) whose by-eye kind is not in
     `keep` (its worn label is then dropped). Unknown kinds in `keep` are refused."""
@@ -81,15 +93,7 @@ def web_worn_kept(keys, worn, setnames, keep: set[str]) -> "list[bool]":
     if unknown:
         raise SystemExit(f"unknown web kinds {sorted(unknown)} (known: {', '.join(WEB_KINDS)})")
     kinds = web_defective_by_eye()
-    out = []
-    for key, w, s in zip(keys, worn, setnames):
-        if s != "web-good-defective" or int(w) != 1:
-            out.append(False)
-            continue
-        path = str(key).split(":", 2)[1].replace(os.sep, "/")
-        rel = "web-good-defective/" + path.split("/web-good-defective/", 1)[-1]
-        out.append(kinds.get(rel, "other") not in keep)
-    return out
+    return [s == "web-good-defective" and int(w) == 1 and web_kind(key, kinds) not in keep for key, w, s in zip(keys, worn, setnames)]
 
 
 def web_good_defective(root: str) -> list[Sample]:

@@ -170,7 +170,8 @@ def main():
                          "Flat spots box (tried, not shipped: michelin-twi's order 0.50 -> 0.25; models/NOTEBOOK.md)")
     ap.add_argument("--web-wear-only", default="",
                     help="comma-separated labels/web_defective_by_eye.csv kinds (worn, flat, damaged, looks_usable, other) whose "
-                         "defective web photos keep their worn label; the others get none (tried, models/NOTEBOOK.md)")
+                         "defective web photos keep their worn label; the others get none (train_real.sh: all but looks_usable, "
+                         "since tread-2026.11.29.5; models/NOTEBOOK.md, \"What the defective web photos show\")")
     ap.add_argument("--render-labels", action="store_true", help="also learn wear and depth from the renders (worse on real photos)")
     ap.add_argument("--fold", type=int, default=-1, help="leave out fold K (0-4) of every set (real_data groups end in the fold)")
     ap.add_argument("--epochs", type=int, default=30)

@@ -38,14 +38,6 @@ def auc(label, score) -> float:
     return float(np.mean(pos[:, None] > neg[None, :]) + 0.5 * np.mean(pos[:, None] == neg[None, :]))
 
 
-def kind_of(key: str, by_eye: dict[str, str]) -> str:
-    """'usable' for a good/ photo, else its by-eye kind."""
-    path = str(key).split(":", 2)[1].replace(os.sep, "/")
-    if "/good/" in path:
-        return "usable"
-    return by_eye.get("web-good-defective/" + path.split("/web-good-defective/", 1)[-1], "other")
-
-
 def cmd_sheets(a) -> None:
     from PIL import Image, ImageDraw
 
@@ -75,7 +67,7 @@ def cmd_graph(a) -> None:
     m = (p["setname"] == "web-good-defective") & (p["view"] == 0) & ~p["degraded"]
     pred = p["pred"][m]
     by_eye = rd.web_defective_by_eye()
-    kind = np.array([kind_of(k, by_eye) for k in p["sample"][m]])
+    kind = np.array([rd.web_kind(k, by_eye) for k in p["sample"][m]])
     logit = pred[:, 6]
     worn = cal["wornPlatt"]["a"] * logit + cal["wornPlatt"]["b"] > 0
     answered = ~((pred[:, 2] >= cal["noTire"]) | (pred[:, 1] >= cal["notVisible"]))
@@ -108,7 +100,7 @@ def cmd_heads(a) -> None:
             ends_auc.append(auc(pct[ends] >= 75, x[ends]))
         keys = list(logits)
         x = np.array([logits[k] for k in keys])
-        kind = np.array([kind_of(k, by_eye) for k in keys])
+        kind = np.array([rd.web_kind(k, by_eye) for k in keys])
         u = kind == "usable"
         cells = [auc(np.r_[np.zeros(u.sum()), np.ones((kind == k).sum())], np.r_[x[u], x[kind == k]]) for k in KINDS]
         cells.append(auc(np.r_[np.zeros(u.sum()), np.ones((~u).sum())], np.r_[x[u], x[~u]]))
