@@ -141,7 +141,7 @@ describe('shop calibration service', () => {
     // reading 40 photos takes a while on a loaded machine (31 of 40 after vitest's default second in a CI run): the
     // writing phase is held until release(), so the poll may wait as long as it needs
     await expect
-      .poll(async () => (await service.status(account)).job, { timeout: 30_000 })
+      .poll(async () => (await service.status(account)).job, { timeout: 20_000 })
       .toMatchObject({ state: 'running', phase: 'writing', done: 40, total: 40 });
     release();
     await service.idle();
