@@ -165,14 +165,18 @@ def oof_table(z: dict, cal: dict) -> str:
     own = np.where(kind_of == "", z["worn"], (kind_of != "usable").astype(np.int8))
     rows = ["| set (out of fold) | photos | answered | refused: no tire | refused: tread not visible | worn vs usable (95 % CI) |",
             "| --- | --- | --- | --- | --- | --- |"]
-    groups = [("web-good-defective", None), ("web-good-defective", "worn by eye"), ("tyre-defect-ccby", None), ("vehicles-wheels", "vehicle"), ("vehicles-wheels", "wheel"),
-              ("vehicles-wheels", "outside"), ("debian-photos", None), ("renders", None)]
-    for s, kind in groups:
+    def of(s: str, kind: str | None = None) -> np.ndarray:
         m = plain & (z["setname"] == s)
-        if kind == "worn by eye":  # the usable photos against the defective ones that show worn tread (labels/)
-            m &= (own == 0) | (kind_of == "worn")
-        elif kind:
-            m &= z["kind"] == kind
+        return m & (z["kind"] == kind) if kind else m
+
+    web = of("web-good-defective")
+    groups = [("web-good-defective", web),
+              # the usable photos against the defective ones that show worn tread (labels/web_defective_by_eye.csv)
+              ("web-good-defective: usable against the defective photos that show worn tread by eye", web & ((own == 0) | (kind_of == "worn"))),
+              ("tyre-defect-ccby", of("tyre-defect-ccby"))]
+    groups += [(f"vehicles-wheels ({k}s)", of("vehicles-wheels", k)) for k in ("vehicle", "wheel", "outside")]
+    groups += [("debian-photos", of("debian-photos")), ("renders", of("renders"))]
+    for name, m in groups:
         if not m.any():
             continue
         n = int(m.sum())
@@ -184,9 +188,6 @@ def oof_table(z: dict, cal: dict) -> str:
             f = lambda i: 0.5 * (w[i][y[i] == 1].mean() + (~w[i][y[i] == 0]).mean())
             draws = [f(rng.integers(0, len(y), len(y))) for _ in range(1000)]
             ba = f"{f(np.arange(len(y))):.3f} ({np.percentile(draws, 2.5):.3f}–{np.percentile(draws, 97.5):.3f}), n {len(y)}"
-        name = f"{s}{' (' + kind + 's)' if kind and kind != 'worn by eye' else ''}"
-        if kind == "worn by eye":
-            name = f"{s}: usable against the defective photos that show worn tread by eye"
         rows.append(f"| {name} | {n} | {100 * (said[m] == 0).mean():.1f} % | {100 * (said[m] == 2).mean():.1f} % | "
                     f"{100 * (said[m] == 1).mean():.1f} % | {ba} |")
     return "\n".join(rows) + "\n"

@@ -21,6 +21,16 @@ def spearman(a, b):
     return float(np.corrcoef(rankdata(a), rankdata(b))[0, 1])
 
 
+def auc(score, label) -> float:
+    """The chance that a photo labelled 1 scores above one labelled 0, ties counting half (average ranks)."""
+    from scipy.stats import rankdata
+
+    y = np.asarray(label).astype(bool)
+    r = rankdata(np.asarray(score, dtype=np.float64))
+    n1, n0 = int(y.sum()), int((~y).sum())
+    return float((r[y].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+
+
 def bal_acc(truth, said):
     pos, neg = truth == 1, truth == 0
     if not pos.any() or not neg.any():

@@ -16,19 +16,15 @@ import argparse
 import csv
 import glob
 import os
+import sys
 
 import cv2
 import numpy as np
-from scipy.stats import rankdata, spearmanr
+from scipy.stats import spearmanr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def auc(label, score) -> float:
-    y = np.asarray(label).astype(bool)
-    r = rankdata(score)
-    n1, n0 = y.sum(), (~y).sum()
-    return float((r[y].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+sys.path.insert(0, HERE)
+from real_report import auc  # noqa: E402
 
 
 def stats(path: str) -> dict[str, float] | None:
@@ -98,8 +94,8 @@ def main() -> None:
     for k in web[0][1]:
         xw = np.array([s[k] for _, s in web])
         xm = np.array([s[k] for _, _, s in mich])
-        print(f"| {k} | {auc([u for u, _ in web], xw):.3f} | {spearmanr(xm, pct)[0]:+.3f} | "
-              f"{spearmanr(xm[planed], pct[planed])[0]:+.3f} | {auc(pct[ends] >= 75, xm[ends]):.3f} |")
+        print(f"| {k} | {auc(xw, np.array([u for u, _ in web])):.3f} | {spearmanr(xm, pct)[0]:+.3f} | "
+              f"{spearmanr(xm[planed], pct[planed])[0]:+.3f} | {auc(xm[ends], pct[ends] >= 75):.3f} |")
 
 
 if __name__ == "__main__":

@@ -26,16 +26,14 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import real_data as rd  # noqa: E402
-from real_report import spearman  # noqa: E402
+from real_report import auc, spearman  # noqa: E402
 
-KINDS = ("worn", "flat", "damaged", "looks_usable", "other")
+KINDS = rd.WEB_KINDS
 
 
-def auc(label, score) -> float:
-    y = np.asarray(label).astype(bool)
-    s = np.asarray(score, dtype=np.float64)
-    pos, neg = s[y], s[~y]
-    return float(np.mean(pos[:, None] > neg[None, :]) + 0.5 * np.mean(pos[:, None] == neg[None, :]))
+def usable_against(x: np.ndarray, usable: np.ndarray, other: np.ndarray) -> float:
+    """AUC of x (the worn logit) telling the `other` photos from the usable ones."""
+    return auc(np.r_[x[usable], x[other]], np.r_[np.zeros(usable.sum()), np.ones(other.sum())])
 
 
 def cmd_sheets(a) -> None:
@@ -78,7 +76,7 @@ def cmd_graph(a) -> None:
     for k in KINDS + ("all",):
         sel = ~u if k == "all" else kind == k
         ba = 0.5 * ((~worn[u & answered]).mean() + worn[sel & answered].mean())
-        area = auc(np.r_[np.zeros(u.sum()), np.ones(sel.sum())], np.r_[logit[u], logit[sel]])
+        area = usable_against(logit, u, sel)
         print(f"| {k} | {int(sel.sum())} | {answered[sel].mean():.1%} | {worn[sel & answered].mean():.1%} | {area:.3f} | {ba:.3f} |")
 
 
@@ -97,13 +95,13 @@ def cmd_heads(a) -> None:
             pct, x = p["pct"][mich], -p["pred"][mich, 6]
             ends = (pct <= 25) | (pct >= 75)
             rho.append(spearman(x, pct))
-            ends_auc.append(auc(pct[ends] >= 75, x[ends]))
+            ends_auc.append(auc(x[ends], pct[ends] >= 75))
         keys = list(logits)
         x = np.array([logits[k] for k in keys])
         kind = np.array([rd.web_kind(k, by_eye) for k in keys])
         u = kind == "usable"
-        cells = [auc(np.r_[np.zeros(u.sum()), np.ones((kind == k).sum())], np.r_[x[u], x[kind == k]]) for k in KINDS]
-        cells.append(auc(np.r_[np.zeros(u.sum()), np.ones((~u).sum())], np.r_[x[u], x[~u]]))
+        cells = [usable_against(x, u, kind == k) for k in KINDS]
+        cells.append(usable_against(x, u, ~u))
         lines = np.quantile(x, np.linspace(0.02, 0.98, 97))
         best = max(lines, key=lambda t: 0.5 * ((x[u] <= t).mean() + (x[~u] > t).mean()))
         ba = 0.5 * ((x[u] <= best).mean() + (x[kind == "worn"] > best).mean())
