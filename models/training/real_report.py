@@ -26,8 +26,10 @@ def auc(score, label) -> float:
     from scipy.stats import rankdata
 
     y = np.asarray(label).astype(bool)
-    r = rankdata(np.asarray(score, dtype=np.float64))
     n1, n0 = int(y.sum()), int((~y).sum())
+    if n1 == 0 or n0 == 0:
+        return float("nan")  # no pair to compare
+    r = rankdata(np.asarray(score, dtype=np.float64))
     return float((r[y].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
 
 

@@ -36,6 +36,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
 import preprocess as pp  # noqa: E402
+from real_report import auc  # noqa: E402
 from train_twi import load  # noqa: E402
 
 MIN_GAP = 6  # grid cells between a negative patch's centre and the nearest bar cell
@@ -102,16 +103,6 @@ class PatchNet(nn.Module):
             if i < len(self.convs) - 1:
                 x = F.max_pool2d(x, 2)
         return self.head(x.mean((2, 3))).squeeze(1)
-
-
-def auc(score: np.ndarray, y: np.ndarray) -> float:
-    pos, neg = score[y == 1], score[y == 0]
-    if len(pos) == 0 or len(neg) == 0:
-        return float("nan")
-    order = np.argsort(np.concatenate([pos, neg]), kind="mergesort")
-    ranks = np.empty(len(order))
-    ranks[order] = np.arange(1, len(order) + 1)
-    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
 def tensor(x: np.ndarray) -> torch.Tensor:
