@@ -18,7 +18,17 @@ branch's, which forks after block 14 (blocks 15-16 and the 1 280-channel head fi
 branch's, forked at the same place (tried, not shipped: models/NOTEBOOK.md, "A gate branch"). With
 --mirror (since tread-2026.11.29) the graph reads each image and its mirror image (flipped inside,
 one batch of twice the size) and averages the two readings: the scene probabilities, the worn logit
-(the worn probability is its sigmoid), depth and sigma. With
+(the worn probability is its sigmoid), depth and sigma. With --zoom N (since tread-2026.11.29.6;
+needs --mirror and --support) the worn logit also reads the photo zoomed out N times: the image tiled
+N x N with its mirror images, box-filtered back to 160 x 160, and that copy's mirror image (two more
+images in the batch; the two readings averaged, so that a photo and its mirror image still read
+alike). A photo
+unlike those the worn probability learned from (a close-up, where the web photos show whole tires)
+moves toward that copy's reading by what its support lacks: worn = p + (1 − support) · (z − p) / 2,
+p the photo and mirror readings' mean, z the zoomed-out copy and its mirror's; a photo with full
+support keeps p.
+Nothing else reads that copy: the scene probabilities, depth, sigma, support and features stay the
+photo and mirror image's. With
 --float16 the weights are stored in float16 and cast to float32 when onnxruntime loads the graph
 (constant folding: it computes in float32), which halves the file (tried with the gate branch).
 """
@@ -44,10 +54,24 @@ from wear_branch import FROM_BLOCK, WearBranch, load_branch  # noqa: E402
 OUTPUTS = ["scene", "worn", "depth", "sigma", "worn_logit"]
 
 
+def zoomed_out(x: torch.Tensor, n: int) -> torch.Tensor:
+    """The images of x zoomed out n times: each tiled n x n with its mirror images (left-right in odd
+    columns, top-bottom in odd rows, so that every seam continues the picture), then each n x n block
+    averaged back to the input's size."""
+    row = torch.cat([x if j % 2 == 0 else torch.flip(x, [3]) for j in range(n)], 3)
+    canvas = torch.cat([row if i % 2 == 0 else torch.flip(row, [2]) for i in range(n)], 2)
+    return F.avg_pool2d(canvas, n)
+
+
 class SceneReader(nn.Module):
     def __init__(self, backbone: MobileNetV2, head: SceneHead, wear: WearBranch | None = None, gate: GateBranch | None = None,
-                 mirror: bool = False, support: dict | None = None, features: bool = False):
+                 mirror: bool = False, support: dict | None = None, features: bool = False, zoom: int = 0):
         super().__init__()
+        # zoom: the worn logit also reads the photo zoomed out `zoom` times, by what the support lacks (since
+        # tread-2026.11.29.6): close-ups read at the scale of the labelled web photos (models/NOTEBOOK.md)
+        if zoom and (not mirror or support is None):
+            raise ValueError("zoom needs mirror and support")
+        self.zoom = zoom
         # features: the pooled features f as a last output (since tread-2026.11.29.4)
         self.features = features
         self.backbone = backbone
@@ -70,12 +94,20 @@ class SceneReader(nn.Module):
             logits, worn, depth, logsig, support, f = self.readings(x)
             probs, sigma = F.softmax(logits, 1), torch.exp(logsig)
         else:
-            logits, worn, depth, logsig, support, f = self.readings(torch.cat([x, torch.flip(x, [3])], 0))
-            probs = F.softmax(logits, 1).reshape(2, -1, 3).mean(0)
-            worn, depth = worn.reshape(2, -1).mean(0), depth.reshape(2, -1).mean(0)
-            sigma = torch.exp(logsig).reshape(2, -1).mean(0)
-            support = None if support is None else support.reshape(2, -1).mean(0)
-            f = 0.5 * (f[: x.shape[0]] + f[x.shape[0] :])  # slices keep the feature count static in the graph
+            # the zoomed-out copy is read with its mirror image too: a photo and its mirror image read alike
+            views = [x, torch.flip(x, [3])] + ([zoomed_out(x, self.zoom), torch.flip(zoomed_out(x, self.zoom), [3])] if self.zoom else [])
+            n = x.shape[0]
+            logits, worn, depth, logsig, support, f = self.readings(torch.cat(views, 0))
+            # slices (not reshapes) keep the counts static in the graph; the zoomed-out copy is read for wear only
+            probs = 0.5 * (F.softmax(logits[:n], 1) + F.softmax(logits[n : 2 * n], 1))
+            worn_z = 0.5 * (worn[2 * n : 3 * n] + worn[3 * n :])
+            worn = 0.5 * (worn[:n] + worn[n : 2 * n])
+            depth = 0.5 * (depth[:n] + depth[n : 2 * n])
+            sigma = 0.5 * (torch.exp(logsig[:n]) + torch.exp(logsig[n : 2 * n]))
+            support = None if support is None else 0.5 * (support[:n] + support[n : 2 * n])
+            if self.zoom:
+                worn = worn + (1 - support) * 0.5 * (worn_z - worn)
+            f = 0.5 * (f[:n] + f[n : 2 * n])
         # worn_logit beside the probability: a float32 sigmoid is 1 exactly above a logit of ≈ 17,
         # which ties the photos the app must still put in order (scene.ts SceneOutput.wornLogit)
         out = (probs, torch.sigmoid(worn), depth, sigma, worn) + (() if support is None else (support,))
@@ -109,13 +141,13 @@ class SceneReader(nn.Module):
 
 
 def build(pretrained: str, top: str, wear: str = "", gate: str = "", mirror: bool = False, support: str = "",
-          features: bool = False) -> SceneReader:
+          features: bool = False, zoom: int = 0) -> SceneReader:
     bb = MobileNetV2()
     bb.load_state_dict(torch.load(pretrained, map_location="cpu"))
     head = load_head(top)
     sup = torch.load(support, map_location="cpu") if support else None
     return SceneReader(bb, head, load_branch(wear, bb) if wear else None, load_gate(gate, bb) if gate else None, mirror, sup,
-                       features).eval()
+                       features, zoom).eval()
 
 
 def float16_weights(path: str) -> None:
@@ -151,10 +183,11 @@ def main():
     ap.add_argument("--mirror", action="store_true", help="read each photo and its mirror image, and average (since tread-2026.11.29)")
     ap.add_argument("--support", default="", help="support_head.py's support.pt: a `support` output (since tread-2026.11.29.3)")
     ap.add_argument("--features", action="store_true", help="a `features` output: the pooled features, for a shop's reader (since tread-2026.11.29.4)")
+    ap.add_argument("--zoom", type=int, default=0, help="the worn logit also reads the photo zoomed out ZOOM times (with --mirror; since tread-2026.11.29.6)")
     ap.add_argument("--float16", action="store_true", help="store the weights in float16 behind Casts (half the file)")
     a = ap.parse_args()
     torch.set_num_threads(2)
-    net = build(a.pretrained, a.top, a.wear, a.gate, a.mirror, a.support, a.features)
+    net = build(a.pretrained, a.top, a.wear, a.gate, a.mirror, a.support, a.features, a.zoom)
     x = torch.rand(2, 3, SIZE, SIZE) * 2 - 1
     names = OUTPUTS + (["support"] if a.support else []) + (["features"] if a.features else [])
     torch.onnx.export(net, (x,), a.out, input_names=["input"], output_names=names,

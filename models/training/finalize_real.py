@@ -243,6 +243,8 @@ def main():
     ap.add_argument("--gate-loso", default="", help="gate_branch.py --exclude runs, one folder per set left out")
     ap.add_argument("--mirror", action="store_true", help="the models left out read each photo and its mirror image (export_real.py --mirror), "
                     "as the shipped one does since tread-2026.11.29; --cv then holds mirror_oof.py's readings")
+    ap.add_argument("--zoom", type=int, default=0, help="the models left out also read the photo zoomed out for wear (export_real.py --zoom), "
+                    "as the shipped one does since tread-2026.11.29.6; --cv then holds mirror_oof.py --zoom's readings")
     a = ap.parse_args()
     z = out_of_fold(a.cv)
     os.makedirs(os.path.join(a.cv, "oof"), exist_ok=True)
@@ -276,7 +278,9 @@ def main():
             support = ["--support", sup] if os.path.exists(sup) else []
             subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "export_real.py"), "--pretrained", a.pretrained,
                             "--top", os.path.join(run, "top.pt"), "--out", onnx, *wear, *gate, *support,
-                            *(["--mirror"] if a.mirror else [])], check=True)
+                            *(["--mirror"] if a.mirror else []),
+                            # the zoomed-out reading is weighed by the support: a model without one reads none
+                            *(["--zoom", str(a.zoom)] if a.zoom and support else [])], check=True)
             write_models(os.path.join(a.loso_out, name), base_dir, base, onnx, cal, f"{a.version}-without-{name}",
                          [s for s in TRAINED_ON if s not in left_out])
             print(f"wrote {os.path.join(a.loso_out, name)}")

@@ -1,8 +1,10 @@
 """Out-of-fold readings of the scene reader as the app runs it since tread-2026.11.29: each photo read
 as it is and mirrored, the two readings averaged (export_real.py --mirror), by the fold model that did
-not learn from it (the head of runs/cv/foldK and, where given, the wear branch of runs/wear/foldK).
+not learn from it (the head of runs/cv/foldK and, where given, the wear branch of runs/wear/foldK);
+with --zoom N (since tread-2026.11.29.6) also the photo zoomed out N times and that copy's mirror image,
+weighed by the fold's support (runs/cv/foldK/support.pt, support_head.py), as export_real.py --zoom.
 
-    python mirror_oof.py --cv runs/cv --wear runs/wear --out runs/cv_mirror
+    python mirror_oof.py --cv runs/cv --wear runs/wear --zoom 3 --out runs/cv_mirror
 
 The photos are the app's view (view 0) of every photo in the folds' pred.npz, decoded again from the
 paths their keys hold (real_cache.load: the app's frame, mirror-extended to 4:3, 160 x 160). It
@@ -45,6 +47,7 @@ def main():
     ap.add_argument("--cv", required=True, help="train_real.py --fold K runs (fold0 … fold4)")
     ap.add_argument("--wear", default="", help="wear_branch.py train --fold K runs (fold0 … fold4)")
     ap.add_argument("--pretrained", default="runs/mbv2_nsfwjs.pt")
+    ap.add_argument("--zoom", type=int, default=0, help="the worn logit also reads the photo zoomed out (export_real.py --zoom; since tread-2026.11.29.6)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--workers", type=int, default=2)
     a = ap.parse_args()
@@ -57,7 +60,9 @@ def main():
     failed = 0
     for k in range(5):
         wear = os.path.join(a.wear, f"fold{k}", "branch.pt") if a.wear else ""
-        net = build(a.pretrained, os.path.join(a.cv, f"fold{k}", "top.pt"), wear, mirror=True)
+        # the zoomed-out reading is weighed by the fold's support (support_head.py, run before this)
+        support = os.path.join(a.cv, f"fold{k}", "support.pt") if a.zoom else ""
+        net = build(a.pretrained, os.path.join(a.cv, f"fold{k}", "top.pt"), wear, mirror=True, support=support, zoom=a.zoom)
         mine = np.flatnonzero([g.endswith(str(k)) for g in sub["group"]])
         jobs = [(int(i), str(sub["sample"][i])) for i in mine]
         buf: list[tuple[int, np.ndarray]] = []
@@ -65,7 +70,7 @@ def main():
         def flush():
             if buf:
                 x = torch.from_numpy(pp.normalise(np.stack([u for _, u in buf])))
-                probs, worn, depth, sigma, logit = (t.numpy() for t in net(x))
+                probs, worn, depth, sigma, logit = (t.numpy() for t in net(x)[:5])
                 at = [i for i, _ in buf]
                 pred[at] = np.concatenate([probs, worn[:, None], depth[:, None], sigma[:, None], logit[:, None]], 1)
                 buf.clear()
@@ -85,7 +90,7 @@ def main():
         os.makedirs(run, exist_ok=True)
         np.savez(os.path.join(run, "pred.npz"), pred=pred, **sub)
         with open(os.path.join(run, "train.json"), "w") as f:
-            json.dump({"fold": k, "mirror": True, "head": os.path.join(a.cv, f"fold{k}"), "wear": a.wear or None}, f, indent=1)
+            json.dump({"fold": k, "mirror": True, "zoom": a.zoom, "head": os.path.join(a.cv, f"fold{k}"), "wear": a.wear or None}, f, indent=1)
     print(f"wrote {a.out}: {len(rows)} photos, {failed} no longer decode, {time.time() - t0:.0f} s")
     if failed:
         print("WARNING: photos that did not decode keep no reading (nan): the constants leave them out")

@@ -39,8 +39,10 @@ import train_real as tr  # noqa: E402
 CCBY = "tyre-defect-ccby"
 
 
-def support_labels(c: dict, flat_worn: bool) -> np.ndarray:
-    """1: a view the worn probability learned from; 0: an unlabelled real close-up; -1: neither."""
+def support_labels(c: dict, flat_worn: bool, web_wear_only: str = "") -> np.ndarray:
+    """1: a view the worn probability learned from; 0: an unlabelled real close-up; -1: neither.
+    `web_wear_only`: the head's train.json webWearOnly (train_real.py --web-wear-only): the defective
+    web photos whose by-eye kind it does not name gave the head no worn label, so they are neither."""
     real = c["setname"] != "renders"
     ccby = c["setname"] == CCBY
     flat = tr.ccby_photos(c, lambda k: tr.FLAT_SPOTS in k) if flat_worn else np.zeros(len(ccby), bool)
@@ -49,6 +51,8 @@ def support_labels(c: dict, flat_worn: bool) -> np.ndarray:
     y[flat] = 1
     y[ccby & ~flat] = 0
     y[c["degraded"] | (c["setname"] == "michelin-twi")] = -1  # made-up unreadable copies; measured only
+    if web_wear_only:
+        y[np.array(tr.rd.web_worn_kept(c["sample"], c["worn"], c["setname"], set(web_wear_only.split(","))), dtype=bool)] = -1
     return y
 
 
@@ -95,7 +99,7 @@ def main():
         return
     head = tr.load_head(os.path.join(a.head, "top.pt"))
     c = tr.load_caches(a.cache)
-    y = support_labels(c, bool(info.get("ccbyFlatWorn")))
+    y = support_labels(c, bool(info.get("ccbyFlatWorn")), info.get("webWearOnly", ""))
     train = (y >= 0) & ~np.isin(c["setname"], info["exclude"])
     if info["fold"] >= 0:
         train &= np.array([not g.endswith(str(info["fold"])) for g in c["group"]])

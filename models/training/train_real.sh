@@ -4,10 +4,10 @@
 # REALDATA defaults to ../shared/realdata beside the repository. On 2 CPU cores: ≈ 4 min to render
 # the 3 000 photo-like renders, ≈ 20 min to decode and run the frozen network over every view,
 # ≈ 2–4 min per head (ten heads: five folds, four sets left out, the shipped one), ≈ 1.5 min per
-# wear branch (six: five folds and the shipped one), ≈ 6 min to read every photo and its mirror
-# image through its fold's model (the constants' out-of-fold readings), seconds for each head's
-# support (support_head.py: how much a photo looks like those the worn probability learned from), then the
-# real-photo table (≈ 5–15 min). It writes models/scene.onnx and a new manifest.json (the other three
+# wear branch (six: five folds and the shipped one), seconds for each head's support (support_head.py:
+# how much a photo looks like those the worn probability learned from), ≈ 14 min to read every photo,
+# its mirror image, its zoomed-out copy and that copy's mirror through its fold's model (the constants' out-of-fold
+# readings), then the real-photo table (≈ 5–15 min). It writes models/scene.onnx and a new manifest.json (the other three
 # networks and their constants unchanged), runs/loso-models/SET/ (a model trained without SET, for
 # `npm run eval -- --real --loso`), and runs/real_table.md.
 #
@@ -23,7 +23,7 @@ PY=${PYTHON:-python3}
 case $PY in /*) ;; */*) PY=$CALLER/$PY ;; esac
 REAL=${1:-$HERE/../../../shared/realdata}
 case $REAL in /*) ;; *) REAL=$CALLER/$REAL ;; esac
-VERSION=${VERSION:-tread-2026.11.29.5}
+VERSION=${VERSION:-tread-2026.11.29.6}
 WORK=${WORK:-$HERE}
 mkdir -p "$WORK/data" "$WORK/runs"
 cd "$WORK"
@@ -88,27 +88,32 @@ done
   --head-pred runs/real_all/pred.npz --out runs/wear/all $WEB
 $PY "$HERE/wear_branch.py" combine --cv runs/cv --wear runs/wear
 
-# --mirror: each photo is read as it is and mirrored, the readings averaged (since tread-2026.11.29: hard
-# negatives refused out of fold 88.5 -> 91.8 % at the same share of tread photos refused; models/NOTEBOOK.md)
-# (always run, like the combine above: readings kept from heads or branches since retrained would fit stale constants)
-step "5c. out-of-fold readings as the shipped graph makes them (photo and mirror image, fold heads and branches)"
-$PY "$HERE/mirror_oof.py" --cv runs/cv --wear runs/wear --out runs/cv_mirror
-
 # the support (since tread-2026.11.29.3): how much a photo looks like those the worn probability learned
 # from, one logistic layer on each head's features (seconds a head; the folds' for the model card's
 # out-of-fold figures, each left-out set's for its model, none without tyre-defect-ccby)
-step "5d. the wear reader's support, for every head"
+step "5c. the wear reader's support, for every head"
 for h in runs/cv/fold0 runs/cv/fold1 runs/cv/fold2 runs/cv/fold3 runs/cv/fold4 runs/loso/* runs/real_all; do
   [ -f "$h/support.json" ] || $PY "$HERE/support_head.py" --cache data/cache_real.npz --head "$h"
 done
+
+# --mirror: each photo is read as it is and mirrored, the readings averaged (since tread-2026.11.29: hard
+# negatives refused out of fold 88.5 -> 91.8 % at the same share of tread photos refused; models/NOTEBOOK.md)
+# (always run, like the combine above: readings kept from heads or branches since retrained would fit stale constants)
+# --zoom 3 (since tread-2026.11.29.6): the worn logit also reads the photo zoomed out three times (tiled with
+# its mirror images, box-filtered back to 160 px, and that copy mirrored), weighed by what the support lacks: close-ups read at the web
+# photos' scale (out of fold, the fold models: michelin-twi's order 0.444 -> 0.496, web usable vs worn by eye
+# AUC 0.963 -> 0.960; models/NOTEBOOK.md, "Reading close-ups zoomed out"). Needs each fold's support (5c).
+ZOOM="--zoom 3"
+step "5d. out-of-fold readings as the shipped graph makes them (photo and mirror image, the zoomed-out copy and its mirror; fold heads and branches)"
+$PY "$HERE/mirror_oof.py" --cv runs/cv --wear runs/wear $ZOOM --out runs/cv_mirror
 
 # --features (since tread-2026.11.29.4): the pooled features as a last output, which a shop's own reader
 # is fitted on (src/core/analysis/shop-reader.ts); the other outputs are unchanged to the bit
 step "6. export, constants, manifest"
 $PY "$HERE/export_real.py" --pretrained runs/mbv2_nsfwjs.pt --top runs/real_all/top.pt --wear runs/wear/all/branch.pt --mirror \
-  --support runs/real_all/support.pt --features --out "$MODELS/scene.onnx"
+  --support runs/real_all/support.pt --features $ZOOM --out "$MODELS/scene.onnx"
 $PY "$HERE/finalize_real.py" --cv runs/cv_mirror --scene "$MODELS/scene.onnx" --manifest "$MODELS/manifest.json" --version "$VERSION" \
-  --loso runs/loso --loso-out runs/loso-models --pretrained runs/mbv2_nsfwjs.pt --wear runs/wear/all/branch.pt --mirror
+  --loso runs/loso --loso-out runs/loso-models --pretrained runs/mbv2_nsfwjs.pt --wear runs/wear/all/branch.pt --mirror $ZOOM
 
 step "7. the real-photo table, each set scored by a model that did not learn from it where there is one"
 (cd "$MODELS/.." && npx tsx src/core/cli/eval.ts --real "$REAL" --models "$MODELS" --loso "$WORK/runs/loso-models" \
