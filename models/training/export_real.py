@@ -22,13 +22,11 @@ one batch of twice the size) and averages the two readings: the scene probabilit
 needs --mirror and --support) the worn logit also reads the photo zoomed out N times: the image tiled
 N x N with its mirror images, box-filtered back to 160 x 160, and that copy's mirror image (two more
 images in the batch; the two readings averaged, so that a photo and its mirror image still read
-alike). A photo
-unlike those the worn probability learned from (a close-up, where the web photos show whole tires)
-moves toward that copy's reading by what its support lacks: worn = p + (1 − support) · (z − p) / 2,
-p the photo and mirror readings' mean, z the zoomed-out copy and its mirror's; a photo with full
-support keeps p.
-Nothing else reads that copy: the scene probabilities, depth, sigma, support and features stay the
-photo and mirror image's. With
+alike). A photo unlike those the worn probability learned from (a close-up, where the web photos
+show whole tires) moves toward that copy's reading by what its support lacks:
+worn = p + (1 − support) · (z − p) / 2, p the photo and mirror readings' mean, z the zoomed-out copy
+and its mirror's; a photo with full support keeps p. Nothing else reads that copy: the scene
+probabilities, depth, sigma, support and features stay the photo and mirror image's. With
 --float16 the weights are stored in float16 and cast to float32 when onnxruntime loads the graph
 (constant folding: it computes in float32), which halves the file (tried with the gate branch).
 """
