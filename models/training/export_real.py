@@ -92,8 +92,10 @@ class SceneReader(nn.Module):
             logits, worn, depth, logsig, support, f = self.readings(x)
             probs, sigma = F.softmax(logits, 1), torch.exp(logsig)
         else:
-            # the zoomed-out copy is read with its mirror image too: a photo and its mirror image read alike
-            views = [x, torch.flip(x, [3])] + ([zoomed_out(x, self.zoom), torch.flip(zoomed_out(x, self.zoom), [3])] if self.zoom else [])
+            views = [x, torch.flip(x, [3])]
+            if self.zoom:  # the zoomed-out copy is read with its mirror image too: a photo and its mirror image read alike
+                z = zoomed_out(x, self.zoom)
+                views += [z, torch.flip(z, [3])]
             n = x.shape[0]
             logits, worn, depth, logsig, support, f = self.readings(torch.cat(views, 0))
             # slices (not reshapes) keep the counts static in the graph; the zoomed-out copy is read for wear only

@@ -26,6 +26,8 @@ import random
 import sys
 from dataclasses import dataclass, field
 
+import numpy as np
+
 TREAD, NOT_READ, NO_TIRE = 0, 1, 2
 SCENES = ("tread", "tread_not_visible", "no_tire")
 IMAGE_EXT = (".jpg", ".jpeg", ".png", ".webp")
@@ -86,14 +88,17 @@ def web_kind(key, by_eye: dict[str, str]) -> str:
     return by_eye.get("web-good-defective/" + path.split("/web-good-defective/", 1)[-1], "other")
 
 
-def web_worn_kept(keys, worn, setnames, keep: set[str]) -> "list[bool]":
-    """For each view: True where it is a defective web photo (worn == 1) whose by-eye kind is not in
-    `keep` (its worn label is then dropped). Unknown kinds in `keep` are refused."""
-    unknown = keep - set(WEB_KINDS)
+def web_worn_dropped(keys, worn, setnames, keep: str) -> np.ndarray:
+    """The trainers' --web-wear-only KINDS (comma-separated by-eye kinds): for each view, True where it
+    is a defective web photo (worn == 1) whose by-eye kind is not in KINDS, so that its worn label is
+    dropped. Unknown kinds are refused."""
+    kept = set(keep.split(","))
+    unknown = kept - set(WEB_KINDS)
     if unknown:
         raise SystemExit(f"unknown web kinds {sorted(unknown)} (known: {', '.join(WEB_KINDS)})")
     kinds = web_defective_by_eye()
-    return [s == "web-good-defective" and int(w) == 1 and web_kind(key, kinds) not in keep for key, w, s in zip(keys, worn, setnames)]
+    return np.array([s == "web-good-defective" and int(w) == 1 and web_kind(key, kinds) not in kept
+                     for key, w, s in zip(keys, worn, setnames)], dtype=bool)
 
 
 def web_good_defective(root: str) -> list[Sample]:

@@ -52,7 +52,7 @@ def support_labels(c: dict, flat_worn: bool, web_wear_only: str = "") -> np.ndar
     y[ccby & ~flat] = 0
     y[c["degraded"] | (c["setname"] == "michelin-twi")] = -1  # made-up unreadable copies; measured only
     if web_wear_only:
-        y[np.array(tr.rd.web_worn_kept(c["sample"], c["worn"], c["setname"], set(web_wear_only.split(","))), dtype=bool)] = -1
+        y[tr.rd.web_worn_dropped(c["sample"], c["worn"], c["setname"], web_wear_only)] = -1
     return y
 
 

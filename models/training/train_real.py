@@ -234,12 +234,11 @@ def main():
         c["worn"] = worn
         print(f"{int(flat.sum())} views of tyre-defect-ccby's flat spots as worn", flush=True)
     if a.web_wear_only:
-        keep = set(a.web_wear_only.split(","))
-        drop = np.array(rd.web_worn_kept(c["sample"], c["worn"], c["setname"], keep), dtype=bool)
+        drop = rd.web_worn_dropped(c["sample"], c["worn"], c["setname"], a.web_wear_only)
         worn = c["worn"].copy()
         worn[drop] = -1
         c["worn"] = worn
-        print(f"{int(drop.sum())} views of web-good-defective's defective photos without a worn label (kept: {sorted(keep)})", flush=True)
+        print(f"{int(drop.sum())} views of web-good-defective's defective photos without a worn label (kept: {sorted(a.web_wear_only.split(','))})", flush=True)
     if a.ccby_usable:
         worn = c["worn"].copy()
         keep = (lambda k: k == {NON_DEFECTIVE}) if a.ccby_usable == "non-defective" else (lambda k: FLAT_SPOTS not in k)

@@ -196,7 +196,7 @@ def cmd_train(a) -> None:
     train = web & (c["group"] != f"web{a.fold}") if a.fold >= 0 else web
     worn = c["worn"].copy()
     if a.web_wear_only:
-        drop = np.array(rd.web_worn_kept(c["key"], worn, c["setname"], set(a.web_wear_only.split(","))), dtype=bool)
+        drop = rd.web_worn_dropped(c["key"], worn, c["setname"], a.web_wear_only)
         worn[drop] = -1
         print(f"{int(drop.sum())} views without a worn label (kept: {a.web_wear_only})", flush=True)
     train &= worn >= 0
