@@ -3,15 +3,21 @@ the five fold models, as the app runs them; models/NOTEBOOK.md, "Reading close-u
 
     python zoom_probe.py --cv runs/cv --wear runs/wear
 
-Each photo of web-good-defective and michelin-twi (the app's view, real_cache.app_view) is read by
-its fold's head, wear branch and support (export_real.build, mirror on): as it is, mirrored, and zoomed
-out 2 and 3 times (export_real.zoomed_out: tiled with its mirror images, box-filtered back to 160 px)
-and the 3x copy mirrored; the shipped reading (export_real.py --zoom 3) moves the photo's toward the
-3x copy and its mirror image's by what the support lacks. The
+Each photo of web-good-defective, michelin-twi and tyre-defect-ccby (the app's view,
+real_cache.app_view) is read by its fold's head, wear branch and support (export_real.build, mirror
+on): as it is, mirrored, and zoomed out 2 to 5 times (export_real.zoomed_out: tiled with its mirror
+images, box-filtered back to 160 px), each copy with its mirror image too; the shipped reading
+(export_real.py --zoom 3) moves the photo's toward the 3x copy and its mirror image's by what the
+support lacks. The
 web photos are scored out of fold (usable against the defective photos that show worn tread by eye,
 and against every defective photo), michelin-twi (never trained on) by its capture day's fold model:
 the Spearman of the worn logit with the gauge and its ends' AUC. Prints one line per reading; no
 model is written.
+
+The factor without michelin-twi (since 2026-11-29, forty-third session): tyre-defect-ccby's photos
+are read too, zoomed out 1 to 5 times, and the support of each copy (with its mirror image) says at
+which scale the unlabelled close-ups look most like the photos the worn logit learned from; the
+shipped combination is also given at 4x and 5x. About 20 minutes on two cores.
 """
 from __future__ import annotations
 
@@ -31,7 +37,8 @@ from export_real import build, zoomed_out  # noqa: E402
 from mirror_oof import view0  # noqa: E402
 from real_report import auc, spearman  # noqa: E402
 
-SETS = ["web-good-defective", "michelin-twi"]
+SETS = ["web-good-defective", "michelin-twi", "tyre-defect-ccby"]
+FACTORS = [2, 3, 4, 5]  # the zoomed-out copies read, each with its mirror image
 
 
 @torch.no_grad()
@@ -45,8 +52,10 @@ def main():
     torch.set_num_threads(2)
     z = dict(np.load(os.path.join(a.cv, "fold0", "pred.npz")))
     rows = np.flatnonzero((z["view"] == 0) & ~z["degraded"] & np.isin(z["setname"], SETS))
-    keys, group, setname, pct = z["sample"][rows], z["group"][rows], z["setname"][rows], z["pct"][rows]
-    logit = np.full((len(rows), 6), np.nan, np.float32)  # plain, mirror, zoomed out 2x, 3x, 3x mirrored; the support
+    keys, group, setname, pct, worn = z["sample"][rows], z["group"][rows], z["setname"][rows], z["pct"][rows], z["worn"][rows]
+    # columns: the photo, its mirror image, then each factor's copy and the copy's mirror image
+    logit = np.full((len(rows), 2 + 2 * len(FACTORS)), np.nan, np.float32)
+    support = np.full((len(rows), 1 + len(FACTORS)), np.nan, np.float32)  # the photo's (with its mirror image), then each copy's
     t0 = time.time()
     for k in range(5):
         fold = os.path.join(a.cv, f"fold{k}")
@@ -58,25 +67,38 @@ def main():
         for s in range(0, len(got), 64):
             part = got[s : s + 64]
             x = torch.from_numpy(pp.normalise(np.stack([u for _, u in part])))
-            z3 = zoomed_out(x, 3)
-            r = net.readings(torch.cat([x, torch.flip(x, [3]), zoomed_out(x, 2), z3, torch.flip(z3, [3])], 0))
+            views = [x, torch.flip(x, [3])]
+            for f in FACTORS:
+                zf = zoomed_out(x, f)
+                views += [zf, torch.flip(zf, [3])]
+            r = net.readings(torch.cat(views, 0))
             at = [i for i, _ in part]
-            logit[at, :5] = r[1].reshape(5, -1).T.numpy()
-            logit[at, 5] = r[4].reshape(5, -1)[:2].mean(0).numpy()  # the photo and mirror image's, as the graph weighs it
+            logit[at] = r[1].reshape(len(views), -1).T.numpy()
+            # the photo and mirror image's support weighs the copy in the graph; each copy's own is the diagnostic
+            support[at] = r[4].reshape(-1, 2, len(part)).mean(1).T.numpy()
         print(f"fold {k}: {len(got)} photos ({time.time() - t0:.0f} s)", flush=True)
     by_eye = rd.web_defective_by_eye()
     kind = np.array([rd.web_kind(key, by_eye) for key in keys])
-    web, mich = setname == SETS[0], setname == SETS[1]
+    web, mich, ccby = setname == SETS[0], setname == SETS[1], setname == SETS[2]
     uw = web & np.isin(kind, ["usable", "worn"])
     ends = mich & ((pct <= 25) | (pct >= 75))
     shown = ~np.isnan(logit).any(1)
+    print("support (the copy and its mirror image), mean / share >= 0.5, by zoom factor " + " | ".join(["1x"] + [f"{f}x" for f in FACTORS]))
+    for name, m in [("tyre-defect-ccby, unlabelled close-ups", ccby & (worn != 1)), ("tyre-defect-ccby, flat spots (worn)", ccby & (worn == 1)),
+                    ("web-good-defective", web), ("michelin-twi (measured only)", mich)]:
+        m = m & shown
+        print(f"{name:40s} n {m.sum():4d}: " + " | ".join(f"{support[m, j].mean():.3f} / {np.mean(support[m, j] >= 0.5):.3f}" for j in range(support.shape[1])))
     pm = logit[:, :2].mean(1)
-    sup = logit[:, 5]
-    z3 = logit[:, 3:5].mean(1)
-    for name, l in [("photo + mirror (tread-2026.11.29.5)", pm), ("zoomed out 2x", logit[:, 2]), ("zoomed out 3x", logit[:, 3]),
-                    ("photo + mirror, and 2x", 0.5 * (pm + logit[:, 2])), ("photo + mirror, and 3x", 0.5 * (pm + logit[:, 3])),
-                    ("photo + mirror, 2x and 3x", (pm + logit[:, 2] + logit[:, 3]) / 3),
-                    ("3x and its mirror by what the support lacks (shipped)", pm + (1 - sup) * 0.5 * (z3 - pm))]:
+    sup = support[:, 0]
+    at = {f: 2 + 2 * j for j, f in enumerate(FACTORS)}  # each factor's copy (its mirror image next)
+    copy = {f: logit[:, at[f] : at[f] + 2].mean(1) for f in FACTORS}
+    readings = [("photo + mirror (tread-2026.11.29.5)", pm), ("zoomed out 2x", logit[:, at[2]]), ("zoomed out 3x", logit[:, at[3]]),
+                ("photo + mirror, and 2x", 0.5 * (pm + logit[:, at[2]])), ("photo + mirror, and 3x", 0.5 * (pm + logit[:, at[3]])),
+                ("photo + mirror, 2x and 3x", (pm + logit[:, at[2]] + logit[:, at[3]]) / 3),
+                ("3x by what the support lacks (the copy read once)", pm + (1 - sup) * 0.5 * (logit[:, at[3]] - pm))]
+    readings += [(f"{f}x and its mirror by what the support lacks" + (" (shipped)" if f == 3 else ""), pm + (1 - sup) * 0.5 * (copy[f] - pm))
+                 for f in FACTORS]
+    for name, l in readings:
         w, u, m, e = web & shown, uw & shown, mich & shown, ends & shown
         print(f"{name:54s} web AUC usable vs worn by eye {auc(l[u], kind[u] == 'worn'):.3f}, vs every defective "
               f"{auc(l[w], kind[w] != 'usable'):.3f} | michelin-twi Spearman {spearman(-l[m], pct[m]):.3f}, ends AUC {auc(-l[e], pct[e] >= 75):.3f}")
