@@ -14,10 +14,10 @@ and against every defective photo), michelin-twi (never trained on) by its captu
 the Spearman of the worn logit with the gauge and its ends' AUC. Prints one line per reading; no
 model is written.
 
-The factor without michelin-twi (since 2026-11-29, forty-third session): tyre-defect-ccby's photos
-are read too, zoomed out 1 to 5 times, and the support of each copy (with its mirror image) says at
-which scale the unlabelled close-ups look most like the photos the worn logit learned from; the
-shipped combination is also given at 4x and 5x. About 20 minutes on two cores.
+Why tyre-defect-ccby and 4x-5x (since 2026-11-29, forty-third session): 3x was first chosen over 2x
+with michelin-twi's figures in view. The support of each copy (with its mirror image) on
+tyre-defect-ccby's close-ups without a wear label, out of fold, chooses without that set: the scale
+at which they look most like the photos the worn logit learned from. About 20 minutes on two cores.
 """
 from __future__ import annotations
 
