@@ -69,7 +69,8 @@ WEB_KINDS = ("worn", "flat", "damaged", "looks_usable", "other")
 
 def web_defective_by_eye() -> dict[str, str]:
     """labels/web_defective_by_eye.csv: what each web-good-defective/defective photo shows, judged by
-    eye from a 200-px thumbnail (2026-11-29, one person, once): worn tread, a flat, damage, a tire
+    eye from a 200-px thumbnail (2026-11-29, one person, once; a random 120 looked at again in
+    labels/web_defective_by_eye_second.csv, web_kinds.py agree): worn tread, a flat, damage, a tire
     that looks usable, other (piles, scenes, people). Keys as realdata/ spells them
     ("web-good-defective/defective/NAME")."""
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "labels", "web_defective_by_eye.csv")) as fh:

@@ -2,6 +2,8 @@
 (models/NOTEBOOK.md, "What the defective web photos show"; labels/web_defective_by_eye.csv).
 
     python web_kinds.py sheets --out DIR [--realdata R]       # contact sheets to label by eye (30 a sheet)
+    python web_kinds.py sheets --out DIR --sample 120 --seed 43  # a random sample, shuffled: a second look
+    python web_kinds.py agree labels/web_defective_by_eye_second.csv  # the second look against the first
     python web_kinds.py graph runs/cv_mirror [--manifest ../manifest.json]
     python web_kinds.py heads runs/cv OTHER_RUN ...            # five fold heads each (foldK/pred.npz)
 
@@ -10,8 +12,10 @@ manifest's gate thresholds and Platt map): answered, read not usable, and the us
 each kind of defective photo (AUC by the worn logit, balanced accuracy at the 3 mm line). `heads`:
 the fold heads' own worn logits (head only): the usable photos against each kind (AUC), the balanced
 accuracy of usable against worn at the line best for usable against all defective, and michelin-twi's
-order (Spearman with twiRemainingPct, its ends' AUC; measured only, never trained on). Nothing is
-written but the sheets.
+order (Spearman with twiRemainingPct, its ends' AUC; measured only, never trained on). `agree`: a
+second labelling of a random sample (same file,byEye columns) against labels/web_defective_by_eye.csv:
+the share labelled alike, Cohen's kappa, the table of the two, and how "worn" fares alone (the kind
+the by-eye figures rest on). Nothing is written but the sheets.
 """
 from __future__ import annotations
 
@@ -40,6 +44,8 @@ def cmd_sheets(a) -> None:
     from PIL import Image, ImageDraw
 
     files = sorted(glob.glob(os.path.join(a.realdata, "web-good-defective", "defective", "*")))
+    if a.sample:  # a second look: a random sample in random order, numbered afresh
+        files = [files[i] for i in np.random.default_rng(a.seed).permutation(len(files))[: a.sample]]
     os.makedirs(a.out, exist_ok=True)
     size, cols, rows = 200, 6, 5
     with open(os.path.join(a.out, "index.txt"), "w") as fh:
@@ -108,19 +114,48 @@ def cmd_heads(a) -> None:
         print(f"| {run} | " + " | ".join(f"{c:.3f}" for c in cells) + f" | {ba:.3f} | {np.mean(rho):.3f} | {np.mean(ends_auc):.3f} |")
 
 
+def cmd_agree(a) -> None:
+    import csv
+
+    first = rd.web_defective_by_eye()
+    with open(a.second) as fh:
+        second = {row["file"]: row["byEye"] for row in csv.DictReader(fh)}
+    unknown = {k for k in second.values() if k not in KINDS} | {f for f in second if f not in first}
+    if unknown:
+        raise SystemExit(f"unknown kinds or files in {a.second}: {sorted(unknown)[:5]}")
+    files = sorted(second)
+    x, y = [first[f] for f in files], [second[f] for f in files]
+    n = len(files)
+    table = np.array([[sum(1 for p, q in zip(x, y) if p == r and q == c) for c in KINDS] for r in KINDS])
+    agree = np.trace(table) / n
+    chance = float((table.sum(1) * table.sum(0)).sum()) / n**2
+    print(f"{n} photos labelled twice: alike {agree:.3f}, Cohen's kappa {(agree - chance) / (1 - chance):.3f}")
+    print("| first look \\ second look | " + " | ".join(KINDS) + " |")
+    print("|---|" + "---|" * len(KINDS))
+    for r, row in zip(KINDS, table):
+        print(f"| {r} | " + " | ".join(str(v) for v in row) + " |")
+    w1, w2 = table[KINDS.index("worn")].sum(), table[:, KINDS.index("worn")].sum()
+    both = table[KINDS.index("worn"), KINDS.index("worn")]
+    print(f"worn: {w1} the first time, {w2} the second, {both} both times")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("sheets")
     s.add_argument("--out", required=True)
     s.add_argument("--realdata", default=os.path.join(HERE, "../../../shared/realdata"))
+    s.add_argument("--sample", type=int, default=0, help="a random sample of this many, shuffled (0: every photo, in order)")
+    s.add_argument("--seed", type=int, default=43)
+    ag = sub.add_parser("agree")
+    ag.add_argument("second", help="a second labelling: file,byEye rows for some of the defective photos")
     g = sub.add_parser("graph")
     g.add_argument("cv", help="mirror_oof.py's output folder (runs/cv_mirror)")
     g.add_argument("--manifest", default=os.path.join(HERE, "..", "manifest.json"))
     h = sub.add_parser("heads")
     h.add_argument("runs", nargs="+")
     a = ap.parse_args()
-    {"sheets": cmd_sheets, "graph": cmd_graph, "heads": cmd_heads}[a.cmd](a)
+    {"sheets": cmd_sheets, "graph": cmd_graph, "heads": cmd_heads, "agree": cmd_agree}[a.cmd](a)
 
 
 if __name__ == "__main__":
