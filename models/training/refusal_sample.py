@@ -17,6 +17,8 @@ It prints, per set, the share of tread-in-view photos refused (O counted either 
 others refused, with 95 % intervals from a bootstrap within each stratum.
 
     python refusal_sample.py [runs/real_photos.csv]
+    python refusal_sample.py sheets OUT [--n 60] [--seed 43]   # a random part of the sample, shuffled, to label again
+    python refusal_sample.py agree labels/heldout_refusals_second.csv  # that second look against the first
 
 The csv is a held-out evaluation's per-photo file (`train_real.sh` writes runs/real_photos.csv; alone:
 `npx tsx src/core/cli/eval.ts --real ../shared/realdata --loso models/training/runs/loso-models
@@ -33,7 +35,74 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+VIEWS = ('T', 'S', 'V', 'O', 'N')
+SAMPLE = os.path.join(HERE, 'labels', 'heldout_refusals_sample.csv')
+
+
+def first_look() -> dict[tuple[str, str], str]:
+    return {(row['set'], row['file']): row['view'] for row in csv.DictReader(open(SAMPLE))}
+
+
+def sheets(argv: list[str]) -> None:
+    """Contact sheets (30 a sheet, 200 px) of a random part of the sample, in random order and numbered
+    afresh, neither the first label nor the outcome shown; index.txt maps each number to set and file."""
+    import argparse
+
+    from PIL import Image, ImageDraw
+
+    ap = argparse.ArgumentParser(prog='refusal_sample.py sheets')
+    ap.add_argument('out')
+    ap.add_argument('--n', type=int, default=60)
+    ap.add_argument('--seed', type=int, default=43)
+    ap.add_argument('--realdata', default=os.path.join(HERE, '../../../shared/realdata'))
+    a = ap.parse_args(argv)
+    keys = sorted(first_look())
+    random.Random(a.seed).shuffle(keys)
+    keys = keys[: a.n]
+    os.makedirs(a.out, exist_ok=True)
+    size, cols, rows = 200, 6, 5
+    with open(os.path.join(a.out, 'index.txt'), 'w') as fh:
+        for i, (name, file) in enumerate(keys):
+            fh.write(f'{i}\t{name}\t{file}\n')
+    for start in range(0, len(keys), cols * rows):
+        sheet = Image.new('RGB', (cols * size, rows * size), 'white')
+        draw = ImageDraw.Draw(sheet)
+        for k, (_, file) in enumerate(keys[start : start + cols * rows]):
+            im = Image.open(os.path.join(a.realdata, file)).convert('RGB')
+            im.thumbnail((size - 4, size - 4))
+            x, y = (k % cols) * size, (k // cols) * size
+            sheet.paste(im, (x + 2, y + 2))
+            draw.rectangle([x, y, x + 40, y + 24], fill='yellow')
+            draw.text((x + 2, y), str(start + k), fill='black')
+        sheet.save(os.path.join(a.out, f's{start:03d}.png'))
+    print(f'{len(keys)} photos; {os.path.join(a.out, "index.txt")} maps the numbers to files')
+
+
+def agree(path: str) -> None:
+    """A second labelling (set,file,view rows for part of the sample) against the first."""
+    first = first_look()
+    second = {(row['set'], row['file']): row['view'] for row in csv.DictReader(open(path))}
+    bad = [k for k, v in second.items() if k not in first or v not in VIEWS]
+    if bad:
+        sys.exit(f'not in the sample or not one of {"/".join(VIEWS)}: {bad[:3]}')
+    n = len(second)
+    table = [[sum(1 for k, v in second.items() if first[k] == r and v == c) for c in VIEWS] for r in VIEWS]
+    alike = sum(table[i][i] for i in range(len(VIEWS))) / n
+    chance = sum(sum(table[i]) * sum(row[i] for row in table) for i in range(len(VIEWS))) / n**2
+    print(f'{n} photos labelled twice: alike {alike:.3f}, Cohen\'s kappa {(alike - chance) / (1 - chance):.3f}')
+    print('| first look \\ second look | ' + ' | '.join(VIEWS) + ' |')
+    print('|---|' + '---|' * len(VIEWS))
+    for r, row in zip(VIEWS, table):
+        print(f'| {r} | ' + ' | '.join(str(v) for v in row) + ' |')
+
+
 def main() -> None:
+    if sys.argv[1:2] == ['sheets']:
+        return sheets(sys.argv[2:])
+    if sys.argv[1:2] == ['agree']:
+        if len(sys.argv) != 3:
+            sys.exit('usage: python refusal_sample.py agree SECOND.csv')
+        return agree(sys.argv[2])
     photos = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, 'runs', 'real_photos.csv')
     outcome: dict[tuple[str, str], str] = {}
     totals: dict[str, dict[str, int]] = {}
@@ -45,7 +114,7 @@ def main() -> None:
         totals.setdefault(row['set'], {'refused': 0, 'answered': 0})[outcome[key]] += 1
     sample: dict[str, dict[str, list[str]]] = {}
     moved = 0
-    for row in csv.DictReader(open(os.path.join(HERE, 'labels', 'heldout_refusals_sample.csv'))):
+    for row in csv.DictReader(open(SAMPLE)):
         now = outcome.get((row['set'], row['file']))
         if now is None:
             sys.exit(f'{row["file"]} is not in {photos}: not the evaluation the sample was drawn from')
