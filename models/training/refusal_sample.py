@@ -33,6 +33,8 @@ import random
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from second_look import agreement, contact_sheets  # noqa: E402
 
 
 VIEWS = ('T', 'S', 'V', 'O', 'N')
@@ -48,8 +50,6 @@ def sheets(argv: list[str]) -> None:
     afresh, neither the first label nor the outcome shown; index.txt maps each number to set and file."""
     import argparse
 
-    from PIL import Image, ImageDraw
-
     ap = argparse.ArgumentParser(prog='refusal_sample.py sheets')
     ap.add_argument('out')
     ap.add_argument('--n', type=int, default=60)
@@ -60,40 +60,17 @@ def sheets(argv: list[str]) -> None:
     random.Random(a.seed).shuffle(keys)
     keys = keys[: a.n]
     os.makedirs(a.out, exist_ok=True)
-    size, cols, rows = 200, 6, 5
     with open(os.path.join(a.out, 'index.txt'), 'w') as fh:
         for i, (name, file) in enumerate(keys):
             fh.write(f'{i}\t{name}\t{file}\n')
-    for start in range(0, len(keys), cols * rows):
-        sheet = Image.new('RGB', (cols * size, rows * size), 'white')
-        draw = ImageDraw.Draw(sheet)
-        for k, (_, file) in enumerate(keys[start : start + cols * rows]):
-            im = Image.open(os.path.join(a.realdata, file)).convert('RGB')
-            im.thumbnail((size - 4, size - 4))
-            x, y = (k % cols) * size, (k // cols) * size
-            sheet.paste(im, (x + 2, y + 2))
-            draw.rectangle([x, y, x + 40, y + 24], fill='yellow')
-            draw.text((x + 2, y), str(start + k), fill='black')
-        sheet.save(os.path.join(a.out, f's{start:03d}.png'))
+    contact_sheets([os.path.join(a.realdata, file) for _, file in keys], a.out, 's')
     print(f'{len(keys)} photos; {os.path.join(a.out, "index.txt")} maps the numbers to files')
 
 
 def agree(path: str) -> None:
     """A second labelling (set,file,view rows for part of the sample) against the first."""
-    first = first_look()
     second = {(row['set'], row['file']): row['view'] for row in csv.DictReader(open(path))}
-    bad = [k for k, v in second.items() if k not in first or v not in VIEWS]
-    if bad:
-        sys.exit(f'not in the sample or not one of {"/".join(VIEWS)}: {bad[:3]}')
-    n = len(second)
-    table = [[sum(1 for k, v in second.items() if first[k] == r and v == c) for c in VIEWS] for r in VIEWS]
-    alike = sum(table[i][i] for i in range(len(VIEWS))) / n
-    chance = sum(sum(table[i]) * sum(row[i] for row in table) for i in range(len(VIEWS))) / n**2
-    print(f'{n} photos labelled twice: alike {alike:.3f}, Cohen\'s kappa {(alike - chance) / (1 - chance):.3f}')
-    print('| first look \\ second look | ' + ' | '.join(VIEWS) + ' |')
-    print('|---|' + '---|' * len(VIEWS))
-    for r, row in zip(VIEWS, table):
-        print(f'| {r} | ' + ' | '.join(str(v) for v in row) + ' |')
+    agreement(first_look(), second, VIEWS)
 
 
 def main() -> None:

@@ -31,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import real_data as rd  # noqa: E402
 from real_report import auc, spearman  # noqa: E402
+from second_look import agreement, contact_sheets  # noqa: E402
 
 KINDS = rd.WEB_KINDS
 
@@ -41,27 +42,14 @@ def usable_against(x: np.ndarray, usable: np.ndarray, other: np.ndarray) -> floa
 
 
 def cmd_sheets(a) -> None:
-    from PIL import Image, ImageDraw
-
     files = sorted(glob.glob(os.path.join(a.realdata, "web-good-defective", "defective", "*")))
     if a.sample:  # a second look: a random sample in random order, numbered afresh
         files = [files[i] for i in np.random.default_rng(a.seed).permutation(len(files))[: a.sample]]
     os.makedirs(a.out, exist_ok=True)
-    size, cols, rows = 200, 6, 5
     with open(os.path.join(a.out, "index.txt"), "w") as fh:
         for i, f in enumerate(files):
             fh.write(f"{i}\t{os.path.basename(f)}\n")
-    for start in range(0, len(files), cols * rows):
-        sheet = Image.new("RGB", (cols * size, rows * size), "white")
-        draw = ImageDraw.Draw(sheet)
-        for k, f in enumerate(files[start : start + cols * rows]):
-            im = Image.open(f).convert("RGB")
-            im.thumbnail((size - 4, size - 4))
-            x, y = (k % cols) * size, (k // cols) * size
-            sheet.paste(im, (x + 2, y + 2))
-            draw.rectangle([x, y, x + 40, y + 24], fill="yellow")
-            draw.text((x + 2, y), str(start + k), fill="black")
-        sheet.save(os.path.join(a.out, f"d{start:03d}.png"))
+    contact_sheets(files, a.out, "d")
     print(f"{len(files)} photos, {os.path.join(a.out, 'index.txt')} maps the numbers to files")
 
 
@@ -117,26 +105,11 @@ def cmd_heads(a) -> None:
 def cmd_agree(a) -> None:
     import csv
 
-    first = rd.web_defective_by_eye()
     with open(a.second) as fh:
         second = {row["file"]: row["byEye"] for row in csv.DictReader(fh)}
-    unknown = {k for k in second.values() if k not in KINDS} | {f for f in second if f not in first}
-    if unknown:
-        raise SystemExit(f"unknown kinds or files in {a.second}: {sorted(unknown)[:5]}")
-    files = sorted(second)
-    x, y = [first[f] for f in files], [second[f] for f in files]
-    n = len(files)
-    table = np.array([[sum(1 for p, q in zip(x, y) if p == r and q == c) for c in KINDS] for r in KINDS])
-    agree = np.trace(table) / n
-    chance = float((table.sum(1) * table.sum(0)).sum()) / n**2
-    print(f"{n} photos labelled twice: alike {agree:.3f}, Cohen's kappa {(agree - chance) / (1 - chance):.3f}")
-    print("| first look \\ second look | " + " | ".join(KINDS) + " |")
-    print("|---|" + "---|" * len(KINDS))
-    for r, row in zip(KINDS, table):
-        print(f"| {r} | " + " | ".join(str(v) for v in row) + " |")
-    w1, w2 = table[KINDS.index("worn")].sum(), table[:, KINDS.index("worn")].sum()
-    both = table[KINDS.index("worn"), KINDS.index("worn")]
-    print(f"worn: {w1} the first time, {w2} the second, {both} both times")
+    table = agreement(rd.web_defective_by_eye(), second, KINDS)
+    w = KINDS.index("worn")
+    print(f"worn: {sum(table[w])} the first time, {sum(row[w] for row in table)} the second, {table[w][w]} both times")
 
 
 def main() -> None:
