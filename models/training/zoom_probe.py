@@ -48,6 +48,7 @@ def main():
     ap.add_argument("--wear", required=True, help="wear_branch.py train --fold K runs (fold0 … fold4)")
     ap.add_argument("--pretrained", default="runs/mbv2_nsfwjs.pt")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--save", default="", help="also write the readings (worn logits and supports of every view) to this .npz")
     a = ap.parse_args()
     torch.set_num_threads(2)
     z = dict(np.load(os.path.join(a.cv, "fold0", "pred.npz")))
@@ -77,6 +78,8 @@ def main():
             # the photo and mirror image's support weighs the copy in the graph; each copy's own is the diagnostic
             support[at] = r[4].reshape(-1, 2, len(part)).mean(1).T.numpy()
         print(f"fold {k}: {len(got)} photos ({time.time() - t0:.0f} s)", flush=True)
+    if a.save:
+        np.savez(a.save, logit=logit, support=support, sample=keys, setname=setname, pct=pct, worn=worn, factors=np.array(FACTORS))
     by_eye = rd.web_defective_by_eye()
     kind = np.array([rd.web_kind(key, by_eye) for key in keys])
     web, mich, ccby = setname == SETS[0], setname == SETS[1], setname == SETS[2]
