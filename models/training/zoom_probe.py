@@ -17,7 +17,7 @@ model is written.
 Why tyre-defect-ccby and 4x-5x (since 2026-11-29, forty-third session): 3x was first chosen over 2x
 with michelin-twi's figures in view. The support of each copy (with its mirror image) on
 tyre-defect-ccby's close-ups without a wear label, out of fold, chooses without that set: the scale
-at which they look most like the photos the worn logit learned from. About 20 minutes on two cores.
+at which they look most like the photos the worn logit learned from. 22–27 minutes on two cores (2026-11-29).
 """
 from __future__ import annotations
 
